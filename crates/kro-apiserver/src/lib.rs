@@ -1,0 +1,10 @@
+//! An embedded Kubernetes-compatible API server, so kro runs anywhere without a cluster.
+//!
+//! **Owns:** storage (memory and SQLite) with one increasing resourceVersion and a change log
+//! for watches; discovery; OpenAPI documents; create, read, update, delete, list and watch;
+//! JSON, merge and strategic-merge patches; server-side apply with managed fields;
+//! CustomResourceDefinitions with their status and scale subresources; finalizers; and the
+//! simulated cluster behaviour (garbage collection, namespace lifecycle, workloads becoming
+//! ready). Real `kubectl` and kube-rs use it unchanged.
+//!
+//! **Must not:** be called by the controller except over HTTP, as any other API server would be.

@@ -1,0 +1,10 @@
+//! The ResourceGraphDefinition compiler, with no I/O.
+//!
+//! **Owns:** the `kro.run/v1alpha1` ResourceGraphDefinition API types; the `${...}` template
+//! scanner; the graph builder (validation, dependencies, cycle detection, topological levels, CEL
+//! type checking, status schema inference); CRD generation (status, scale subresource and the
+//! `<Kind>Set` companion); diagrams of a graph. Its output is an immutable compiled graph shared
+//! by every evaluation.
+//!
+//! **Must not:** do I/O; schemas of target kinds come through a small source trait supplied by
+//! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).

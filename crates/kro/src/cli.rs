@@ -1,0 +1,19 @@
+//! The command line: one `Cli` with a `Command` per subcommand.
+
+use clap::{Parser, Subcommand};
+
+/// kro turns ResourceGraphDefinitions into Kubernetes APIs and reconciles their instances.
+#[derive(Debug, Parser)]
+#[command(name = "kro", version, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands of `kro`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print a shell completion script for kro to standard output.
+    Completions(crate::commands::completions::Args),
+}

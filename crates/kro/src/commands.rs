@@ -1,0 +1,15 @@
+//! One module per subcommand; `run` dispatches to them.
+
+pub mod completions;
+
+use std::process::ExitCode;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the chosen subcommand and returns the process exit code.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let Cli { command } = cli;
+    match command {
+        Command::Completions(args) => completions::run(args),
+    }
+}
