@@ -1,13 +1,60 @@
 //! CEL (Common Expression Language) for kro, implemented in Rust with no I/O.
 //!
 //! Every expression in a ResourceGraphDefinition is CEL: resource templates, `readyWhen`,
-//! `includeWhen`, `forEach` and instance status. This crate will own the language end to end.
+//! `includeWhen`, `forEach` and instance status. This crate owns the language end to end, so
+//! that kro can type-check an RGD before anything runs and evaluate it with bounded cost.
 //!
 //! **Owns:** the lexer and parser (positions on every node, bounded depth and size); macro
 //! expansion into comprehensions; the type checker (overload resolution, type parameters, object
-//! types supplied by the embedder); the interpreter with a cost budget; the standard library;
-//! the cel-go extension libraries (strings, lists, encoders, optionals, bindings, two-variable
-//! comprehensions), the Kubernetes libraries (quantity, url, regex, ip, cidr, semver, lists) and
-//! kro's own functions; conversion between CEL values and JSON.
+//! types supplied by the embedder through [`TypeProvider`]); the interpreter with a cost budget;
+//! the standard library and optional types; conversion between CEL values and JSON.
 //!
 //! **Must not:** do I/O, read clocks or the environment, or know Kubernetes object types.
+//!
+//! ```
+//! use kro_cel::{Env, Type, Value};
+//!
+//! let env = Env::standard().with_variable("replicas", Type::Int);
+//! let program = env.compile("replicas > 2 ? 'scaled' : 'single'").expect("valid CEL");
+//! assert_eq!(program.output_type(), Some(&Type::String));
+//! let result = program.evaluate(&[("replicas", Value::Int(3))]).expect("evaluates");
+//! assert_eq!(result, Value::string("scaled"));
+//! ```
+
+mod ast;
+mod checker;
+mod cost;
+mod env;
+mod error;
+mod functions;
+mod interpreter;
+mod json;
+mod lexer;
+mod macros;
+mod parser;
+mod source;
+mod stack;
+mod stdlib;
+mod time;
+mod types;
+mod value;
+
+pub use ast::{
+    Ast, Call, Comprehension, Expr, ExprId, ExprKind, FieldInit, ListExpr, Literal, MapEntry,
+    MapExpr, Select, StructExpr, operators,
+};
+pub use checker::{CheckedAst, Reference};
+pub use cost::{Budget, DEFAULT_COST_LIMIT, TRAVERSAL_UNIT, traversal_cost};
+pub use env::Env;
+pub use error::{
+    CheckError, CompileError, Diagnostics, EvalError, EvalErrorKind, EvalResult, Issue, MacroError,
+    MacroProblem, ParseError, SyntaxErrorKind, TypeErrorKind,
+};
+pub use functions::{Function, Implementation, Library, Overload};
+pub use interpreter::{Activation, Evaluation, NoVariables, Program};
+pub use json::{JsonError, MAX_JSON_DEPTH, from_json, to_json};
+pub use parser::{ParserConfig, parse, parse_with};
+pub use source::{Location, Source, Span};
+pub use time::{CalendarFields, Duration, Timestamp};
+pub use types::{FieldLookup, Type, TypeProvider};
+pub use value::{Key, Map, OpaqueValue, Value};

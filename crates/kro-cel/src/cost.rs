@@ -1,0 +1,82 @@
+//! Cost accounting: every evaluation runs under a budget, so no expression can run for long or
+//! allocate without bound.
+//!
+//! The unit is roughly "one simple operation". Reading a variable, selecting a field, calling a
+//! function and each comprehension iteration cost 1; creating a list or map costs 1 plus its
+//! size; functions that walk strings, lists or maps charge in proportion to what they walk
+//! (one unit per [`TRAVERSAL_UNIT`] bytes or elements). Allocation is always charged, so an
+//! expression that tries to build huge values runs out of budget long before memory.
+
+use crate::error::{EvalError, EvalErrorKind};
+
+/// Bytes or elements walked per unit of cost.
+pub const TRAVERSAL_UNIT: u64 = 10;
+
+/// The default budget per evaluation: the same order as Kubernetes' per-expression limit.
+pub const DEFAULT_COST_LIMIT: u64 = 1_000_000;
+
+/// The cost of walking `size` bytes or elements.
+pub fn traversal_cost(size: usize) -> u64 {
+    (size as u64).div_ceil(TRAVERSAL_UNIT)
+}
+
+/// The remaining budget of one evaluation.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    limit: u64,
+    used: u64,
+}
+
+impl Budget {
+    /// A budget of `limit` units; `None` means unlimited.
+    pub fn new(limit: Option<u64>) -> Self {
+        Budget {
+            limit: limit.unwrap_or(u64::MAX),
+            used: 0,
+        }
+    }
+
+    /// Spends `amount` units.
+    ///
+    /// # Errors
+    /// `CostLimitExceeded` once the total passes the limit.
+    #[inline]
+    pub fn charge(&mut self, amount: u64) -> Result<(), EvalError> {
+        self.used = self.used.saturating_add(amount);
+        if self.used > self.limit {
+            return Err(EvalError::new(EvalErrorKind::CostLimitExceeded {
+                limit: self.limit,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Units spent so far.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charging_past_the_limit_fails() {
+        let mut budget = Budget::new(Some(10));
+        budget.charge(10).expect("within the limit");
+        assert_eq!(budget.used(), 10);
+        let error = budget.charge(1).expect_err("over the limit");
+        assert_eq!(
+            error.kind(),
+            &EvalErrorKind::CostLimitExceeded { limit: 10 }
+        );
+    }
+
+    #[test]
+    fn traversal_is_charged_per_ten_units() {
+        assert_eq!(traversal_cost(0), 0);
+        assert_eq!(traversal_cost(1), 1);
+        assert_eq!(traversal_cost(25), 3);
+    }
+}

@@ -1,0 +1,510 @@
+//! Macro expansion: calls such as `list.all(x, p)` become comprehension nodes while parsing.
+//!
+//! The expansions follow the CEL specification (and cel-go's accumulator layout), so the
+//! checker and the interpreter only ever see comprehensions.
+
+use crate::ast::{
+    Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapExpr, Select, operators,
+};
+use crate::error::{MacroError, MacroProblem, SyntaxErrorKind};
+use crate::parser::{PResult, Parser};
+use crate::source::Span;
+
+/// The accumulator's name in expanded comprehensions; it is not a valid identifier, so user
+/// code cannot refer to it.
+pub const ACCUMULATOR: &str = "@result";
+
+/// What a call is, as far as macros go.
+enum Recognised {
+    /// `has(a.b)`
+    Has,
+    /// A macro that expands into a comprehension.
+    Fold(Macro),
+    /// `opt.optMap(x, e)` or (flat) `opt.optFlatMap(x, e)`.
+    OptionalMap {
+        /// True for `optFlatMap`.
+        flat: bool,
+    },
+}
+
+/// A macro that expands into a comprehension, decided by its name, its argument count and
+/// whether it has a receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Macro {
+    All,
+    Exists,
+    ExistsOne,
+    Map,
+    MapFiltered,
+    Filter,
+    AllTwo,
+    ExistsTwo,
+    ExistsOneTwo,
+    TransformList,
+    TransformListFiltered,
+    TransformMap,
+    TransformMapFiltered,
+    TransformMapEntry,
+    TransformMapEntryFiltered,
+    Bind,
+}
+
+impl Macro {
+    fn name(self) -> &'static str {
+        match self {
+            Macro::All | Macro::AllTwo => "all",
+            Macro::Exists | Macro::ExistsTwo => "exists",
+            Macro::ExistsOne => "exists_one",
+            Macro::ExistsOneTwo => "existsOne",
+            Macro::Map | Macro::MapFiltered => "map",
+            Macro::Filter => "filter",
+            Macro::TransformList | Macro::TransformListFiltered => "transformList",
+            Macro::TransformMap | Macro::TransformMapFiltered => "transformMap",
+            Macro::TransformMapEntry | Macro::TransformMapEntryFiltered => "transformMapEntry",
+            Macro::Bind => "cel.bind",
+        }
+    }
+
+    fn recognise(call: &Call) -> Option<Recognised> {
+        let arity = call.args.len();
+        let Some(target) = &call.target else {
+            return (call.function == "has" && arity == 1).then_some(Recognised::Has);
+        };
+        let found = match (call.function.as_str(), arity) {
+            ("all", 2) => Macro::All,
+            ("all", 3) => Macro::AllTwo,
+            ("exists", 2) => Macro::Exists,
+            ("exists", 3) => Macro::ExistsTwo,
+            ("exists_one", 2) => Macro::ExistsOne,
+            ("existsOne", 3) => Macro::ExistsOneTwo,
+            ("map", 2) => Macro::Map,
+            ("map", 3) => Macro::MapFiltered,
+            ("filter", 2) => Macro::Filter,
+            ("transformList", 3) => Macro::TransformList,
+            ("transformList", 4) => Macro::TransformListFiltered,
+            ("transformMap", 3) => Macro::TransformMap,
+            ("transformMap", 4) => Macro::TransformMapFiltered,
+            ("transformMapEntry", 3) => Macro::TransformMapEntry,
+            ("transformMapEntry", 4) => Macro::TransformMapEntryFiltered,
+            ("optMap", 2) => return Some(Recognised::OptionalMap { flat: false }),
+            ("optFlatMap", 2) => return Some(Recognised::OptionalMap { flat: true }),
+            ("bind", 3) if matches!(&target.kind, ExprKind::Ident(name) if name == "cel") => {
+                Macro::Bind
+            }
+            _ => return None,
+        };
+        Some(Recognised::Fold(found))
+    }
+
+    fn variable_count(self) -> usize {
+        match self {
+            Macro::All
+            | Macro::Exists
+            | Macro::ExistsOne
+            | Macro::Map
+            | Macro::MapFiltered
+            | Macro::Filter
+            | Macro::Bind => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// Expands `call` if it is a macro, else returns it unchanged.
+pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
+    let ExprKind::Call(details) = &call.kind else {
+        return Ok(call);
+    };
+    let Some(which) = Macro::recognise(details) else {
+        return Ok(call);
+    };
+    let span = call.span;
+    let ExprKind::Call(Call { target, args, .. }) = call.kind.clone() else {
+        return Ok(call);
+    };
+    let which = match which {
+        Recognised::Has => return expand_has(parser, call, args),
+        Recognised::OptionalMap { flat } => {
+            return expand_optional_map(parser, call, target, args, flat);
+        }
+        Recognised::Fold(which) => which,
+    };
+    let fail = |problem| {
+        (
+            span,
+            SyntaxErrorKind::InvalidMacro(MacroError {
+                name: which.name(),
+                problem,
+            }),
+        )
+    };
+    let mut args = args.into_iter();
+    let mut variables = Vec::new();
+    for _ in 0..which.variable_count() {
+        let Some(argument) = args.next() else {
+            return Ok(call);
+        };
+        match argument.kind {
+            ExprKind::Ident(name) if !name.starts_with('.') => variables.push(name),
+            _ => return Err(fail(MacroProblem::ArgumentMustBeSimpleName)),
+        }
+    }
+    if variables.len() == 2 && variables[0] == variables[1] {
+        return Err(fail(MacroProblem::DuplicateVariableName));
+    }
+    if variables.iter().any(|name| name == ACCUMULATOR) {
+        return Err(fail(MacroProblem::ReservedAccumulatorName));
+    }
+    let rest: Vec<Expr> = args.collect();
+    let range = match target {
+        Some(target) if which != Macro::Bind => *target,
+        _ => parser.node(
+            span,
+            ExprKind::List(ListExpr {
+                elements: Vec::new(),
+                optional_indices: Vec::new(),
+            }),
+        ),
+    };
+    let mut builder = Builder { parser, span };
+    let comprehension = builder.comprehension(which, variables, range, rest);
+    let expanded = builder
+        .parser
+        .node(span, ExprKind::Comprehension(Box::new(comprehension)));
+    parser.macro_calls.insert(expanded.id, call);
+    Ok(expanded)
+}
+
+/// `opt.optMap(x, e)` becomes `opt.hasValue() ? optional.of(cel.bind(x, opt.value(), e)) :
+/// optional.none()`; `optFlatMap` the same without wrapping `e` in `optional.of`.
+fn expand_optional_map(
+    parser: &mut Parser<'_>,
+    call: Expr,
+    target: Option<Box<Expr>>,
+    args: Vec<Expr>,
+    flat: bool,
+) -> PResult<Expr> {
+    let span = call.span;
+    let name = if flat { "optFlatMap" } else { "optMap" };
+    let mut args = args.into_iter();
+    let (Some(target), Some(variable), Some(body)) = (target, args.next(), args.next()) else {
+        return Ok(call);
+    };
+    let ExprKind::Ident(variable) = variable.kind else {
+        return Err((
+            span,
+            SyntaxErrorKind::InvalidMacro(MacroError {
+                name,
+                problem: MacroProblem::ArgumentMustBeSimpleName,
+            }),
+        ));
+    };
+    let target = *target;
+    let member = |parser: &mut Parser<'_>, target: Expr, function: &str| {
+        parser.node(
+            span,
+            ExprKind::Call(Call {
+                target: Some(Box::new(target)),
+                function: function.to_string(),
+                args: Vec::new(),
+            }),
+        )
+    };
+    let mut target_copy = target.clone();
+    renumber(parser, &mut target_copy);
+    let has_value = member(parser, target, "hasValue");
+    let value = member(parser, target_copy, "value");
+    let mut builder = Builder { parser, span };
+    let empty_range = builder.empty_list();
+    let step = builder.ident(&variable);
+    let condition = builder.literal(Literal::Bool(false));
+    let bound = Comprehension {
+        iter_var: "#unused".to_string(),
+        iter_var2: None,
+        iter_range: empty_range,
+        accu_var: variable,
+        accu_init: value,
+        loop_condition: condition,
+        loop_step: step,
+        result: body,
+    };
+    let bound = builder
+        .parser
+        .node(span, ExprKind::Comprehension(Box::new(bound)));
+    let present = if flat {
+        bound
+    } else {
+        builder.call("optional.of", vec![bound])
+    };
+    let absent = builder.call("optional.none", Vec::new());
+    let expanded = builder.call(operators::CONDITIONAL, vec![has_value, present, absent]);
+    parser.macro_calls.insert(expanded.id, call);
+    Ok(expanded)
+}
+
+/// Gives a copied subtree fresh ids, so that every node of the tree stays unique.
+fn renumber(parser: &mut Parser<'_>, expr: &mut Expr) {
+    crate::stack::guard(|| renumber_unguarded(parser, expr));
+}
+
+fn renumber_unguarded(parser: &mut Parser<'_>, expr: &mut Expr) {
+    expr.id = parser.new_id();
+    match &mut expr.kind {
+        ExprKind::Literal(_) | ExprKind::Ident(_) => {}
+        ExprKind::Select(select) => renumber(parser, &mut select.operand),
+        ExprKind::Call(call) => {
+            if let Some(target) = &mut call.target {
+                renumber(parser, target);
+            }
+            for arg in &mut call.args {
+                renumber(parser, arg);
+            }
+        }
+        ExprKind::List(list) => {
+            for element in &mut list.elements {
+                renumber(parser, element);
+            }
+        }
+        ExprKind::Map(map) => {
+            for entry in &mut map.entries {
+                entry.id = parser.new_id();
+                renumber(parser, &mut entry.key);
+                renumber(parser, &mut entry.value);
+            }
+        }
+        ExprKind::Struct(object) => {
+            for field in &mut object.fields {
+                field.id = parser.new_id();
+                renumber(parser, &mut field.value);
+            }
+        }
+        ExprKind::Comprehension(comprehension) => {
+            renumber(parser, &mut comprehension.iter_range);
+            renumber(parser, &mut comprehension.accu_init);
+            renumber(parser, &mut comprehension.loop_condition);
+            renumber(parser, &mut comprehension.loop_step);
+            renumber(parser, &mut comprehension.result);
+        }
+    }
+}
+
+/// `has(a.b)` becomes the presence test on `a.b`.
+fn expand_has(parser: &mut Parser<'_>, call: Expr, mut args: Vec<Expr>) -> PResult<Expr> {
+    let invalid = (
+        call.span,
+        SyntaxErrorKind::InvalidMacro(MacroError {
+            name: "has",
+            problem: MacroProblem::InvalidHasArgument,
+        }),
+    );
+    let Some(Expr {
+        span,
+        kind:
+            ExprKind::Select(Select {
+                operand,
+                field,
+                test_only: false,
+            }),
+        ..
+    }) = args.pop()
+    else {
+        return Err(invalid);
+    };
+    let expanded = parser.node(
+        span,
+        ExprKind::Select(Select {
+            operand,
+            field,
+            test_only: true,
+        }),
+    );
+    parser.macro_calls.insert(expanded.id, call);
+    Ok(expanded)
+}
+
+struct Builder<'p, 'c> {
+    parser: &'p mut Parser<'c>,
+    span: Span,
+}
+
+impl Builder<'_, '_> {
+    fn literal(&mut self, literal: Literal) -> Expr {
+        self.parser.node(self.span, ExprKind::Literal(literal))
+    }
+
+    fn ident(&mut self, name: &str) -> Expr {
+        self.parser
+            .node(self.span, ExprKind::Ident(name.to_string()))
+    }
+
+    fn accumulator(&mut self) -> Expr {
+        self.ident(ACCUMULATOR)
+    }
+
+    fn call(&mut self, function: &str, args: Vec<Expr>) -> Expr {
+        self.parser.call(self.span, function, args)
+    }
+
+    fn empty_list(&mut self) -> Expr {
+        self.parser.node(
+            self.span,
+            ExprKind::List(ListExpr {
+                elements: Vec::new(),
+                optional_indices: Vec::new(),
+            }),
+        )
+    }
+
+    fn append(&mut self, element: Expr) -> Expr {
+        let accumulator = self.accumulator();
+        let list = self.parser.node(
+            self.span,
+            ExprKind::List(ListExpr {
+                elements: vec![element],
+                optional_indices: Vec::new(),
+            }),
+        );
+        self.call(operators::ADD, vec![accumulator, list])
+    }
+
+    fn guarded(&mut self, condition: Expr, step: Expr) -> Expr {
+        let accumulator = self.accumulator();
+        self.call(operators::CONDITIONAL, vec![condition, step, accumulator])
+    }
+
+    fn comprehension(
+        &mut self,
+        which: Macro,
+        mut variables: Vec<String>,
+        iter_range: Expr,
+        mut args: Vec<Expr>,
+    ) -> Comprehension {
+        let second = (variables.len() == 2).then(|| variables.pop()).flatten();
+        let first = variables.pop().unwrap_or_default();
+        let mut take = || args.remove(0);
+        let (accu_init, loop_condition, loop_step, result) = match which {
+            Macro::All | Macro::AllTwo => {
+                let predicate = take();
+                let init = self.literal(Literal::Bool(true));
+                let accumulator = self.accumulator();
+                let condition = self.call(operators::NOT_STRICTLY_FALSE, vec![accumulator]);
+                let accumulator = self.accumulator();
+                let step = self.call(operators::LOGICAL_AND, vec![accumulator, predicate]);
+                let result = self.accumulator();
+                (init, condition, step, result)
+            }
+            Macro::Exists | Macro::ExistsTwo => {
+                let predicate = take();
+                let init = self.literal(Literal::Bool(false));
+                let accumulator = self.accumulator();
+                let negated = self.call(operators::LOGICAL_NOT, vec![accumulator]);
+                let condition = self.call(operators::NOT_STRICTLY_FALSE, vec![negated]);
+                let accumulator = self.accumulator();
+                let step = self.call(operators::LOGICAL_OR, vec![accumulator, predicate]);
+                let result = self.accumulator();
+                (init, condition, step, result)
+            }
+            Macro::ExistsOne | Macro::ExistsOneTwo => {
+                let predicate = take();
+                let init = self.literal(Literal::Int(0));
+                let condition = self.literal(Literal::Bool(true));
+                let accumulator = self.accumulator();
+                let one = self.literal(Literal::Int(1));
+                let increment = self.call(operators::ADD, vec![accumulator, one]);
+                let step = self.guarded(predicate, increment);
+                let accumulator = self.accumulator();
+                let one = self.literal(Literal::Int(1));
+                let result = self.call(operators::EQUALS, vec![accumulator, one]);
+                (init, condition, step, result)
+            }
+            Macro::Map | Macro::TransformList => {
+                let transform = take();
+                let init = self.empty_list();
+                let condition = self.literal(Literal::Bool(true));
+                let step = self.append(transform);
+                let result = self.accumulator();
+                (init, condition, step, result)
+            }
+            Macro::MapFiltered | Macro::TransformListFiltered => {
+                let predicate = take();
+                let transform = take();
+                let init = self.empty_list();
+                let condition = self.literal(Literal::Bool(true));
+                let append = self.append(transform);
+                let step = self.guarded(predicate, append);
+                let result = self.accumulator();
+                (init, condition, step, result)
+            }
+            Macro::Filter => {
+                let predicate = take();
+                let init = self.empty_list();
+                let condition = self.literal(Literal::Bool(true));
+                let element = self.ident(&first);
+                let append = self.append(element);
+                let step = self.guarded(predicate, append);
+                let result = self.accumulator();
+                (init, condition, step, result)
+            }
+            Macro::TransformMap
+            | Macro::TransformMapFiltered
+            | Macro::TransformMapEntry
+            | Macro::TransformMapEntryFiltered => {
+                let filtered = matches!(
+                    which,
+                    Macro::TransformMapFiltered | Macro::TransformMapEntryFiltered
+                );
+                let predicate = filtered.then(&mut take);
+                let transform = take();
+                let init = self.parser.node(
+                    self.span,
+                    ExprKind::Map(MapExpr {
+                        entries: Vec::new(),
+                    }),
+                );
+                let condition = self.literal(Literal::Bool(true));
+                let accumulator = self.accumulator();
+                let insert_args =
+                    if matches!(which, Macro::TransformMap | Macro::TransformMapFiltered) {
+                        let key = self.ident(&first);
+                        vec![accumulator, key, transform]
+                    } else {
+                        vec![accumulator, transform]
+                    };
+                let insert = self.call(operators::MAP_INSERT, insert_args);
+                let step = match predicate {
+                    Some(predicate) => self.guarded(predicate, insert),
+                    None => insert,
+                };
+                let result = self.accumulator();
+                (init, condition, step, result)
+            }
+            Macro::Bind => {
+                let init = take();
+                let body = take();
+                let condition = self.literal(Literal::Bool(false));
+                let step = self.ident(&first);
+                let comprehension = Comprehension {
+                    iter_var: "#unused".to_string(),
+                    iter_var2: None,
+                    iter_range,
+                    accu_var: first,
+                    accu_init: init,
+                    loop_condition: condition,
+                    loop_step: step,
+                    result: body,
+                };
+                return comprehension;
+            }
+        };
+        Comprehension {
+            iter_var: first,
+            iter_var2: second,
+            iter_range,
+            accu_var: ACCUMULATOR.to_string(),
+            accu_init,
+            loop_condition,
+            loop_step,
+            result,
+        }
+    }
+}
