@@ -70,6 +70,15 @@ impl Env {
             .with_library(crate::stdlib::optionals::library())
     }
 
+    /// The environment kro uses: the standard library plus every library in
+    /// [`KRO_LIBRARIES`](crate::KRO_LIBRARIES).
+    pub fn kro() -> Self {
+        crate::ext::KRO_LIBRARIES
+            .iter()
+            .filter_map(|name| crate::ext::library(name))
+            .fold(Env::standard(), Env::with_library)
+    }
+
     /// Adds a library's functions (merging overloads into existing functions).
     #[must_use]
     pub fn with_library(mut self, library: Library) -> Self {

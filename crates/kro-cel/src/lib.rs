@@ -26,6 +26,7 @@ mod checker;
 mod cost;
 mod env;
 mod error;
+mod ext;
 mod functions;
 mod interpreter;
 mod json;
@@ -50,6 +51,7 @@ pub use error::{
     CheckError, CompileError, Diagnostics, EvalError, EvalErrorKind, EvalResult, Issue, MacroError,
     MacroProblem, ParseError, SyntaxErrorKind, TypeErrorKind,
 };
+pub use ext::{ALL_LIBRARIES, KRO_LIBRARIES, library};
 pub use functions::{Function, Implementation, Library, Overload};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};
 pub use json::{JsonError, MAX_JSON_DEPTH, from_json, to_json};

@@ -373,7 +373,10 @@ fn run_test(test: &Message) -> Outcome {
 /// The environment every conformance test starts from: the standard library plus every
 /// extension library kro-cel provides.
 fn conformance_env() -> Env {
-    Env::standard()
+    kro_cel::ALL_LIBRARIES
+        .iter()
+        .filter_map(|name| kro_cel::library(name))
+        .fold(Env::standard(), Env::with_library)
 }
 
 fn decode_type(message: &Message) -> Result<Type, String> {
