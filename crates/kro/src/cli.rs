@@ -16,4 +16,6 @@ pub struct Cli {
 pub enum Command {
     /// Print a shell completion script for kro to standard output.
     Completions(crate::commands::completions::Args),
+    /// Evaluate a CEL expression in kro's CEL environment and print the result as JSON.
+    Eval(crate::commands::eval::Args),
 }

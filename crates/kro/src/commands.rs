@@ -1,6 +1,7 @@
 //! One module per subcommand; `run` dispatches to them.
 
 pub mod completions;
+pub mod eval;
 
 use std::process::ExitCode;
 
@@ -11,5 +12,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli { command } = cli;
     match command {
         Command::Completions(args) => completions::run(args),
+        Command::Eval(args) => eval::run(args),
     }
 }

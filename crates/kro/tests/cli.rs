@@ -35,7 +35,7 @@ fn help_lists_every_subcommand() {
         .take_while(|line| !line.is_empty())
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["completions", "help"]);
+    assert_eq!(commands, ["completions", "eval", "help"]);
 }
 
 #[test]
@@ -53,4 +53,83 @@ fn bash_completions_name_the_subcommands() {
         script.starts_with("_kro()"),
         "unexpected script start: {script:.40}"
     );
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("kro writes UTF-8")
+}
+
+#[test]
+fn eval_prints_the_result_as_json() {
+    let output = kro(&["eval", "[1,2,3].map(x, x * 2).filter(y, y > 2)"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "[4,6]\n");
+}
+
+#[test]
+fn eval_binds_variables_from_json() {
+    let output = kro(&[
+        "eval",
+        "--var",
+        r#"spec={"replicas":3,"name":"web"}"#,
+        "spec.name + '-' + string(spec.replicas)",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "\"web-3\"\n");
+}
+
+#[test]
+fn eval_check_prints_the_type() {
+    let output = kro(&["eval", "--check", "{'a': [1.5]}"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "map(string, list(double))\n");
+}
+
+#[test]
+fn eval_type_errors_exit_1_with_a_caret() {
+    let output = kro(&["eval", "1 + \"a\""]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "ERROR: <input>:1:3: found no matching overload for '_+_' applied to '(int, string)'\n | 1 + \"a\"\n | ..^\n"
+    );
+}
+
+#[test]
+fn eval_runtime_errors_point_at_the_failing_node() {
+    let output = kro(&["eval", "--var", "m={}", "m.x"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "ERROR: <input>:1:2: no such key: x\n | m.x\n | .^\n"
+    );
+}
+
+#[test]
+fn eval_stops_expensive_expressions_at_the_cost_limit() {
+    let list = format!(
+        "[{}]",
+        (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let expression = format!("{list}.map(a, {list}.map(b, {list}.map(c, a * b * c)))");
+    let started = std::time::Instant::now();
+    let output = kro(&["eval", &expression]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("cost limit exceeded"),
+        "{}",
+        stderr(&output)
+    );
+    // Not a timing assertion on the evaluator: a generous bound that only a hang would break.
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+}
+
+#[test]
+fn eval_rejects_malformed_variables() {
+    let output = kro(&["eval", "--var", "novalue", "1"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("expected NAME=JSON"));
 }
