@@ -278,10 +278,12 @@ impl Frame {
             }
             Node::Not(operand, span) => {
                 let value = self.eval(operand)?;
+                self.budget.charge(1)?;
                 operators::not(&value).map_err(|e| e.at(*span))
             }
             Node::Negate(operand, span) => {
                 let value = self.eval(operand)?;
+                self.budget.charge(1)?;
                 operators::negate(&value).map_err(|e| e.at(*span))
             }
             Node::Arithmetic {
@@ -373,10 +375,11 @@ impl Frame {
                     self.eval(otherwise)
                 }
             }
-            Node::NotStrictlyFalse(operand) => Ok(Value::Bool(!matches!(
-                self.eval(operand),
-                Ok(Value::Bool(false))
-            ))),
+            Node::NotStrictlyFalse(operand) => {
+                let value = self.eval(operand);
+                self.budget.charge(1)?;
+                Ok(Value::Bool(!matches!(value, Ok(Value::Bool(false)))))
+            }
             Node::OptionalOr {
                 optional,
                 alternative,
@@ -384,6 +387,7 @@ impl Frame {
                 span,
             } => {
                 let value = self.eval(optional)?;
+                self.budget.charge(1)?;
                 match value {
                     Value::Optional(Some(inner)) if *unwrap => Ok(inner.as_ref().clone()),
                     Value::Optional(Some(_)) => Ok(value),

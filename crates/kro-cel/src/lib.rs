@@ -26,6 +26,7 @@ mod checker;
 mod cost;
 mod env;
 mod error;
+mod estimate;
 mod ext;
 mod functions;
 mod interpreter;
@@ -38,6 +39,7 @@ mod stack;
 mod stdlib;
 mod time;
 mod types;
+mod unparse;
 mod value;
 
 pub use ast::{
@@ -51,6 +53,7 @@ pub use error::{
     CheckError, CompileError, Diagnostics, EvalError, EvalErrorKind, EvalResult, Issue, MacroError,
     MacroProblem, ParseError, SyntaxErrorKind, TypeErrorKind,
 };
+pub use estimate::{CostEstimate, NoSizeHints, SizeHints, estimate_cost};
 pub use ext::{ALL_LIBRARIES, KRO_LIBRARIES, library};
 pub use functions::{Function, Implementation, Library, Overload};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};
@@ -59,4 +62,5 @@ pub use parser::{ParserConfig, parse, parse_with};
 pub use source::{Location, Source, Span};
 pub use time::{CalendarFields, Duration, Timestamp};
 pub use types::{FieldLookup, Type, TypeProvider};
+pub use unparse::unparse;
 pub use value::{Key, Map, OpaqueValue, Value};

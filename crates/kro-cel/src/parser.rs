@@ -352,17 +352,18 @@ impl Parser<'_> {
         while self.at(operator) {
             spans.push(self.advance().span);
         }
-        let levels = spans.len() as u32;
-        self.descend(levels, spans[0])?;
-        let mut operand = if operator == Punct::Minus
-            && matches!(self.peek().token, Token::Int(_) | Token::Double(_))
+        if operator == Punct::Minus && matches!(self.peek().token, Token::Int(_) | Token::Double(_))
         {
-            let sign = spans.pop().unwrap_or_default();
-            let literal = self.negative_literal(sign)?;
-            self.member_suffixes(literal)?
-        } else {
-            self.member()?
-        };
+            // The last minus belongs to the literal (`-9223372036854775808` is an int).
+            spans.pop();
+            self.position -= 1;
+        }
+        let levels = spans.len() as u32;
+        if levels == 0 {
+            return self.member();
+        }
+        self.descend(levels, spans[0])?;
+        let mut operand = self.member()?;
         let function = if operator == Punct::Bang {
             operators::LOGICAL_NOT
         } else {
@@ -375,6 +376,7 @@ impl Parser<'_> {
         Ok(operand)
     }
 
+    /// A numeric literal after its minus sign (already consumed, at `sign`).
     fn negative_literal(&mut self, sign: Span) -> PResult<Expr> {
         let token = self.advance();
         let span = sign.to(token.span);
@@ -542,6 +544,11 @@ impl Parser<'_> {
                         return Err(self.unexpected("an identifier"));
                     }
                 }
+            }
+            Token::Punct(Punct::Minus)
+                if matches!(self.peek().token, Token::Int(_) | Token::Double(_)) =>
+            {
+                return self.negative_literal(span);
             }
             Token::Punct(Punct::LeftParen) => {
                 let inner = self.expr()?;

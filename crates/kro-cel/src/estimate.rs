@@ -1,0 +1,544 @@
+//! Static cost estimation: a bound on what an evaluation can cost, computed from a checked
+//! expression and what is known about the sizes of its inputs.
+//!
+//! The estimate follows the interpreter's cost model (see [`crate::cost`]): it is a range whose
+//! minimum is a lower bound and whose maximum, when known, is an upper bound of the units an
+//! evaluation charges. Without size information a comprehension over an input has no upper
+//! bound; schemas supply sizes (`maxItems`, `maxLength`, `maxProperties`) through
+//! [`SizeHints`].
+
+use std::collections::HashMap;
+
+use crate::ast::{Expr, ExprKind, Literal, operators as names};
+use crate::checker::{CheckedAst, Reference};
+use crate::cost::traversal_cost;
+use crate::types::Type;
+
+/// The range of cost units an evaluation may charge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostEstimate {
+    /// A lower bound.
+    pub min: u64,
+    /// An upper bound, or `None` when input sizes are unknown.
+    pub max: Option<u64>,
+}
+
+impl CostEstimate {
+    fn exact(cost: u64) -> Self {
+        CostEstimate {
+            min: cost,
+            max: Some(cost),
+        }
+    }
+
+    fn plus(self, other: CostEstimate) -> Self {
+        CostEstimate {
+            min: self.min.saturating_add(other.min),
+            max: self.max.zip(other.max).map(|(a, b)| a.saturating_add(b)),
+        }
+    }
+
+    fn times(self, count: Size) -> Self {
+        CostEstimate {
+            min: self.min.saturating_mul(count.min),
+            max: self.max.zip(count.max).map(|(a, b)| a.saturating_mul(b)),
+        }
+    }
+
+    fn either(self, other: CostEstimate) -> Self {
+        CostEstimate {
+            min: self.min.min(other.min),
+            max: self.max.zip(other.max).map(|(a, b)| a.max(b)),
+        }
+    }
+}
+
+/// Maximum sizes of inputs, by path: a variable (`schema`), a field path (`schema.spec.ports`),
+/// and the elements of a list or the keys and values of a map (`schema.spec.ports.@items`,
+/// `labels.@keys`, `labels.@values`). A size is a string's length in bytes, or a list's or
+/// map's number of entries.
+pub trait SizeHints {
+    /// The largest size the value at `path` can have, when known.
+    fn max_size(&self, path: &str) -> Option<u64>;
+}
+
+/// No size information: comprehensions over inputs are unbounded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSizeHints;
+
+impl SizeHints for NoSizeHints {
+    fn max_size(&self, _path: &str) -> Option<u64> {
+        None
+    }
+}
+
+impl SizeHints for HashMap<String, u64> {
+    fn max_size(&self, path: &str) -> Option<u64> {
+        self.get(path).copied()
+    }
+}
+
+/// The same upper bound with no lower bound: work that may or may not be charged.
+fn at_most(estimate: CostEstimate) -> CostEstimate {
+    CostEstimate {
+        min: 0,
+        max: estimate.max,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    min: u64,
+    max: Option<u64>,
+}
+
+impl Size {
+    const UNKNOWN: Size = Size { min: 0, max: None };
+
+    fn exact(size: u64) -> Self {
+        Size {
+            min: size,
+            max: Some(size),
+        }
+    }
+}
+
+/// What the estimator knows about a subexpression.
+#[derive(Debug, Clone)]
+struct Estimate {
+    cost: CostEstimate,
+    size: Size,
+    /// The input path the value comes from, for size hints.
+    path: Option<String>,
+    /// For literal lists and maps: the size of each element (or key) and of each map value.
+    items: Option<(Size, Size)>,
+}
+
+fn widest(sizes: impl Iterator<Item = Size>) -> Size {
+    sizes.fold(Size::exact(0), |widest, size| Size {
+        min: widest.min.min(size.min),
+        max: widest.max.zip(size.max).map(|(a, b)| a.max(b)),
+    })
+}
+
+/// Estimates the cost range of evaluating `checked`.
+pub fn estimate_cost(checked: &CheckedAst, hints: &dyn SizeHints) -> CostEstimate {
+    let mut estimator = Estimator {
+        checked,
+        hints,
+        locals: Vec::new(),
+    };
+    estimator.estimate(&checked.ast.expr).cost
+}
+
+struct Estimator<'a> {
+    checked: &'a CheckedAst,
+    hints: &'a dyn SizeHints,
+    /// Comprehension variables: name, input path, and size when known without hints.
+    locals: Vec<(String, Option<String>, Size)>,
+}
+
+impl Estimator<'_> {
+    fn hinted(&self, path: Option<String>, cost: CostEstimate) -> Estimate {
+        let size = path
+            .as_deref()
+            .and_then(|path| self.hints.max_size(path))
+            .map_or(Size::UNKNOWN, |max| Size {
+                min: 0,
+                max: Some(max),
+            });
+        Estimate {
+            cost,
+            size,
+            path,
+            items: None,
+        }
+    }
+
+    fn estimate(&mut self, expr: &Expr) -> Estimate {
+        let mut estimate = crate::stack::guard(|| self.estimate_unguarded(expr));
+        // Values of scalar types have no size, whatever their origin.
+        if matches!(
+            self.checked.type_of(expr.id),
+            Some(
+                Type::Bool
+                    | Type::Int
+                    | Type::Uint
+                    | Type::Double
+                    | Type::Null
+                    | Type::Timestamp
+                    | Type::Duration
+                    | Type::Type(_)
+            )
+        ) {
+            estimate.size = Size::exact(0);
+        }
+        estimate
+    }
+
+    fn estimate_unguarded(&mut self, expr: &Expr) -> Estimate {
+        if let Some(Reference::Variable(name)) = self.checked.reference(expr.id) {
+            return self.hinted(Some(name.clone()), CostEstimate::exact(0));
+        }
+        match &expr.kind {
+            ExprKind::Literal(literal) => Estimate {
+                cost: CostEstimate::exact(0),
+                size: Size::exact(match literal {
+                    Literal::String(text) => text.len() as u64,
+                    Literal::Bytes(bytes) => bytes.len() as u64,
+                    _ => 0,
+                }),
+                path: None,
+                items: None,
+            },
+            ExprKind::Ident(name) => {
+                match self.locals.iter().rev().find(|(local, _, _)| local == name) {
+                    Some((_, path, size)) => {
+                        let (path, size) = (path.clone(), *size);
+                        let mut estimate = self.hinted(path, CostEstimate::exact(0));
+                        if estimate.size.max.is_none() {
+                            estimate.size = size;
+                        }
+                        estimate
+                    }
+                    None => self.hinted(Some(name.clone()), CostEstimate::exact(0)),
+                }
+            }
+            ExprKind::Select(select) => {
+                let operand = self.estimate(&select.operand);
+                let cost = operand.cost.plus(CostEstimate::exact(1));
+                if select.test_only {
+                    return Estimate {
+                        cost,
+                        size: Size::exact(0),
+                        path: None,
+                        items: None,
+                    };
+                }
+                let path = operand.path.map(|path| format!("{path}.{}", select.field));
+                self.hinted(path, cost)
+            }
+            ExprKind::Call(call) => {
+                // `@result + [x]` in a comprehension step appends in place: one unit.
+                if call.function == names::ADD
+                    && matches!(call.args.first().map(|arg| &arg.kind), Some(ExprKind::Ident(name)) if name.starts_with('@'))
+                {
+                    let element = call.args.get(1).map(|arg| self.estimate(arg).cost);
+                    return Estimate {
+                        cost: element
+                            .unwrap_or(CostEstimate::exact(0))
+                            .plus(CostEstimate::exact(2)),
+                        size: Size::UNKNOWN,
+                        path: None,
+                        items: None,
+                    };
+                }
+                let mut parts: Vec<Estimate> = Vec::new();
+                if let Some(target) = &call.target {
+                    parts.push(self.estimate(target));
+                }
+                for arg in &call.args {
+                    parts.push(self.estimate(arg));
+                }
+                self.call(&call.function, parts)
+            }
+            ExprKind::List(list) => {
+                // A list of constants is built once, when planning: it may cost nothing.
+                let mut cost = at_most(CostEstimate::exact(1 + list.elements.len() as u64));
+                let mut element_sizes = Vec::with_capacity(list.elements.len());
+                for element in &list.elements {
+                    let estimate = self.estimate(element);
+                    cost = cost.plus(estimate.cost);
+                    element_sizes.push(estimate.size);
+                }
+                let count = list.elements.len() as u64;
+                let optional = list.optional_indices.len() as u64;
+                Estimate {
+                    cost,
+                    size: Size {
+                        min: count - optional,
+                        max: Some(count),
+                    },
+                    path: None,
+                    items: Some((widest(element_sizes.into_iter()), Size::UNKNOWN)),
+                }
+            }
+            ExprKind::Map(map) => {
+                let mut cost = CostEstimate::exact(1 + map.entries.len() as u64);
+                let mut key_sizes = Vec::with_capacity(map.entries.len());
+                let mut value_sizes = Vec::with_capacity(map.entries.len());
+                for entry in &map.entries {
+                    let key = self.estimate(&entry.key);
+                    let value = self.estimate(&entry.value);
+                    cost = cost.plus(key.cost).plus(value.cost);
+                    key_sizes.push(key.size);
+                    value_sizes.push(value.size);
+                }
+                Estimate {
+                    cost,
+                    size: Size {
+                        min: 0,
+                        max: Some(map.entries.len() as u64),
+                    },
+                    path: None,
+                    items: Some((
+                        widest(key_sizes.into_iter()),
+                        widest(value_sizes.into_iter()),
+                    )),
+                }
+            }
+            ExprKind::Struct(object) => {
+                let mut cost = CostEstimate::exact(1 + object.fields.len() as u64);
+                for field in &object.fields {
+                    cost = cost.plus(self.estimate(&field.value).cost);
+                }
+                Estimate {
+                    cost,
+                    size: Size::exact(object.fields.len() as u64),
+                    path: None,
+                    items: None,
+                }
+            }
+            ExprKind::Comprehension(comprehension) => {
+                let range = self.estimate(&comprehension.iter_range);
+                let init = self.estimate(&comprehension.accu_init);
+                let is_map = matches!(
+                    self.checked.type_of(comprehension.iter_range.id),
+                    Some(Type::Map(_, _))
+                );
+                let (first, second) = match (&range.path, is_map) {
+                    (Some(path), true) => (
+                        Some(format!("{path}.@keys")),
+                        Some(format!("{path}.@values")),
+                    ),
+                    (Some(path), false) if comprehension.iter_var2.is_some() => {
+                        (None, Some(format!("{path}.@items")))
+                    }
+                    (Some(path), false) => (Some(format!("{path}.@items")), None),
+                    (None, _) => (None, None),
+                };
+                let (first_size, second_size) = match range.items {
+                    Some((items, values)) if is_map => (items, values),
+                    Some((items, _)) if comprehension.iter_var2.is_some() => {
+                        (Size::exact(0), items)
+                    }
+                    Some((items, _)) => (items, Size::UNKNOWN),
+                    None => (Size::UNKNOWN, Size::UNKNOWN),
+                };
+                let depth = self.locals.len();
+                self.locals
+                    .push((comprehension.accu_var.clone(), None, Size::UNKNOWN));
+                self.locals
+                    .push((comprehension.iter_var.clone(), first, first_size));
+                if let Some(name) = &comprehension.iter_var2 {
+                    self.locals.push((name.clone(), second, second_size));
+                }
+                let condition = self.estimate(&comprehension.loop_condition);
+                let step = self.estimate(&comprehension.loop_step);
+                self.locals.truncate(depth + 1);
+                let result = self.estimate(&comprehension.result);
+                self.locals.truncate(depth);
+                let per_iteration = CostEstimate::exact(1).plus(condition.cost).plus(step.cost);
+                // Loops may stop early (all/exists), so the minimum counts no iterations.
+                let iterations = CostEstimate {
+                    min: 0,
+                    max: per_iteration.times(range.size).max,
+                };
+                Estimate {
+                    cost: range
+                        .cost
+                        .plus(init.cost)
+                        .plus(iterations)
+                        .plus(result.cost),
+                    size: Size {
+                        min: 0,
+                        max: range.size.max,
+                    },
+                    path: None,
+                    items: None,
+                }
+            }
+        }
+    }
+
+    /// A call's cost: its arguments, one unit, and what the function charges for the size of
+    /// what it walks.
+    fn call(&mut self, function: &str, parts: Vec<Estimate>) -> Estimate {
+        let arguments = parts
+            .iter()
+            .fold(CostEstimate::exact(0), |total, part| total.plus(part.cost));
+        let walked = |size: Size| CostEstimate {
+            min: traversal_cost(size.min as usize),
+            max: size.max.map(|max| traversal_cost(max as usize)),
+        };
+        let sizes: Vec<Size> = parts.iter().map(|part| part.size).collect();
+        let total_size = sizes.iter().fold(Size::exact(0), |total, size| Size {
+            min: total.min.saturating_add(size.min),
+            max: total.max.zip(size.max).map(|(a, b)| a.saturating_add(b)),
+        });
+        match function {
+            names::LOGICAL_AND | names::LOGICAL_OR | names::CONDITIONAL => {
+                // Short-circuit: at least the first operand, at most all of them.
+                let first = parts
+                    .first()
+                    .map_or(CostEstimate::exact(0), |part| part.cost);
+                let rest = if function == names::CONDITIONAL {
+                    let branches = parts.get(1).zip(parts.get(2));
+                    branches.map_or(CostEstimate::exact(0), |(a, b)| a.cost.either(b.cost))
+                } else {
+                    parts
+                        .get(1)
+                        .map_or(CostEstimate::exact(0), |part| part.cost)
+                };
+                let cost = CostEstimate {
+                    min: first.min,
+                    max: first.max.zip(rest.max).map(|(a, b)| a.saturating_add(b)),
+                };
+                let size = match function {
+                    names::CONDITIONAL => {
+                        parts
+                            .get(1)
+                            .zip(parts.get(2))
+                            .map_or(Size::UNKNOWN, |(a, b)| Size {
+                                min: a.size.min.min(b.size.min),
+                                max: a.size.max.zip(b.size.max).map(|(x, y)| x.max(y)),
+                            })
+                    }
+                    _ => Size::exact(0),
+                };
+                Estimate {
+                    cost,
+                    size,
+                    path: None,
+                    items: None,
+                }
+            }
+            names::ADD => Estimate {
+                cost: arguments
+                    .plus(CostEstimate::exact(1))
+                    .plus(at_most(walked(total_size))),
+                size: total_size,
+                path: None,
+                items: None,
+            },
+            names::EQUALS
+            | names::NOT_EQUALS
+            | names::IN
+            | "contains"
+            | "startsWith"
+            | "endsWith"
+            | "matches"
+            | "size" => {
+                let first = sizes.first().copied().unwrap_or(Size::exact(0));
+                let second = sizes.get(1).copied().unwrap_or(Size::exact(0));
+                let walked_size = match function {
+                    // Equality walks the shorter operand; `in` walks the container.
+                    names::EQUALS | names::NOT_EQUALS => Size {
+                        min: first.min.min(second.min),
+                        max: match (first.max, second.max) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (known, None) | (None, known) => known,
+                        },
+                    },
+                    names::IN => second,
+                    "matches" => total_size,
+                    // `size` walks strings only, so its minimum is none.
+                    "size" => Size {
+                        min: 0,
+                        max: first.max,
+                    },
+                    _ => first,
+                };
+                Estimate {
+                    cost: arguments
+                        .plus(CostEstimate::exact(1))
+                        .plus(walked(walked_size)),
+                    size: Size::exact(0),
+                    path: None,
+                    items: None,
+                }
+            }
+            names::INDEX | names::OPTIONAL_INDEX => {
+                let path = parts
+                    .first()
+                    .and_then(|part| part.path.clone())
+                    .map(|path| format!("{path}.@items"));
+                self.hinted(path, arguments.plus(CostEstimate::exact(1)))
+            }
+            _ => Estimate {
+                cost: arguments
+                    .plus(CostEstimate::exact(1))
+                    .plus(at_most(walked(total_size))),
+                size: Size::UNKNOWN,
+                path: None,
+                items: None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Env, NoVariables};
+
+    fn estimate(env: &Env, text: &str, hints: &dyn SizeHints) -> CostEstimate {
+        let ast = env.parse(text).expect("parses");
+        let checked = env.check(&ast).expect("checks");
+        estimate_cost(&checked, hints)
+    }
+
+    #[test]
+    fn constant_expressions_have_an_exact_small_cost() {
+        let env = Env::standard();
+        let estimate = estimate(&env, "1 + 2 == 3", &NoSizeHints);
+        assert_eq!(estimate.max, Some(estimate.min));
+        assert!(estimate.min >= 2);
+    }
+
+    #[test]
+    fn comprehensions_over_unsized_inputs_are_unbounded() {
+        let env = Env::standard().with_variable("items", Type::list(Type::Int));
+        assert_eq!(
+            estimate(&env, "items.all(i, i > 0)", &NoSizeHints).max,
+            None
+        );
+    }
+
+    #[test]
+    fn size_hints_bound_comprehensions() {
+        let env = Env::standard().with_variable("items", Type::list(Type::Int));
+        let hints: HashMap<String, u64> = [("items".to_string(), 100)].into_iter().collect();
+        let small = estimate(&env, "items.map(i, i * 2)", &hints);
+        let nested = estimate(&env, "items.map(i, items.map(j, i * j))", &hints);
+        let (small_max, nested_max) = (small.max.expect("bounded"), nested.max.expect("bounded"));
+        assert!(nested_max > 50 * small_max, "{small_max} vs {nested_max}");
+    }
+
+    #[test]
+    fn the_estimate_bounds_the_actual_cost() {
+        let env = Env::standard();
+        for text in [
+            "[1, 2, 3].map(x, x * 2).filter(y, y > 2)",
+            "'abc' + 'def' == 'abcdef'",
+            "[1, 2, 3].exists_one(x, x > 2)",
+            "{'a': 1, 'b': 2}.all(k, k.startsWith('a'))",
+        ] {
+            let estimate = estimate(&env, text, &NoSizeHints);
+            let actual = env
+                .compile(text)
+                .expect("compiles")
+                .evaluate_with_limit(&NoVariables, None)
+                .cost;
+            assert!(
+                estimate.min <= actual,
+                "{text}: min {} > actual {actual}",
+                estimate.min
+            );
+            let Some(max) = estimate.max else {
+                panic!("{text}: literal inputs have known sizes");
+            };
+            assert!(actual <= max, "{text}: actual {actual} > max {max}");
+        }
+    }
+}
