@@ -5,20 +5,22 @@
 //! [`library`].
 
 mod encoders;
+mod strings;
 
 use crate::functions::Library;
 
 /// Every library this crate provides, by name.
-pub const ALL_LIBRARIES: &[&str] = &["encoders"];
+pub const ALL_LIBRARIES: &[&str] = &["encoders", "strings"];
 
 /// The libraries kro's CEL environment enables (upstream kro's set, plus the ones our users
 /// asked for).
-pub const KRO_LIBRARIES: &[&str] = &["encoders"];
+pub const KRO_LIBRARIES: &[&str] = &["encoders", "strings"];
 
 /// A library by name.
 pub fn library(name: &str) -> Option<Library> {
     match name {
         "encoders" => Some(encoders::library()),
+        "strings" => Some(strings::library()),
         _ => None,
     }
 }
