@@ -18,15 +18,27 @@ use kro_cel::{Env, Type, Value};
 /// Representative kro expressions: templates, readyWhen, includeWhen, status.
 const EXPRESSIONS: &[(&str, &str)] = &[
     ("nested_select", "schema.spec.template.metadata.labels.app"),
-    ("string_building", "schema.metadata.name + '-' + schema.spec.environment + '-svc'"),
-    ("comparison", "schema.spec.replicas > 3 && schema.spec.replicas <= 10"),
-    ("has_ternary", "has(schema.spec.ingress) ? schema.spec.ingress.host : 'default.local'"),
+    (
+        "string_building",
+        "schema.metadata.name + '-' + schema.spec.environment + '-svc'",
+    ),
+    (
+        "comparison",
+        "schema.spec.replicas > 3 && schema.spec.replicas <= 10",
+    ),
+    (
+        "has_ternary",
+        "has(schema.spec.ingress) ? schema.spec.ingress.host : 'default.local'",
+    ),
     ("map_100", "items.map(i, i.value * 2)"),
     ("filter_100", "items.filter(i, i.enabled)"),
     ("exists_100", "items.exists(i, i.name == 'item-99')"),
     ("all_100", "items.all(i, i.value >= 0)"),
     ("size_arithmetic", "size(items) * 2 + schema.spec.replicas"),
-    ("map_filter_chain", "items.filter(i, i.enabled).map(i, i.name)"),
+    (
+        "map_filter_chain",
+        "items.filter(i, i.enabled).map(i, i.name)",
+    ),
 ];
 
 fn inputs() -> (serde_json::Value, serde_json::Value) {
@@ -40,7 +52,9 @@ fn inputs() -> (serde_json::Value, serde_json::Value) {
         }
     });
     let items: Vec<serde_json::Value> = (0..100)
-        .map(|i| serde_json::json!({"name": format!("item-{i}"), "value": i, "enabled": i % 2 == 0}))
+        .map(
+            |i| serde_json::json!({"name": format!("item-{i}"), "value": i, "enabled": i % 2 == 0}),
+        )
         .collect();
     (schema, serde_json::Value::Array(items))
 }
@@ -102,8 +116,14 @@ fn main() {
         .with_variable("schema", Type::map(Type::String, Type::Dyn))
         .with_variable("items", Type::list(Type::map(Type::String, Type::Dyn)));
     let activation: HashMap<String, Value> = [
-        ("schema".to_string(), kro_cel::from_json(&schema_json, None, None).expect("schema converts")),
-        ("items".to_string(), kro_cel::from_json(&items_json, None, None).expect("items convert")),
+        (
+            "schema".to_string(),
+            kro_cel::from_json(&schema_json, None, None).expect("schema converts"),
+        ),
+        (
+            "items".to_string(),
+            kro_cel::from_json(&items_json, None, None).expect("items convert"),
+        ),
     ]
     .into_iter()
     .collect();
@@ -114,13 +134,20 @@ fn main() {
 
     let mut rows = Vec::new();
     for (name, expression) in EXPRESSIONS {
-        let ours = env.compile(expression).expect("kro-cel compiles the benchmark expression");
-        let theirs = cel::Program::compile(expression).expect("cel compiles the benchmark expression");
+        let ours = env
+            .compile(expression)
+            .expect("kro-cel compiles the benchmark expression");
+        let theirs =
+            cel::Program::compile(expression).expect("cel compiles the benchmark expression");
         // Same answer from both, or the comparison means nothing.
         let our_result = ours.evaluate(&activation).expect("kro-cel evaluates");
         let their_result = theirs.execute(&cel_context).expect("cel evaluates");
         assert_eq!(
-            kro_cel::to_json(&our_result).expect("json").to_string().len() > 0,
+            kro_cel::to_json(&our_result)
+                .expect("json")
+                .to_string()
+                .len()
+                > 0,
             !format!("{their_result:?}").is_empty(),
         );
 
@@ -151,12 +178,18 @@ fn main() {
         return;
     }
     println!("\nevaluation, median time per call (same run, same machine):");
-    println!("{:<20} {:>12} {:>12} {:>10}", "expression", "kro-cel", "cel", "cel/kro");
+    println!(
+        "{:<20} {:>12} {:>12} {:>10}",
+        "expression", "kro-cel", "cel", "cel/kro"
+    );
     let mut ratios = Vec::new();
     for (name, ours, theirs) in &rows {
         let ratio = theirs / ours;
         ratios.push(ratio);
-        println!("{name:<20} {:>10.0}ns {:>10.0}ns {ratio:>9.2}x", ours, theirs);
+        println!(
+            "{name:<20} {:>10.0}ns {:>10.0}ns {ratio:>9.2}x",
+            ours, theirs
+        );
     }
     if let Some(median_ratio) = median(ratios) {
         println!("{:<20} {:>36.2}x", "median", median_ratio);

@@ -18,7 +18,7 @@ use crate::stdlib::{operators, optionals};
 use crate::types::Type;
 use crate::value::{Key, Map, Value};
 
-use node::{Arithmetic, Fold, Node};
+use node::{Arithmetic, Fold, Node, PathRoot};
 
 /// Supplies the values of variables during one evaluation.
 pub trait Activation {
@@ -133,14 +133,10 @@ impl Program {
         activation: &dyn Activation,
         limit: Option<u64>,
     ) -> Evaluation {
-        let globals = self
-            .inner
-            .globals
-            .iter()
-            .map(|name| activation.resolve(name))
-            .collect();
         let mut frame = Frame {
-            globals,
+            activation,
+            names: &self.inner.globals,
+            globals: vec![Global::Unresolved; self.inner.globals.len()],
             locals: vec![Ok(Value::Null); self.inner.slot_count],
             budget: Budget::new(limit),
         };
@@ -152,8 +148,18 @@ impl Program {
     }
 }
 
-struct Frame {
-    globals: Vec<Option<Value>>,
+/// A variable of the activation, resolved on first use.
+#[derive(Clone)]
+enum Global {
+    Unresolved,
+    Bound(Value),
+    Unbound,
+}
+
+struct Frame<'a> {
+    activation: &'a dyn Activation,
+    names: &'a [Arc<str>],
+    globals: Vec<Global>,
     locals: Vec<EvalResult<Value>>,
     budget: Budget,
 }
@@ -199,7 +205,61 @@ fn expect_bool(function: &str, value: &Value) -> EvalResult<bool> {
     }
 }
 
-impl Frame {
+impl Frame<'_> {
+    /// The value of a global, resolving it from the activation on first use.
+    fn global(&mut self, slot: u32) -> Option<&Value> {
+        let slot = slot as usize;
+        if matches!(self.globals[slot], Global::Unresolved) {
+            self.globals[slot] = match self.activation.resolve(&self.names[slot]) {
+                Some(value) => Global::Bound(value),
+                None => Global::Unbound,
+            };
+        }
+        match &self.globals[slot] {
+            Global::Bound(value) => Some(value),
+            _ => None,
+        }
+    }
+
+    fn eval_path(&mut self, root: &PathRoot, steps: &[(Key, Span)]) -> EvalResult<Value> {
+        self.budget.charge(steps.len() as u64)?;
+        let mut current: &Value = match root {
+            PathRoot::Global { slot, name, span } => match self.global(*slot) {
+                Some(value) => value,
+                None => {
+                    return Err(
+                        EvalError::new(EvalErrorKind::NoSuchAttribute(name.to_string())).at(*span),
+                    );
+                }
+            },
+            PathRoot::Local(slot) => match &self.locals[*slot as usize] {
+                Ok(value) => value,
+                Err(error) => return Err(error.clone()),
+            },
+        };
+        for (index, (key, span)) in steps.iter().enumerate() {
+            match current {
+                Value::Map(map) => match map.get(key) {
+                    Some(value) => current = value,
+                    None => {
+                        return Err(
+                            EvalError::new(EvalErrorKind::NoSuchKey(field_name(key))).at(*span)
+                        );
+                    }
+                },
+                // Optionals and errors take the general (copying) path.
+                other => {
+                    let mut owned = select_field(other, key, *span)?;
+                    for (key, span) in &steps[index + 1..] {
+                        owned = select_field(&owned, key, *span)?;
+                    }
+                    return Ok(owned);
+                }
+            }
+        }
+        Ok(current.clone())
+    }
+
     #[inline]
     fn eval(&mut self, node: &Node) -> EvalResult<Value> {
         match node {
@@ -213,11 +273,10 @@ impl Frame {
         match node {
             Node::Const(value) => Ok(value.clone()),
             Node::Local(slot) => self.locals[*slot as usize].clone(),
-            Node::Global { slot, name, span } => {
-                self.globals[*slot as usize].clone().ok_or_else(|| {
-                    EvalError::new(EvalErrorKind::NoSuchAttribute(name.to_string())).at(*span)
-                })
-            }
+            Node::Global { slot, name, span } => self.global(*slot).cloned().ok_or_else(|| {
+                EvalError::new(EvalErrorKind::NoSuchAttribute(name.to_string())).at(*span)
+            }),
+            Node::Path { root, steps } => self.eval_path(root, steps),
             Node::Name {
                 name,
                 options,
@@ -225,7 +284,7 @@ impl Frame {
                 span,
             } => {
                 for option in options.iter() {
-                    if let Some(value) = &self.globals[option.slot as usize] {
+                    if let Some(value) = self.global(option.slot) {
                         let mut value = value.clone();
                         for field in option.fields.iter() {
                             self.budget.charge(1)?;

@@ -26,6 +26,17 @@ pub(crate) struct NameOption {
     pub fields: Box<[Key]>,
 }
 
+/// Where a [`Node::Path`] starts.
+#[derive(Debug, Clone)]
+pub(crate) enum PathRoot {
+    Global {
+        slot: u32,
+        name: Arc<str>,
+        span: Span,
+    },
+    Local(u32),
+}
+
 /// A comprehension, with its variables assigned to local slots.
 #[derive(Debug)]
 pub(crate) struct Fold {
@@ -49,6 +60,12 @@ pub(crate) enum Node {
         span: Span,
     },
     Local(u32),
+    /// A chain of field selections on a variable (`schema.spec.name`), walked by reference
+    /// without copying the intermediate objects.
+    Path {
+        root: PathRoot,
+        steps: Box<[(Key, Span)]>,
+    },
     /// An unchecked name: the first option whose global is bound wins; else the type value,
     /// else "no such attribute".
     Name {

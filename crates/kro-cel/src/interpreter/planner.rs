@@ -12,7 +12,7 @@ use crate::source::Span;
 use crate::stdlib::operators::Relation;
 use crate::value::{Key, Value};
 
-use super::node::{Arithmetic, Fold, NameOption, Node};
+use super::node::{Arithmetic, Fold, NameOption, Node, PathRoot};
 
 pub(crate) struct Planner<'a> {
     env: &'a Env,
@@ -113,8 +113,34 @@ impl<'a> Planner<'a> {
                 {
                     return self.plan_name(&qualified, expr.span);
                 }
-                let operand = Box::new(self.plan(&select.operand));
+                let operand = self.plan(&select.operand);
                 let field = key(&select.field);
+                if !select.test_only {
+                    match operand {
+                        Node::Global { slot, name, span } => {
+                            return Node::Path {
+                                root: PathRoot::Global { slot, name, span },
+                                steps: Box::new([(field, expr.span)]),
+                            };
+                        }
+                        Node::Local(slot) => {
+                            return Node::Path {
+                                root: PathRoot::Local(slot),
+                                steps: Box::new([(field, expr.span)]),
+                            };
+                        }
+                        Node::Path { root, steps } => {
+                            let mut steps = steps.into_vec();
+                            steps.push((field, expr.span));
+                            return Node::Path {
+                                root,
+                                steps: steps.into_boxed_slice(),
+                            };
+                        }
+                        _ => {}
+                    }
+                }
+                let operand = Box::new(operand);
                 if select.test_only {
                     Node::Presence {
                         operand,
