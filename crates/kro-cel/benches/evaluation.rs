@@ -80,6 +80,19 @@ fn to_cel_crate(json: &serde_json::Value) -> cel::Value {
     }
 }
 
+fn cel_crate_to_json(value: &cel::Value) -> serde_json::Value {
+    match value {
+        cel::Value::Null => serde_json::Value::Null,
+        cel::Value::Bool(b) => serde_json::Value::Bool(*b),
+        cel::Value::Int(i) => serde_json::Value::from(*i),
+        cel::Value::UInt(u) => serde_json::Value::from(*u),
+        cel::Value::Float(f) => serde_json::Value::from(*f),
+        cel::Value::String(s) => serde_json::Value::String(s.to_string()),
+        cel::Value::List(items) => items.iter().map(cel_crate_to_json).collect(),
+        other => panic!("the benchmark expressions do not produce {other:?}"),
+    }
+}
+
 /// Runs one criterion benchmark and returns the median time per iteration in nanoseconds
 /// over the samples criterion took (`None` when the benchmark was filtered out).
 fn measure(c: &mut Criterion, id: &str, mut routine: impl FnMut()) -> Option<f64> {

@@ -92,6 +92,15 @@ pub enum MacroProblem {
     InvalidHasArgument,
     /// A loop variable uses a name reserved for the accumulator.
     ReservedAccumulatorName,
+    /// A variadic macro (`math.greatest`, `math.least`) called with no arguments.
+    MissingArguments,
+    /// The single argument of `math.greatest` or `math.least` is neither a number nor a
+    /// non-empty list of numbers.
+    InvalidSingleArgument,
+    /// A literal argument of `math.greatest` or `math.least` that is not a number.
+    NonNumericArgument,
+    /// `sortBy` applied to a literal or a map, which cannot be a list.
+    UnsupportedTarget,
 }
 
 impl fmt::Display for MacroError {
@@ -113,6 +122,23 @@ impl fmt::Display for MacroError {
             MacroProblem::ReservedAccumulatorName => write!(
                 f,
                 "{}() variable name cannot be the reserved accumulator name",
+                self.name
+            ),
+            MacroProblem::MissingArguments => {
+                write!(f, "{}() requires at least one argument", self.name)
+            }
+            MacroProblem::InvalidSingleArgument => {
+                write!(f, "{}() invalid single argument value", self.name)
+            }
+            MacroProblem::NonNumericArgument => write!(
+                f,
+                "{}() simple literal arguments must be numeric",
+                self.name
+            ),
+            MacroProblem::UnsupportedTarget => write!(
+                f,
+                "{} can only be applied to a list, identifier, comprehension, call or select \
+                 expression",
                 self.name
             ),
         }

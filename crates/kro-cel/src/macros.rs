@@ -1,7 +1,13 @@
 //! Macro expansion: calls such as `list.all(x, p)` become comprehension nodes while parsing.
 //!
 //! The expansions follow the CEL specification (and cel-go's accumulator layout), so the
-//! checker and the interpreter only ever see comprehensions.
+//! checker and the interpreter only ever see comprehensions. The extension libraries' macros
+//! (`math.greatest`, `math.least`, `sortBy`) expand into calls of internal functions; see
+//! [`extensions`].
+
+mod extensions;
+
+pub(crate) use extensions::{MAX_FUNCTION, MIN_FUNCTION, SORT_BY_KEYS_FUNCTION};
 
 use crate::ast::{
     Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapExpr, Select, operators,
@@ -25,6 +31,13 @@ enum Recognised {
         /// True for `optFlatMap`.
         flat: bool,
     },
+    /// `math.greatest(...)` or `math.least(...)`.
+    Extremum {
+        /// True for `math.greatest`.
+        greatest: bool,
+    },
+    /// `list.sortBy(x, key)`.
+    SortBy,
 }
 
 /// A macro that expands into a comprehension, decided by its name, its argument count and
@@ -88,9 +101,13 @@ impl Macro {
             ("transformMapEntry", 4) => Macro::TransformMapEntryFiltered,
             ("optMap", 2) => return Some(Recognised::OptionalMap { flat: false }),
             ("optFlatMap", 2) => return Some(Recognised::OptionalMap { flat: true }),
-            ("bind", 3) if matches!(&target.kind, ExprKind::Ident(name) if name == "cel") => {
-                Macro::Bind
+            ("sortBy", 2) => return Some(Recognised::SortBy),
+            (name @ ("greatest" | "least"), _) if is_ident(target, "math") => {
+                return Some(Recognised::Extremum {
+                    greatest: name == "greatest",
+                });
             }
+            ("bind", 3) if is_ident(target, "cel") => Macro::Bind,
             _ => return None,
         };
         Some(Recognised::Fold(found))
@@ -110,6 +127,11 @@ impl Macro {
     }
 }
 
+/// Whether `expr` is the plain identifier `name` (a macro's namespace, such as `cel`).
+fn is_ident(expr: &Expr, name: &str) -> bool {
+    matches!(&expr.kind, ExprKind::Ident(ident) if ident == name)
+}
+
 /// Expands `call` if it is a macro, else returns it unchanged.
 pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
     let ExprKind::Call(details) = &call.kind else {
@@ -127,6 +149,10 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
         Recognised::OptionalMap { flat } => {
             return expand_optional_map(parser, call, target, args, flat);
         }
+        Recognised::Extremum { greatest } => {
+            return extensions::expand_extremum(parser, call, args, greatest);
+        }
+        Recognised::SortBy => return extensions::expand_sort_by(parser, call, target, args),
         Recognised::Fold(which) => which,
     };
     let fail = |problem| {
