@@ -156,12 +156,9 @@ fn main() {
         let our_result = ours.evaluate(&activation).expect("kro-cel evaluates");
         let their_result = theirs.execute(&cel_context).expect("cel evaluates");
         assert_eq!(
-            kro_cel::to_json(&our_result)
-                .expect("json")
-                .to_string()
-                .len()
-                > 0,
-            !format!("{their_result:?}").is_empty(),
+            kro_cel::to_json(&our_result).expect("the result has a JSON form"),
+            cel_crate_to_json(&their_result),
+            "{name}: the two implementations disagree"
         );
 
         let kro_time = measure(&mut criterion, &format!("evaluate/{name}/kro-cel"), || {
