@@ -89,6 +89,20 @@ fn cel_crate_to_json(value: &cel::Value) -> serde_json::Value {
         cel::Value::Float(f) => serde_json::Value::from(*f),
         cel::Value::String(s) => serde_json::Value::String(s.to_string()),
         cel::Value::List(items) => items.iter().map(cel_crate_to_json).collect(),
+        cel::Value::Map(map) => map
+            .map
+            .iter()
+            .map(|(key, value)| {
+                let key = match key {
+                    cel::objects::Key::String(s) => s.to_string(),
+                    cel::objects::Key::Int(i) => i.to_string(),
+                    cel::objects::Key::Uint(u) => u.to_string(),
+                    cel::objects::Key::Bool(b) => b.to_string(),
+                };
+                (key, cel_crate_to_json(value))
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
         other => panic!("the benchmark expressions do not produce {other:?}"),
     }
 }

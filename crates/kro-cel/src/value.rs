@@ -152,6 +152,9 @@ impl fmt::Display for Key {
 
 type Entries = IndexMap<Key, Value, foldhash::fast::FixedState>;
 
+/// Maps up to this size are searched by comparing keys rather than by hashing.
+const SMALL_MAP: usize = 8;
+
 /// A CEL map: shared, immutable once built, iterated in insertion order.
 #[derive(Clone, Default)]
 pub struct Map(Arc<Entries>);
@@ -181,7 +184,21 @@ impl Map {
     }
 
     /// The value for a key.
+    #[inline]
     pub fn get(&self, key: &Key) -> Option<&Value> {
+        // Kubernetes objects are mostly small maps: comparing a few keys is cheaper than
+        // hashing one.
+        if self.0.len() <= SMALL_MAP {
+            if let Key::String(wanted) = key {
+                return self
+                    .0
+                    .iter()
+                    .find(|(candidate, _)| {
+                        matches!(candidate, Key::String(name) if name.len() == wanted.len() && name == wanted)
+                    })
+                    .map(|(_, value)| value);
+            }
+        }
         self.0.get(key)
     }
 
