@@ -188,22 +188,28 @@ impl Map {
     pub fn get(&self, key: &Key) -> Option<&Value> {
         // Kubernetes objects are mostly small maps: comparing a few keys is cheaper than
         // hashing one.
-        if self.0.len() <= SMALL_MAP {
-            if let Key::String(wanted) = key {
-                return self
-                    .0
-                    .iter()
-                    .find(|(candidate, _)| {
-                        matches!(candidate, Key::String(name) if name.len() == wanted.len() && name == wanted)
-                    })
-                    .map(|(_, value)| value);
-            }
+        if self.0.len() <= SMALL_MAP
+            && let Key::String(wanted) = key
+        {
+            return self.find_small(wanted);
         }
         self.0.get(key)
     }
 
+    fn find_small(&self, wanted: &str) -> Option<&Value> {
+        self.0
+            .iter()
+            .find(|(candidate, _)| {
+                matches!(candidate, Key::String(name) if name.len() == wanted.len() && name.as_ref() == wanted)
+            })
+            .map(|(_, value)| value)
+    }
+
     /// The value for a string key.
     pub fn get_str(&self, key: &str) -> Option<&Value> {
+        if self.0.len() <= SMALL_MAP {
+            return self.find_small(key);
+        }
         self.0.get(&Key::String(Arc::from(key)))
     }
 
