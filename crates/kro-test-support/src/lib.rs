@@ -1,0 +1,236 @@
+//! Test support for kro's integration suites: which API server they run against, and the
+//! real Kubernetes control plane (kube-apiserver and etcd built from Go modules by
+//! `scripts/controlplane.sh`, see `docs/testing.md`).
+//!
+//! **Owns:** the `KRO_TEST_APISERVER` selection (`embedded`, the default, or `real`); starting,
+//! reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane; finding kubectl.
+//!
+//! **Must not:** be a dependency of anything but tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Which API server the integration suites use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiServerKind {
+    /// kro's embedded API server, in process (the default).
+    Embedded,
+    /// A real kube-apiserver and etcd from `scripts/controlplane.sh`.
+    Real,
+}
+
+/// The environment variable that selects the API server.
+pub const API_SERVER_VARIABLE: &str = "KRO_TEST_APISERVER";
+/// The environment variable naming the kubeconfig of an already running real control plane.
+pub const KUBECONFIG_VARIABLE: &str = "KRO_TEST_KUBECONFIG";
+
+/// Why test support could not provide what a suite asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum SupportError {
+    /// `KRO_TEST_APISERVER` has a value other than `embedded` or `real`.
+    #[error("{API_SERVER_VARIABLE}={0:?}: expected \"embedded\" or \"real\"")]
+    UnknownApiServer(String),
+    /// The control-plane script could not be run.
+    #[error("cannot run {script}: {source}")]
+    Spawn {
+        /// The script's path.
+        script: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The control-plane script failed.
+    #[error("{script} {command} failed ({status}):\n{stderr}")]
+    ScriptFailed {
+        /// The script's path.
+        script: PathBuf,
+        /// The subcommand.
+        command: &'static str,
+        /// How it exited.
+        status: std::process::ExitStatus,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// The script succeeded but printed no kubeconfig path.
+    #[error("{0} start printed no kubeconfig path")]
+    NoKubeconfig(PathBuf),
+}
+
+impl ApiServerKind {
+    /// The selection from `KRO_TEST_APISERVER` (unset or empty means embedded).
+    ///
+    /// # Errors
+    /// [`SupportError::UnknownApiServer`] for any other value.
+    pub fn from_env() -> Result<Self, SupportError> {
+        match std::env::var(API_SERVER_VARIABLE)
+            .unwrap_or_default()
+            .as_str()
+        {
+            "" | "embedded" => Ok(ApiServerKind::Embedded),
+            "real" => Ok(ApiServerKind::Real),
+            other => Err(SupportError::UnknownApiServer(other.to_string())),
+        }
+    }
+}
+
+/// The repository's root directory.
+pub fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Whether a `go` toolchain is on the PATH (needed only to build the control plane).
+pub fn go_available() -> bool {
+    Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+/// Whether the control-plane binaries are already built (then Go is not needed).
+pub fn control_plane_built() -> bool {
+    repository_root()
+        .join("target/controlplane/bin/versions.stamp")
+        .is_file()
+}
+
+/// Whether this run is under CI (`CI=true`), where a missing prerequisite is a failure.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| value == "true")
+}
+
+/// The newest kubectl found: `kubectl.1.33` from the Google Cloud SDK, else `kubectl`.
+pub fn kubectl() -> Option<PathBuf> {
+    let candidates = [
+        PathBuf::from("/usr/lib/google-cloud-sdk/bin/kubectl.1.33"),
+        PathBuf::from("/usr/bin/kubectl"),
+        PathBuf::from("/usr/local/bin/kubectl"),
+    ];
+    candidates.into_iter().find(|path| path.is_file())
+}
+
+/// A running real control plane; stopped on drop unless it was reused from
+/// `KRO_TEST_KUBECONFIG`.
+#[derive(Debug)]
+pub struct RealControlPlane {
+    kubeconfig: PathBuf,
+    owned: bool,
+}
+
+impl RealControlPlane {
+    /// Reuses the control plane named by `KRO_TEST_KUBECONFIG`, or starts a new one with
+    /// `scripts/controlplane.sh start` (building it first if needed).
+    ///
+    /// # Errors
+    /// [`SupportError`] when the script cannot run or fails.
+    pub fn start() -> Result<Self, SupportError> {
+        if let Some(kubeconfig) = std::env::var_os(KUBECONFIG_VARIABLE) {
+            return Ok(RealControlPlane {
+                kubeconfig: PathBuf::from(kubeconfig),
+                owned: false,
+            });
+        }
+        let output = run_script("start", &[])?;
+        let stdout = String::from_utf8_lossy(&output);
+        let script = script_path();
+        let kubeconfig = stdout
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .map(|line| PathBuf::from(line.trim()))
+            .ok_or(SupportError::NoKubeconfig(script))?;
+        Ok(RealControlPlane {
+            kubeconfig,
+            owned: true,
+        })
+    }
+
+    /// The kubeconfig that reaches it.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Stops it now (when owned), reporting failure instead of ignoring it as drop must.
+    ///
+    /// # Errors
+    /// [`SupportError`] when the stop script fails.
+    pub fn stop(mut self) -> Result<(), SupportError> {
+        let result = self.stop_owned();
+        self.owned = false;
+        result
+    }
+
+    fn stop_owned(&self) -> Result<(), SupportError> {
+        if !self.owned {
+            return Ok(());
+        }
+        let kubeconfig = self.kubeconfig.to_string_lossy().into_owned();
+        run_script("stop", &[&kubeconfig]).map(|_| ())
+    }
+}
+
+impl Drop for RealControlPlane {
+    fn drop(&mut self) {
+        if let Err(error) = self.stop_owned() {
+            eprintln!("kro-test-support: stopping the control plane failed: {error}");
+        }
+    }
+}
+
+fn script_path() -> PathBuf {
+    repository_root().join("scripts/controlplane.sh")
+}
+
+fn run_script(command: &'static str, args: &[&str]) -> Result<Vec<u8>, SupportError> {
+    let script = script_path();
+    let output = Command::new("bash")
+        .arg(&script)
+        .arg(command)
+        .args(args)
+        .output()
+        .map_err(|source| SupportError::Spawn {
+            script: script.clone(),
+            source,
+        })?;
+    if !output.status.success() {
+        return Err(SupportError::ScriptFailed {
+            script,
+            command,
+            status: output.status,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        });
+    }
+    Ok(output.stdout)
+}
+
+/// For suites that need the real control plane: `Some` when it can run here. When it cannot
+/// (no Go and no built binaries) the suite is skipped with a printed reason, except under
+/// `CI=true`, where that is a failure.
+///
+/// # Panics
+/// Under CI when the control plane cannot be built, or when starting it fails.
+pub fn real_control_plane_or_skip(suite: &str) -> Option<RealControlPlane> {
+    if !control_plane_built() && !go_available() && std::env::var_os(KUBECONFIG_VARIABLE).is_none()
+    {
+        let reason = "the real control plane needs Go to build (scripts/controlplane.sh build)";
+        assert!(
+            !in_ci(),
+            "{suite}: {reason}, and CI=true makes that a failure"
+        );
+        eprintln!("{suite}: skipped: {reason}");
+        return None;
+    }
+    match RealControlPlane::start() {
+        Ok(control_plane) => Some(control_plane),
+        Err(error) => panic!("{suite}: the real control plane did not start: {error}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_root_holds_the_control_plane_script() {
+        assert!(script_path().is_file(), "{}", script_path().display());
+    }
+}
