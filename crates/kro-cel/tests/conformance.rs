@@ -296,8 +296,11 @@ fn run_test(test: &Message) -> Outcome {
                 Some(Err(problem)) => return Outcome::Fail(format!("type_env: {problem}")),
                 None => env = env.with_variable(&name, Type::Dyn),
             }
-        } else if declaration.message("function").is_some() {
-            return Outcome::Skip("function declarations in type_env");
+        } else if let Some(function) = declaration.message("function") {
+            match decode_function(&name, function) {
+                Ok(function) => env = env.with_function(function),
+                Err(problem) => return Outcome::Fail(format!("type_env {name}: {problem}")),
+            }
         }
     }
     let mut bindings: HashMap<String, Value> = HashMap::new();
@@ -377,6 +380,31 @@ fn conformance_env() -> Env {
         .iter()
         .filter_map(|name| kro_cel::library(name))
         .fold(Env::standard(), Env::with_library)
+}
+
+/// A declaration-only function from a `type_env` entry (these tests only check types).
+fn decode_function(name: &str, message: &Message) -> Result<kro_cel::Function, String> {
+    let mut function = kro_cel::Function::new(name);
+    for overload in message.all("overloads").filter_map(as_message) {
+        let id = overload.string("overload_id").unwrap_or_default();
+        let params = overload
+            .all("params")
+            .filter_map(as_message)
+            .map(decode_type)
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = overload
+            .message("result_type")
+            .map(decode_type)
+            .transpose()?
+            .unwrap_or(Type::Dyn);
+        let declared = if overload.flag("is_instance_function") {
+            kro_cel::Overload::member(&id, &params, result)
+        } else {
+            kro_cel::Overload::global(&id, &params, result)
+        };
+        function = function.overload(declared);
+    }
+    Ok(function)
 }
 
 fn decode_type(message: &Message) -> Result<Type, String> {

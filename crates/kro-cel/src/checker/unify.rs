@@ -158,6 +158,14 @@ impl Substitution {
                 let value = self.generalize(v1, v2, next)?;
                 Some(Type::map(key, value))
             }
+            (Type::Opaque(n1, p1), Type::Opaque(n2, p2)) if n1 == n2 && p1.len() == p2.len() => {
+                let params = p1
+                    .iter()
+                    .zip(p2.iter())
+                    .map(|(x, y)| self.generalize(x, y, next))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(Type::Opaque(n1.clone(), params.into()))
+            }
             _ => None,
         }
     }
