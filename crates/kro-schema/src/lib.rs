@@ -7,3 +7,9 @@
 //! catalog of Kubernetes API schemas.
 //!
 //! **Must not:** do I/O; schemas arrive as values from the caller.
+
+mod gvk;
+mod openapi;
+
+pub use gvk::{Gvk, GvkError};
+pub use openapi::{AdditionalProperties, Schema, ValidationRule};
