@@ -3,22 +3,134 @@
 //! kro's CEL environment enables cel-go's extensions, the Kubernetes libraries and kro's own
 //! functions; see [`KRO_LIBRARIES`]. Each library is a module here and an entry in
 //! [`library`].
+//!
+//! The Kubernetes libraries (`kubernetes.*`) follow `k8s.io/apiserver/pkg/cel/library` as
+//! vendored by upstream kro (Kubernetes 1.35): the same functions, overload ids, type names
+//! (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Quantity`, `kubernetes.Semver`,
+//! `kubernetes.NamedFormat`) and parsing rules.
 
 mod encoders;
+mod k8s_ip;
+mod k8s_lists;
+mod k8s_regex;
 
+use crate::error::{EvalError, EvalResult};
 use crate::functions::Library;
+use crate::value::{OpaqueValue, Value};
 
 /// Every library this crate provides, by name.
-pub const ALL_LIBRARIES: &[&str] = &["encoders"];
+pub const ALL_LIBRARIES: &[&str] = &[
+    "encoders",
+    "kubernetes.lists",
+    "kubernetes.regex",
+    "kubernetes.ip",
+    "kubernetes.cidr",
+];
 
 /// The libraries kro's CEL environment enables (upstream kro's set, plus the ones our users
-/// asked for).
-pub const KRO_LIBRARIES: &[&str] = &["encoders"];
+/// asked for). Upstream kro does not enable `kubernetes.format`.
+pub const KRO_LIBRARIES: &[&str] = &[
+    "encoders",
+    "kubernetes.lists",
+    "kubernetes.regex",
+    "kubernetes.ip",
+    "kubernetes.cidr",
+];
 
 /// A library by name.
 pub fn library(name: &str) -> Option<Library> {
     match name {
         "encoders" => Some(encoders::library()),
+        "kubernetes.lists" => Some(k8s_lists::library()),
+        "kubernetes.regex" => Some(k8s_regex::library()),
+        "kubernetes.ip" => Some(k8s_ip::ip_library()),
+        "kubernetes.cidr" => Some(k8s_ip::cidr_library()),
         _ => None,
+    }
+}
+
+/// The library value of type `T` inside an opaque value, or a "no such overload" error
+/// naming `function` (the checker rules this out; it guards dynamic calls).
+pub(crate) fn opaque_arg<'a, T: OpaqueValue>(
+    function: &str,
+    value: &'a Value,
+) -> EvalResult<&'a T> {
+    match value {
+        Value::Opaque(opaque) => opaque
+            .as_any()
+            .downcast_ref::<T>()
+            .ok_or_else(|| EvalError::no_such_overload(function, &[value])),
+        other => Err(EvalError::no_such_overload(function, &[other])),
+    }
+}
+
+/// The string argument, or a "no such overload" error naming `function`.
+pub(crate) fn string_arg<'a>(function: &str, value: &'a Value) -> EvalResult<&'a str> {
+    match value {
+        Value::String(text) => Ok(text),
+        other => Err(EvalError::no_such_overload(function, &[other])),
+    }
+}
+
+/// The int argument, or a "no such overload" error naming `function`.
+pub(crate) fn int_arg(function: &str, value: &Value) -> EvalResult<i64> {
+    match value {
+        Value::Int(number) => Ok(*number),
+        other => Err(EvalError::no_such_overload(function, &[other])),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Helpers shared by the extension libraries' tests.
+
+    use crate::error::{CompileError, EvalError, TypeErrorKind};
+    use crate::{Env, NoVariables, Value};
+
+    /// The standard environment plus every library this crate provides.
+    pub(crate) fn env() -> Env {
+        super::ALL_LIBRARIES
+            .iter()
+            .filter_map(|name| super::library(name))
+            .fold(Env::standard(), Env::with_library)
+    }
+
+    /// Compiles and evaluates, panicking with the expression on any failure.
+    pub(crate) fn eval(text: &str) -> Value {
+        let program = env()
+            .compile(text)
+            .unwrap_or_else(|error| panic!("{text}: {error}"));
+        program
+            .evaluate(&NoVariables)
+            .unwrap_or_else(|error| panic!("{text}: {error}"))
+    }
+
+    /// Compiles and evaluates an expression that must fail at run time.
+    pub(crate) fn eval_error(text: &str) -> EvalError {
+        let program = env()
+            .compile(text)
+            .unwrap_or_else(|error| panic!("{text}: {error}"));
+        match program.evaluate(&NoVariables) {
+            Ok(value) => panic!("{text}: expected an error, got {value}"),
+            Err(error) => error,
+        }
+    }
+
+    /// Asserts that each `(expression, expected)` pair evaluates to the expected value.
+    pub(crate) fn assert_evaluations(cases: &[(&str, Value)]) {
+        for (text, expected) in cases {
+            assert_eq!(&eval(text), expected, "{text}");
+        }
+    }
+
+    /// True when the expression is rejected at check time because no overload matches.
+    pub(crate) fn is_rejected_for_overloads(text: &str) -> bool {
+        match env().compile(text) {
+            Err(CompileError::Check(error)) => error
+                .issues
+                .iter()
+                .any(|issue| matches!(issue.kind, TypeErrorKind::NoMatchingOverload { .. })),
+            _ => false,
+        }
     }
 }
