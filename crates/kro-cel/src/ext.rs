@@ -10,9 +10,13 @@
 //! `kubernetes.NamedFormat`) and parsing rules.
 
 mod encoders;
+mod k8s_format;
 mod k8s_ip;
 mod k8s_lists;
+mod k8s_quantity;
 mod k8s_regex;
+mod k8s_semver;
+mod k8s_url;
 
 use crate::error::{EvalError, EvalResult};
 use crate::functions::Library;
@@ -23,8 +27,12 @@ pub const ALL_LIBRARIES: &[&str] = &[
     "encoders",
     "kubernetes.lists",
     "kubernetes.regex",
+    "kubernetes.urls",
+    "kubernetes.quantity",
     "kubernetes.ip",
     "kubernetes.cidr",
+    "kubernetes.semver",
+    "kubernetes.format",
 ];
 
 /// The libraries kro's CEL environment enables (upstream kro's set, plus the ones our users
@@ -33,8 +41,11 @@ pub const KRO_LIBRARIES: &[&str] = &[
     "encoders",
     "kubernetes.lists",
     "kubernetes.regex",
+    "kubernetes.urls",
+    "kubernetes.quantity",
     "kubernetes.ip",
     "kubernetes.cidr",
+    "kubernetes.semver",
 ];
 
 /// A library by name.
@@ -43,8 +54,12 @@ pub fn library(name: &str) -> Option<Library> {
         "encoders" => Some(encoders::library()),
         "kubernetes.lists" => Some(k8s_lists::library()),
         "kubernetes.regex" => Some(k8s_regex::library()),
+        "kubernetes.urls" => Some(k8s_url::library()),
+        "kubernetes.quantity" => Some(k8s_quantity::library()),
         "kubernetes.ip" => Some(k8s_ip::ip_library()),
         "kubernetes.cidr" => Some(k8s_ip::cidr_library()),
+        "kubernetes.semver" => Some(k8s_semver::library()),
+        "kubernetes.format" => Some(k8s_format::library()),
         _ => None,
     }
 }

@@ -137,6 +137,17 @@ fn parse_cidr(function: &str, text: &str, budget: &mut Budget) -> EvalResult<IpP
     Ok(prefix)
 }
 
+/// Whether `text` is an IPv6 address without a zone, as a URL's bracketed host must be.
+pub(crate) fn is_ipv6_literal(text: &str) -> bool {
+    matches!(
+        parse_address(text),
+        Ok(address::ParsedAddress {
+            address: IpAddress::V6(_),
+            has_zone: false
+        })
+    )
+}
+
 fn ip_arg(function: &str, value: &Value) -> EvalResult<IpAddress> {
     opaque_arg::<Ip>(function, value).map(|ip| ip.0)
 }
