@@ -131,6 +131,16 @@ pub(crate) mod testing {
         }
     }
 
+    /// The cost of evaluating an expression without a limit (it must evaluate).
+    pub(crate) fn cost(text: &str) -> u64 {
+        let program = env()
+            .compile(text)
+            .unwrap_or_else(|error| panic!("{text}: {error}"));
+        let evaluation = program.evaluate_with_limit(&NoVariables, None);
+        assert!(evaluation.result.is_ok(), "{text}");
+        evaluation.cost
+    }
+
     /// Asserts that each `(expression, expected)` pair evaluates to the expected value.
     pub(crate) fn assert_evaluations(cases: &[(&str, Value)]) {
         for (text, expected) in cases {
@@ -147,5 +157,35 @@ pub(crate) mod testing {
                 .any(|issue| matches!(issue.kind, TypeErrorKind::NoMatchingOverload { .. })),
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Env, NoVariables, Value};
+
+    #[test]
+    fn every_listed_library_exists_under_its_name() {
+        for name in ALL_LIBRARIES {
+            assert_eq!(library(name).map(|library| library.name), Some(*name));
+        }
+        assert!(
+            KRO_LIBRARIES
+                .iter()
+                .all(|name| ALL_LIBRARIES.contains(name))
+        );
+        assert!(library("kubernetes.nope").is_none());
+    }
+
+    #[test]
+    fn kro_environment_has_the_kubernetes_libraries_but_not_format() {
+        assert!(!KRO_LIBRARIES.contains(&"kubernetes.format"));
+        let env = Env::kro();
+        let program = env
+            .compile("quantity('1.5Gi').add(quantity('512Mi')).isGreaterThan(quantity('2G'))")
+            .expect("compiles in the kro environment");
+        assert_eq!(program.evaluate(&NoVariables), Ok(Value::Bool(true)));
+        assert!(env.compile("format.dns1123Label()").is_err());
     }
 }

@@ -304,6 +304,22 @@ mod tests {
     }
 
     #[test]
+    fn cost_grows_with_the_length_of_the_list() {
+        let env = crate::ext::testing::env()
+            .with_variable("numbers", crate::Type::list(crate::Type::Int));
+        let cost = |length: i64| {
+            let numbers = Value::list((0..length).map(Value::Int).collect());
+            let evaluation = env
+                .compile("numbers.sum() + numbers.max() + numbers.indexOf(-1)")
+                .expect("compiles")
+                .evaluate_with_limit(&[("numbers", numbers)], None);
+            assert!(evaluation.result.is_ok());
+            evaluation.cost
+        };
+        assert!(cost(10_000) > cost(10) + 2_000);
+    }
+
+    #[test]
     fn unorderable_elements_of_dyn_lists_are_runtime_errors() {
         let error = eval_error("dyn([[1], [2]]).max()");
         assert!(matches!(error.kind(), EvalErrorKind::NoSuchOverload { .. }));

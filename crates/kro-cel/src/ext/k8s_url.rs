@@ -357,6 +357,16 @@ mod tests {
     }
 
     #[test]
+    fn parsing_cost_grows_with_the_text() {
+        let long_path = "a".repeat(5_000);
+        let short = crate::ext::testing::cost("url('https://example.com/a').getEscapedPath()");
+        let long = crate::ext::testing::cost(&format!(
+            "url('https://example.com/{long_path}').getEscapedPath()"
+        ));
+        assert!(long > short + 900, "{short} {long}");
+    }
+
+    #[test]
     fn wrong_types_are_rejected_at_check_time() {
         for text in [
             "url(1)",
