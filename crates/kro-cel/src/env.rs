@@ -21,6 +21,7 @@ use crate::types::{Type, TypeProvider};
 pub struct Env {
     functions: Arc<HashMap<String, Function>>,
     variables: Arc<HashMap<String, Type>>,
+    types: Arc<HashMap<String, Type>>,
     provider: Option<Arc<dyn TypeProvider>>,
     container: String,
     parser_config: ParserConfig,
@@ -54,6 +55,7 @@ impl Env {
         Env {
             functions: Arc::new(HashMap::new()),
             variables: Arc::new(HashMap::new()),
+            types: Arc::new(HashMap::new()),
             provider: None,
             container: String::new(),
             parser_config: ParserConfig::default(),
@@ -79,11 +81,15 @@ impl Env {
             .fold(Env::standard(), Env::with_library)
     }
 
-    /// Adds a library's functions (merging overloads into existing functions).
+    /// Adds a library's functions (merging overloads into existing functions) and the type
+    /// names it declares.
     #[must_use]
     pub fn with_library(mut self, library: Library) -> Self {
         for function in library.functions {
             self = self.with_function(function);
+        }
+        if !library.types.is_empty() {
+            Arc::make_mut(&mut self.types).extend(library.types);
         }
         self.libraries.push(library.name);
         self
@@ -238,10 +244,15 @@ impl Env {
         candidates
     }
 
-    /// The type a type name denotes: a built-in type or one of the provider's object types.
+    /// The type a type name denotes: a built-in type, a type declared by an enabled library,
+    /// or one of the provider's object types.
     pub fn lookup_type_name(&self, name: &str) -> Option<(String, Type)> {
         for candidate in self.candidate_names(name) {
             if let Some(ty) = builtin_type(&candidate) {
+                return Some((candidate, ty));
+            }
+            if let Some(ty) = self.types.get(&candidate) {
+                let ty = ty.clone();
                 return Some((candidate, ty));
             }
             if self
@@ -275,4 +286,43 @@ pub(crate) fn builtin_type(name: &str) -> Option<Type> {
         "google.protobuf.Duration" => Type::Duration,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::Overload;
+    use crate::value::Value;
+
+    #[test]
+    fn library_type_names_resolve_as_type_values() {
+        let library = Library::new(
+            "widgets",
+            vec![Function::new("widget").overload(Overload::global(
+                "widget",
+                &[],
+                Type::opaque("acme.Widget"),
+            ))],
+        )
+        .with_opaque_type("acme.Widget");
+        let env = Env::standard().with_library(library);
+        assert_eq!(
+            env.lookup_type_name("acme.Widget"),
+            Some(("acme.Widget".to_string(), Type::opaque("acme.Widget")))
+        );
+        let program = env
+            .compile("acme.Widget")
+            .expect("a declared type name checks");
+        assert_eq!(
+            program.evaluate(&crate::NoVariables).expect("evaluates"),
+            Value::Type(Arc::from("acme.Widget"))
+        );
+    }
+
+    #[test]
+    fn undeclared_type_names_do_not_resolve() {
+        let env = Env::standard();
+        assert_eq!(env.lookup_type_name("acme.Widget"), None);
+        assert!(env.compile("acme.Widget").is_err());
+    }
 }

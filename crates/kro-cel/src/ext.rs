@@ -3,8 +3,20 @@
 //! kro's CEL environment enables cel-go's extensions, the Kubernetes libraries and kro's own
 //! functions; see [`KRO_LIBRARIES`]. Each library is a module here and an entry in
 //! [`library`].
+//!
+//! The Kubernetes libraries (`kubernetes.*`) follow `k8s.io/apiserver/pkg/cel/library` as
+//! vendored by upstream kro (Kubernetes 1.35): the same functions, overload ids, type names
+//! (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Quantity`, `kubernetes.Semver`,
+//! `kubernetes.NamedFormat`) and parsing rules.
 
 mod encoders;
+mod k8s_format;
+mod k8s_ip;
+mod k8s_lists;
+mod k8s_quantity;
+mod k8s_regex;
+mod k8s_semver;
+mod k8s_url;
 mod lists;
 mod math;
 mod sets;
@@ -12,14 +24,43 @@ mod strings;
 #[cfg(test)]
 mod testing;
 
+use crate::error::{EvalError, EvalResult};
 use crate::functions::Library;
+use crate::value::{OpaqueValue, Value};
 
 /// Every library this crate provides, by name.
-pub const ALL_LIBRARIES: &[&str] = &["encoders", "lists", "math", "sets", "strings"];
+pub const ALL_LIBRARIES: &[&str] = &[
+    "encoders",
+    "lists",
+    "math",
+    "sets",
+    "strings",
+    "kubernetes.lists",
+    "kubernetes.regex",
+    "kubernetes.urls",
+    "kubernetes.quantity",
+    "kubernetes.ip",
+    "kubernetes.cidr",
+    "kubernetes.semver",
+    "kubernetes.format",
+];
 
 /// The libraries kro's CEL environment enables (upstream kro's set, plus the ones our users
-/// asked for).
-pub const KRO_LIBRARIES: &[&str] = &["encoders", "lists", "math", "sets", "strings"];
+/// asked for). Upstream kro does not enable `kubernetes.format`.
+pub const KRO_LIBRARIES: &[&str] = &[
+    "encoders",
+    "lists",
+    "math",
+    "sets",
+    "strings",
+    "kubernetes.lists",
+    "kubernetes.regex",
+    "kubernetes.urls",
+    "kubernetes.quantity",
+    "kubernetes.ip",
+    "kubernetes.cidr",
+    "kubernetes.semver",
+];
 
 /// A library by name.
 pub fn library(name: &str) -> Option<Library> {
@@ -29,36 +70,75 @@ pub fn library(name: &str) -> Option<Library> {
         "math" => Some(math::library()),
         "sets" => Some(sets::library()),
         "strings" => Some(strings::library()),
+        "kubernetes.lists" => Some(k8s_lists::library()),
+        "kubernetes.regex" => Some(k8s_regex::library()),
+        "kubernetes.urls" => Some(k8s_url::library()),
+        "kubernetes.quantity" => Some(k8s_quantity::library()),
+        "kubernetes.ip" => Some(k8s_ip::ip_library()),
+        "kubernetes.cidr" => Some(k8s_ip::cidr_library()),
+        "kubernetes.semver" => Some(k8s_semver::library()),
+        "kubernetes.format" => Some(k8s_format::library()),
         _ => None,
+    }
+}
+
+/// The library value of type `T` inside an opaque value, or a "no such overload" error
+/// naming `function` (the checker rules this out; it guards dynamic calls).
+pub(crate) fn opaque_arg<'a, T: OpaqueValue>(
+    function: &str,
+    value: &'a Value,
+) -> EvalResult<&'a T> {
+    match value {
+        Value::Opaque(opaque) => opaque
+            .as_any()
+            .downcast_ref::<T>()
+            .ok_or_else(|| EvalError::no_such_overload(function, &[value])),
+        other => Err(EvalError::no_such_overload(function, &[other])),
+    }
+}
+
+/// The string argument, or a "no such overload" error naming `function`.
+pub(crate) fn string_arg<'a>(function: &str, value: &'a Value) -> EvalResult<&'a str> {
+    match value {
+        Value::String(text) => Ok(text),
+        other => Err(EvalError::no_such_overload(function, &[other])),
+    }
+}
+
+/// The int argument, or a "no such overload" error naming `function`.
+pub(crate) fn int_arg(function: &str, value: &Value) -> EvalResult<i64> {
+    match value {
+        Value::Int(number) => Ok(*number),
+        other => Err(EvalError::no_such_overload(function, &[other])),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{ALL_LIBRARIES, KRO_LIBRARIES, library};
+    use super::*;
     use crate::{Env, NoVariables, Value};
 
     #[test]
-    fn every_listed_library_exists_under_its_own_name() {
+    fn every_listed_library_exists_under_its_name() {
         for name in ALL_LIBRARIES {
-            let found = library(name).map(|library| library.name);
-            assert_eq!(found, Some(*name));
+            assert_eq!(library(name).map(|library| library.name), Some(*name));
         }
         assert!(
             KRO_LIBRARIES
                 .iter()
                 .all(|name| ALL_LIBRARIES.contains(name))
         );
-        assert!(library("no-such-library").is_none());
+        assert!(library("kubernetes.nope").is_none());
     }
 
     #[test]
-    fn kro_environment_combines_the_extensions() {
-        let program = Env::kro()
-            .compile(
-                "sets.equivalent([3, 1, 2].sort(), lists.range(math.greatest(2, 4)).slice(1, 4))",
-            )
-            .expect("compiles");
+    fn kro_environment_has_the_kubernetes_libraries_but_not_format() {
+        assert!(!KRO_LIBRARIES.contains(&"kubernetes.format"));
+        let env = Env::kro();
+        let program = env
+            .compile("quantity('1.5Gi').add(quantity('512Mi')).isGreaterThan(quantity('2G'))")
+            .expect("compiles in the kro environment");
         assert_eq!(program.evaluate(&NoVariables), Ok(Value::Bool(true)));
+        assert!(env.compile("format.dns1123Label()").is_err());
     }
 }

@@ -144,4 +144,26 @@ pub struct Library {
     pub name: &'static str,
     /// The functions it adds; overloads of existing functions are merged.
     pub functions: Vec<Function>,
+    /// The type names it declares, usable as values in expressions (`type(x) == net.IP`),
+    /// each with the type it denotes.
+    pub types: Vec<(String, Type)>,
+}
+
+impl Library {
+    /// A library of functions that declares no type names.
+    pub fn new(name: &'static str, functions: Vec<Function>) -> Self {
+        Library {
+            name,
+            functions,
+            types: Vec::new(),
+        }
+    }
+
+    /// Declares an opaque type's name, so expressions can name the type
+    /// (`type(ip('10.0.0.1')) == net.IP`).
+    #[must_use]
+    pub fn with_opaque_type(mut self, name: &str) -> Self {
+        self.types.push((name.to_string(), Type::opaque(name)));
+        self
+    }
 }

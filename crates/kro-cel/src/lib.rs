@@ -7,7 +7,9 @@
 //! **Owns:** the lexer and parser (positions on every node, bounded depth and size); macro
 //! expansion into comprehensions; the type checker (overload resolution, type parameters, object
 //! types supplied by the embedder through [`TypeProvider`]); the interpreter with a cost budget;
-//! the standard library and optional types; conversion between CEL values and JSON.
+//! the standard library and optional types; the extension libraries enabled by name (among them
+//! Kubernetes' lists, regex, URL, quantity, IP, CIDR, semver and format libraries); conversion
+//! between CEL values and JSON.
 //!
 //! **Must not:** do I/O, read clocks or the environment, or know Kubernetes object types.
 //!

@@ -3,7 +3,7 @@
 pub(crate) mod conversions;
 pub(crate) mod operators;
 pub(crate) mod optionals;
-mod strings;
+pub(crate) mod strings;
 mod time;
 
 use crate::ast::operators as names;
@@ -19,10 +19,7 @@ pub fn library() -> Library {
     functions.extend(conversions::functions());
     functions.extend(strings::functions());
     functions.extend(time::functions());
-    Library {
-        name: "standard",
-        functions,
-    }
+    Library::new("standard", functions)
 }
 
 fn a() -> Type {

@@ -14,9 +14,9 @@ use crate::value::Value;
 
 /// The encoders library.
 pub(crate) fn library() -> Library {
-    Library {
-        name: "encoders",
-        functions: vec![
+    Library::new(
+        "encoders",
+        vec![
             Function::new("base64.encode").overload(
                 Overload::global("base64_encode_bytes", &[Type::Bytes], Type::String).with_impl(
                     |args, budget| match &args[0] {
@@ -46,7 +46,7 @@ pub(crate) fn library() -> Library {
                 ),
             ),
         ],
-    }
+    )
 }
 
 #[cfg(test)]

@@ -98,10 +98,7 @@ pub(crate) fn library() -> Library {
         end_function("last", "list_last", <[Value]>::last),
     ];
     functions.extend(sort_functions());
-    Library {
-        name: "lists",
-        functions,
-    }
+    Library::new("lists", functions)
 }
 
 /// `list.slice(start, end)`

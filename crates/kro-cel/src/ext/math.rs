@@ -33,10 +33,7 @@ pub(crate) fn library() -> Library {
     functions.extend([abs_function(), sign_function(), sqrt_function()]);
     functions.extend(bitwise_functions());
     functions.extend(shift_functions());
-    Library {
-        name: "math",
-        functions,
-    }
+    Library::new("math", functions)
 }
 
 /// Which end of the order `math.@max` and `math.@min` look for.

@@ -35,9 +35,9 @@ pub(crate) fn library() -> Library {
             ),
         )
     };
-    Library {
-        name: "sets",
-        functions: vec![
+    Library::new(
+        "sets",
+        vec![
             function(
                 "sets.contains",
                 "list_sets_contains_list",
@@ -54,7 +54,7 @@ pub(crate) fn library() -> Library {
                 SetOperation::Intersects,
             ),
         ],
-    }
+    )
 }
 
 /// The elements as map keys, when every one is an int, uint, bool or string. For those, key

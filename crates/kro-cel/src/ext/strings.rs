@@ -41,10 +41,7 @@ pub(crate) fn library() -> Library {
             }),
         ),
     );
-    Library {
-        name: "strings",
-        functions,
-    }
+    Library::new("strings", functions)
 }
 
 /// `charAt`, `indexOf`, `lastIndexOf` and `substring`: the functions that take indexes.

@@ -81,3 +81,61 @@ pub(super) fn assert_errors(env: &Env, cases: &[(&str, ErrorCheck)]) {
         assert!(expected(&kind), "{text}: {kind:?}");
     }
 }
+
+// Helpers over the environment with every library this crate provides.
+/// The standard environment plus every library this crate provides.
+pub(crate) fn full_env() -> Env {
+    crate::ext::ALL_LIBRARIES
+        .iter()
+        .filter_map(|name| crate::ext::library(name))
+        .fold(Env::standard(), Env::with_library)
+}
+
+/// Compiles and evaluates, panicking with the expression on any failure.
+pub(crate) fn eval(text: &str) -> Value {
+    let program = full_env()
+        .compile(text)
+        .unwrap_or_else(|error| panic!("{text}: {error}"));
+    program
+        .evaluate(&NoVariables)
+        .unwrap_or_else(|error| panic!("{text}: {error}"))
+}
+
+/// Compiles and evaluates an expression that must fail at run time.
+pub(crate) fn eval_error(text: &str) -> EvalError {
+    let program = full_env()
+        .compile(text)
+        .unwrap_or_else(|error| panic!("{text}: {error}"));
+    match program.evaluate(&NoVariables) {
+        Ok(value) => panic!("{text}: expected an error, got {value}"),
+        Err(error) => error,
+    }
+}
+
+/// The cost of evaluating an expression without a limit (it must evaluate).
+pub(crate) fn cost(text: &str) -> u64 {
+    let program = full_env()
+        .compile(text)
+        .unwrap_or_else(|error| panic!("{text}: {error}"));
+    let evaluation = program.evaluate_with_limit(&NoVariables, None);
+    assert!(evaluation.result.is_ok(), "{text}");
+    evaluation.cost
+}
+
+/// Asserts that each `(expression, expected)` pair evaluates to the expected value.
+pub(crate) fn assert_evaluations(cases: &[(&str, Value)]) {
+    for (text, expected) in cases {
+        assert_eq!(&eval(text), expected, "{text}");
+    }
+}
+
+/// True when the expression is rejected at check time because no overload matches.
+pub(crate) fn is_rejected_for_overloads(text: &str) -> bool {
+    match full_env().compile(text) {
+        Err(CompileError::Check(error)) => error
+            .issues
+            .iter()
+            .any(|issue| matches!(issue.kind, TypeErrorKind::NoMatchingOverload { .. })),
+        _ => false,
+    }
+}

@@ -173,10 +173,7 @@ pub fn library() -> Library {
                 .with_impl(|args, _| optional_index(&args[0], &args[1])),
             ),
     ];
-    Library {
-        name: "optional",
-        functions,
-    }
+    Library::new("optional", functions)
 }
 
 fn unwrap_list(list: &Value) -> EvalResult<Value> {
