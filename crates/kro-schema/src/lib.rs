@@ -10,6 +10,12 @@
 
 mod gvk;
 mod openapi;
+mod simpleschema;
 
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};
+pub use simpleschema::{
+    CompiledSchema, MAX_TYPE_DEPTH, Marker, MarkerKind, ScaleFields, SimpleSchemaError,
+    SimpleSchemaErrorKind, TypeExpr, compile_field, compile_spec, parse_markers, parse_type,
+    scale_fields,
+};
