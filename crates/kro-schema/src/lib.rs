@@ -8,10 +8,12 @@
 //!
 //! **Must not:** do I/O; schemas arrive as values from the caller.
 
+mod cel_types;
 mod gvk;
 mod openapi;
 mod simpleschema;
 
+pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes};
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};
 pub use simpleschema::{
