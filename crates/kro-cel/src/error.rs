@@ -92,6 +92,10 @@ pub enum MacroProblem {
     InvalidHasArgument,
     /// A loop variable uses a name reserved for the accumulator.
     ReservedAccumulatorName,
+    /// `cel.index`, `cel.iterVar` and `cel.accuVar` take non-negative integer literals.
+    ExpectedNonNegativeLiteral,
+    /// `cel.block` takes a list literal of bindings and a result.
+    ExpectedListOfBindings,
     /// A variadic macro (`math.greatest`, `math.least`) called with no arguments.
     MissingArguments,
     /// The single argument of `math.greatest` or `math.least` is neither a number nor a
@@ -119,6 +123,20 @@ impl fmt::Display for MacroError {
                 self.name
             ),
             MacroProblem::InvalidHasArgument => write!(f, "invalid argument to has() macro"),
+            MacroProblem::ExpectedNonNegativeLiteral => {
+                write!(
+                    f,
+                    "{}() arguments must be non-negative integer literals",
+                    self.name
+                )
+            }
+            MacroProblem::ExpectedListOfBindings => {
+                write!(
+                    f,
+                    "{}() expects a list literal of bindings and a result",
+                    self.name
+                )
+            }
             MacroProblem::ReservedAccumulatorName => write!(
                 f,
                 "{}() variable name cannot be the reserved accumulator name",

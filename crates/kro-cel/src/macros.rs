@@ -5,6 +5,7 @@
 //! (`math.greatest`, `math.least`, `sortBy`) expand into calls of internal functions; see
 //! [`extensions`].
 
+mod block;
 mod extensions;
 
 pub(crate) use extensions::{MAX_FUNCTION, MIN_FUNCTION, SORT_BY_KEYS_FUNCTION};
@@ -38,6 +39,10 @@ enum Recognised {
     },
     /// `list.sortBy(x, key)`.
     SortBy,
+    /// `cel.block([bindings], result)`.
+    Block,
+    /// `cel.index(N)`, `cel.iterVar(N, M)` or `cel.accuVar(N, M)`.
+    BlockVariable,
 }
 
 /// A macro that expands into a comprehension, decided by its name, its argument count and
@@ -108,6 +113,10 @@ impl Macro {
                 });
             }
             ("bind", 3) if is_ident(target, "cel") => Macro::Bind,
+            ("block", 2) if is_ident(target, "cel") => return Some(Recognised::Block),
+            ("index", 1) | ("iterVar" | "accuVar", 2) if is_ident(target, "cel") => {
+                return Some(Recognised::BlockVariable);
+            }
             _ => return None,
         };
         Some(Recognised::Fold(found))
@@ -153,6 +162,11 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
             return extensions::expand_extremum(parser, call, args, greatest);
         }
         Recognised::SortBy => return extensions::expand_sort_by(parser, call, target, args),
+        Recognised::Block => return block::expand_block(parser, &call, args),
+        Recognised::BlockVariable => {
+            let function = details.function.clone();
+            return block::expand_variable(parser, &call, &function, &args);
+        }
         Recognised::Fold(which) => which,
     };
     let fail = |problem| {

@@ -499,7 +499,10 @@ impl<'a> Planner<'a> {
         else {
             return None;
         };
-        if !name.starts_with('@') || list.elements.len() != 1 || !list.optional_indices.is_empty() {
+        if name != crate::macros::ACCUMULATOR
+            || list.elements.len() != 1
+            || !list.optional_indices.is_empty()
+        {
             return None;
         }
         let accu_slot = self.local(name)?;
