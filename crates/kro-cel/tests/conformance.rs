@@ -152,7 +152,8 @@ fn main() -> ExitCode {
             }
         }
     }
-    print_table(&per_file);
+    let table = table(&per_file);
+    print!("{table}");
     println!("\nskipped by rule (KRO_CONFORMANCE_VERBOSE=1 lists each test):");
     for (reason, count) in &skip_reasons {
         println!("  {count:>5}  {reason}");
@@ -186,6 +187,10 @@ fn main() -> ExitCode {
             println!("  {id}");
         }
     }
+    if ok && let Err(problem) = check_readme(&table) {
+        ok = false;
+        println!("\n{problem}");
+    }
     if ok {
         println!("\nconformance: ok");
         ExitCode::SUCCESS
@@ -194,14 +199,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn print_table(per_file: &BTreeMap<String, Counts>) {
-    println!("{:<22} {:>6} {:>6} {:>6}", "file", "pass", "fail", "skip");
+/// The per-file table, as printed and as kept in the crate README.
+fn table(per_file: &BTreeMap<String, Counts>) -> String {
+    let mut out = format!("{:<22} {:>6} {:>6} {:>6}\n", "file", "pass", "fail", "skip");
     let mut total = Counts::default();
     for (file, counts) in per_file {
-        println!(
-            "{file:<22} {:>6} {:>6} {:>6}",
+        out.push_str(&format!(
+            "{file:<22} {:>6} {:>6} {:>6}\n",
             counts.passed, counts.failed, counts.skipped
-        );
+        ));
         total.passed += counts.passed;
         total.failed += counts.failed;
         total.skipped += counts.skipped;
@@ -212,10 +218,45 @@ fn print_table(per_file: &BTreeMap<String, Counts>) {
     } else {
         100.0 * total.passed as f64 / run as f64
     };
-    println!(
-        "{:<22} {:>6} {:>6} {:>6}   ({rate:.1}% of the tests run pass)",
+    out.push_str(&format!(
+        "{:<22} {:>6} {:>6} {:>6}   ({rate:.1}% of the tests run pass)\n",
         "total", total.passed, total.failed, total.skipped
-    );
+    ));
+    out
+}
+
+const README_BEGIN: &str = "<!-- conformance:begin -->\n";
+const README_END: &str = "<!-- conformance:end -->";
+
+/// Checks (or with `KRO_BLESS=1` rewrites) the table in the crate README.
+fn check_readme(table: &str) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme =
+        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let (Some(begin), Some(end)) = (readme.find(README_BEGIN), readme.find(README_END)) else {
+        return Err(format!(
+            "{}: the conformance markers are missing",
+            path.display()
+        ));
+    };
+    let block = format!("```text\n{table}```\n");
+    let current = &readme[begin + README_BEGIN.len()..end];
+    if current == block {
+        return Ok(());
+    }
+    if std::env::var_os("KRO_BLESS").is_some() {
+        let updated = format!(
+            "{}{block}{}",
+            &readme[..begin + README_BEGIN.len()],
+            &readme[end..]
+        );
+        return std::fs::write(&path, updated)
+            .map_err(|error| format!("{}: {error}", path.display()));
+    }
+    Err(format!(
+        "the conformance table in {} is stale; rerun with KRO_BLESS=1 to update it",
+        path.display()
+    ))
 }
 
 fn load_expected_failures() -> Result<HashMap<String, String>, String> {
