@@ -8,3 +8,11 @@
 //!
 //! **Must not:** do I/O; schemas of target kinds come through a small source trait supplied by
 //! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).
+
+mod api;
+
+pub use api::{
+    API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
+    ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
+    ScalingSpec, SchemaSpec, Scope,
+};
