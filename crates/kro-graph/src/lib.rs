@@ -10,9 +10,15 @@
 //! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).
 
 mod api;
+mod crd;
+mod names;
 
 pub use api::{
     API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
     ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
     ScalingSpec, SchemaSpec, Scope,
+};
+pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
+pub use names::{
+    is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
 };

@@ -1,0 +1,280 @@
+//! Naming rules of an RGD: kinds, versions, resource ids, iterator names and reserved words.
+
+/// Words no resource id or iterator may use: CEL's reserved symbols and kro's own words.
+///
+/// Upstream also reserves `vars` and `variables`; data nodes (seed 001) are commonly named
+/// `vars`, so they are allowed here.
+const RESERVED_WORDS: &[&str] = &[
+    // CEL
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+    // kro
+    "apiVersion",
+    "context",
+    "dependency",
+    "dependencies",
+    "each",
+    "externalRef",
+    "externalReference",
+    "externalRefs",
+    "externalReferences",
+    "graph",
+    "instance",
+    "item",
+    "items",
+    "kind",
+    "kro",
+    "metadata",
+    "object",
+    "resource",
+    "resourcegraphdefinition",
+    "resourceGraphDefinition",
+    "resources",
+    "root",
+    "runtime",
+    "schema",
+    "self",
+    "serviceAccountName",
+    "spec",
+    "status",
+    "this",
+    "version",
+];
+
+/// Whether `word` is reserved.
+pub fn is_reserved(word: &str) -> bool {
+    RESERVED_WORDS.contains(&word)
+}
+
+/// `^[a-z][a-zA-Z0-9]*$`: resource ids and forEach iterator names.
+pub fn is_lower_camel_case(word: &str) -> bool {
+    let mut chars = word.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `^[A-Z][a-zA-Z0-9]{0,62}$`: the kind of the generated API.
+pub fn is_valid_kind(kind: &str) -> bool {
+    let mut chars = kind.chars();
+    kind.len() <= 63
+        && matches!(chars.next(), Some(c) if c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_alphanumeric())
+}
+
+/// `^v[0-9]+((alpha|beta)[0-9]+)?$`: the version of the generated API.
+pub fn is_valid_version(version: &str) -> bool {
+    let Some(rest) = version.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let rest = &rest[digits..];
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(number) = rest
+        .strip_prefix("alpha")
+        .or_else(|| rest.strip_prefix("beta"))
+    else {
+        return false;
+    };
+    !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A DNS-1123 label (`^[a-z]([-a-z0-9]*[a-z0-9])?$`, at most 63 characters): short names and
+/// categories.
+pub fn is_dns_label(word: &str) -> bool {
+    let bytes = word.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes[0].is_ascii_lowercase()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+/// The plural of a lower-case kind, as upstream kro computes it (the `flect` rules for the
+/// words kinds are made of): `webapp` → `webapps`, `policy` → `policies`, `ingress` →
+/// `ingresses`.
+pub fn pluralize(word: &str) -> String {
+    const UNCHANGED: &[&str] = &[
+        "data",
+        "equipment",
+        "information",
+        "metadata",
+        "news",
+        "series",
+        "species",
+        "sheep",
+        "fish",
+        "deer",
+        "moose",
+        "aircraft",
+        "software",
+        "hardware",
+        "feedback",
+        "traffic",
+        "staff",
+        "police",
+        "rice",
+        "money",
+        "settings",
+        "jeans",
+        "scissors",
+    ];
+    const IRREGULAR: &[(&str, &str)] = &[
+        ("person", "people"),
+        ("child", "children"),
+        ("man", "men"),
+        ("woman", "women"),
+        ("mouse", "mice"),
+        ("goose", "geese"),
+        ("foot", "feet"),
+        ("tooth", "teeth"),
+        ("ox", "oxen"),
+        ("index", "indices"),
+        ("matrix", "matrices"),
+        ("vertex", "vertices"),
+        ("appendix", "appendices"),
+        ("criterion", "criteria"),
+        ("datum", "data"),
+        ("medium", "media"),
+        ("analysis", "analyses"),
+        ("basis", "bases"),
+        ("crisis", "crises"),
+        ("thesis", "theses"),
+        ("axis", "axes"),
+        ("quiz", "quizzes"),
+        ("leaf", "leaves"),
+        ("knife", "knives"),
+        ("life", "lives"),
+        ("wife", "wives"),
+        ("half", "halves"),
+        ("wolf", "wolves"),
+        ("shelf", "shelves"),
+        ("cactus", "cacti"),
+        ("focus", "foci"),
+        ("fungus", "fungi"),
+        ("radius", "radii"),
+        ("alumnus", "alumni"),
+        ("syllabus", "syllabi"),
+        ("status", "statuses"),
+        ("campus", "campuses"),
+        ("virus", "viruses"),
+        ("bus", "buses"),
+        ("photo", "photos"),
+        ("piano", "pianos"),
+        ("halo", "halos"),
+        ("video", "videos"),
+        ("echo", "echoes"),
+        ("hero", "heroes"),
+        ("potato", "potatoes"),
+        ("tomato", "tomatoes"),
+    ];
+    if word.is_empty() {
+        return String::new();
+    }
+    if UNCHANGED.iter().any(|unchanged| word.ends_with(unchanged)) {
+        return word.to_string();
+    }
+    if let Some((_, plural)) = IRREGULAR.iter().find(|(singular, _)| *singular == word) {
+        return (*plural).to_string();
+    }
+    // Compounds of these keep the irregular plural (salesperson, grandchild).
+    for (singular, plural) in [("person", "people"), ("child", "children")] {
+        if let Some(prefix) = word.strip_suffix(singular) {
+            return format!("{prefix}{plural}");
+        }
+    }
+    let ends = |suffix: &str| word.ends_with(suffix);
+    if ends("s") || ends("x") || ends("z") || ends("ch") || ends("sh") {
+        return format!("{word}es");
+    }
+    if let Some(stem) = word.strip_suffix('y') {
+        let before = stem.chars().last();
+        if before.is_some_and(|c| !"aeiou".contains(c)) {
+            return format!("{stem}ies");
+        }
+    }
+    format!("{word}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_lower_camel_case() {
+        for good in ["deployment", "myService2", "a"] {
+            assert!(is_lower_camel_case(good), "{good}");
+        }
+        for bad in ["", "Deployment", "my-service", "my_service", "2fa"] {
+            assert!(!is_lower_camel_case(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn kinds_and_versions_follow_upstream_patterns() {
+        assert!(is_valid_kind("WebApp"));
+        assert!(!is_valid_kind("webApp"));
+        assert!(!is_valid_kind(&format!("A{}", "b".repeat(63))));
+        for good in ["v1", "v1alpha1", "v2beta3", "v10"] {
+            assert!(is_valid_version(good), "{good}");
+        }
+        for bad in ["1", "v", "v1alpha", "v1gamma1", "V1"] {
+            assert!(!is_valid_version(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reserved_words_include_cel_and_kro_words_but_not_vars() {
+        assert!(is_reserved("schema") && is_reserved("each") && is_reserved("in"));
+        assert!(!is_reserved("vars"));
+    }
+
+    #[test]
+    fn plurals_follow_english_rules() {
+        let cases = [
+            ("webapp", "webapps"),
+            ("policy", "policies"),
+            ("gateway", "gateways"),
+            ("ingress", "ingresses"),
+            ("status", "statuses"),
+            ("box", "boxes"),
+            ("batch", "batches"),
+            ("index", "indices"),
+            ("person", "people"),
+            ("salesperson", "salespeople"),
+            ("metadata", "metadata"),
+            ("human", "humans"),
+            ("grandchild", "grandchildren"),
+            ("something", "somethings"),
+            ("cluster", "clusters"),
+        ];
+        for (singular, plural) in cases {
+            assert_eq!(pluralize(singular), plural, "{singular}");
+        }
+    }
+}
