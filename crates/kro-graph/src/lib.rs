@@ -10,6 +10,7 @@
 //! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).
 
 mod api;
+mod compat;
 mod crd;
 mod names;
 
@@ -18,6 +19,7 @@ pub use api::{
     ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
     ScalingSpec, SchemaSpec, Scope,
 };
+pub use compat::is_compatible;
 pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
 pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
