@@ -13,6 +13,7 @@ mod api;
 mod compat;
 mod crd;
 mod names;
+mod schema_source;
 
 pub use api::{
     API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
@@ -23,4 +24,7 @@ pub use compat::is_compatible;
 pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
 pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
+};
+pub use schema_source::{
+    CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource, SchemaSources,
 };
