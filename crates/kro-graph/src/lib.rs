@@ -10,9 +10,15 @@
 //! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).
 
 mod api;
+mod dag;
+mod diagram;
 
 pub use api::{
     API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
     ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
     ScalingSpec, SchemaSpec, Scope,
+};
+pub use dag::{CycleError, Dag, DagError};
+pub use diagram::{
+    DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,
 };
