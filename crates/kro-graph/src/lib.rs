@@ -12,6 +12,8 @@
 mod api;
 mod compat;
 mod crd;
+mod dag;
+mod diagram;
 mod names;
 mod schema_source;
 
@@ -22,6 +24,10 @@ pub use api::{
 };
 pub use compat::is_compatible;
 pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
+pub use dag::{CycleError, Dag, DagError};
+pub use diagram::{
+    DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,
+};
 pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
 };
