@@ -6,10 +6,16 @@
 //! defaulting, pruning) shared by the graph builder and the embedded API server; the built-in
 //! catalog of Kubernetes API schemas.
 //!
-//! **Must not:** do I/O; schemas arrive as values from the caller.
+//! **Must not:** do I/O; schemas arrive as values from the caller, or are compiled in (the
+//! built-in catalog decompresses its data from the binary, never from files).
 
+mod catalog;
 mod gvk;
 mod openapi;
 
+pub use catalog::{
+    Catalog, CatalogError, CatalogLookup, FieldPathError, FieldSchema, KindSchema, ListType,
+    MapType, MergeSemantics, PatchStrategy,
+};
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};
