@@ -6,13 +6,19 @@
 //! defaulting, pruning) shared by the graph builder and the embedded API server; the built-in
 //! catalog of Kubernetes API schemas.
 //!
-//! **Must not:** do I/O; schemas arrive as values from the caller.
+//! **Must not:** do I/O; schemas arrive as values from the caller, or are compiled in (the
+//! built-in catalog decompresses its data from the binary, never from files).
 
+mod catalog;
 mod cel_types;
 mod gvk;
 mod openapi;
 mod simpleschema;
 
+pub use catalog::{
+    Catalog, CatalogError, CatalogLookup, FieldPathError, FieldSchema, KindSchema, ListType,
+    MapType, MergeSemantics, PatchStrategy,
+};
 pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes};
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};

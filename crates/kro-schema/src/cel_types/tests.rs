@@ -149,3 +149,34 @@ fn cel_types_map_back_to_schemas() {
     assert!(spec.properties.contains_key("replicas"));
     let _ = root;
 }
+
+#[test]
+fn catalog_kinds_type_check_with_their_definition_names() {
+    let catalog = crate::Catalog::kubernetes();
+    let gvk = crate::Gvk::new("apps", "v1", "Deployment");
+    let deployment = catalog
+        .resolve(&gvk)
+        .found()
+        .expect("the catalog knows Deployment");
+    let types = SchemaTypes::new();
+    let root = types.register("__type_deployment", deployment.schema(), catalog);
+    assert_eq!(
+        checked_type(&types, root.clone(), "app.spec.template.spec.containers"),
+        Ok(Type::list(Type::object("io.k8s.api.core.v1.Container")))
+    );
+    assert_eq!(
+        checked_type(&types, root.clone(), "app.spec.replicas"),
+        Ok(Type::Int)
+    );
+    assert_eq!(
+        checked_type(&types, root, "app.metadata.labels"),
+        Ok(Type::map(Type::String, Type::String))
+    );
+    let containers = deployment
+        .field("spec.template.spec.containers")
+        .expect("the field exists");
+    assert_eq!(
+        containers.merge_semantics().list_map_keys,
+        vec!["name".to_string()]
+    );
+}
