@@ -32,5 +32,5 @@ pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
 };
 pub use schema_source::{
-    CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource, SchemaSources,
+    BuiltinCatalog, CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource, SchemaSources,
 };

@@ -218,6 +218,38 @@ impl SchemaSource for CrdSchemas {
     }
 }
 
+/// The built-in catalog of Kubernetes 1.33 kinds (Deployment, Service, ConfigMap ...).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinCatalog;
+
+/// The catalog's definitions, shareable as `Arc<dyn Definitions>`.
+#[derive(Debug, Clone, Copy)]
+struct CatalogDefinitions(&'static kro_schema::Catalog);
+
+impl Definitions for CatalogDefinitions {
+    fn definition(&self, name: &str) -> Option<&Schema> {
+        self.0.definition(name)
+    }
+}
+
+impl SchemaSource for BuiltinCatalog {
+    fn lookup(&self, gvk: &Gvk) -> SchemaLookup {
+        let catalog = kro_schema::Catalog::kubernetes();
+        match catalog.resolve(gvk).found() {
+            Some(kind) => SchemaLookup::Found(Box::new(KindSchema {
+                schema: kind.schema().clone(),
+                definitions: Arc::new(CatalogDefinitions(catalog)),
+                namespaced: None,
+                origin: format!(
+                    "the built-in Kubernetes {} catalog",
+                    kro_schema::Catalog::KUBERNETES_VERSION
+                ),
+            })),
+            None => SchemaLookup::Unknown,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +284,16 @@ mod tests {
         }
         assert!(matches!(
             sources.lookup(&Gvk::new("example.org", "v2", "Widget")),
+            SchemaLookup::Unknown
+        ));
+    }
+
+    #[test]
+    fn the_builtin_catalog_knows_deployments() {
+        let found = BuiltinCatalog.lookup(&Gvk::new("apps", "v1", "Deployment"));
+        assert!(matches!(found, SchemaLookup::Found(_)));
+        assert!(matches!(
+            BuiltinCatalog.lookup(&Gvk::new("example.org", "v1", "Widget")),
             SchemaLookup::Unknown
         ));
     }
