@@ -10,9 +10,21 @@
 //! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).
 
 mod api;
+mod source;
+mod template;
 
 pub use api::{
     API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
     ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
     ScalingSpec, SchemaSpec, Scope,
+};
+pub use source::{
+    DecodeError, DecodeErrorKind, FieldLocation, Location, SourceMap, YamlDocument, YamlError,
+    YamlErrorKind, YamlLimits, parse_yaml_documents, parse_yaml_documents_with,
+};
+pub use template::{
+    Expression, FieldPath, FieldPathError, FieldTemplateError, Interpolation, MAX_SCAN_ERRORS,
+    PathSegment, ScaleMarked, ScaleMarker, ScanErrors, ScannedJson, Template, TemplateError,
+    TemplateErrorKind, TemplateField, TemplatePart, find_expressions, parse_template, scan_json,
+    split_scale_marker,
 };
