@@ -16,6 +16,8 @@ mod dag;
 mod diagram;
 mod names;
 mod schema_source;
+mod source;
+mod template;
 
 pub use api::{
     API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
@@ -33,4 +35,14 @@ pub use names::{
 };
 pub use schema_source::{
     BuiltinCatalog, CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource, SchemaSources,
+};
+pub use source::{
+    DecodeError, DecodeErrorKind, FieldLocation, Location, SourceMap, YamlDocument, YamlError,
+    YamlErrorKind, YamlLimits, parse_yaml_documents, parse_yaml_documents_with,
+};
+pub use template::{
+    Expression, FieldPath, FieldPathError, FieldTemplateError, Interpolation, MAX_SCAN_ERRORS,
+    PathSegment, ScaleMarked, ScaleMarker, ScanErrors, ScannedJson, Template, TemplateError,
+    TemplateErrorKind, TemplateField, TemplatePart, find_expressions, parse_template, scan_json,
+    split_scale_marker,
 };
