@@ -42,12 +42,26 @@ impl Definitions for HashMap<String, Schema> {
 
 /// An object type: its fields' CEL types, whether unknown fields are allowed (as `dyn`), and
 /// the schema it came from (for the reverse mapping).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct ObjectType {
     fields: HashMap<String, Type>,
     open: bool,
     schema: Schema,
+    /// What the schema's `$ref`s point to, when registered with shared definitions.
+    definitions: Option<SharedDefinitions>,
 }
+
+impl std::fmt::Debug for ObjectType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectType")
+            .field("fields", &self.fields)
+            .field("open", &self.open)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Definitions shared between the types registered from them.
+pub type SharedDefinitions = Arc<dyn Definitions + Send + Sync>;
 
 /// Object types built from OpenAPI schemas; share it (cheaply cloned) between the checker and
 /// whoever registers schemas.
@@ -71,6 +85,23 @@ impl SchemaTypes {
         let mut registration = Registration {
             types: self,
             definitions,
+            shared: None,
+        };
+        registration.type_of(schema, name, 0, true)
+    }
+
+    /// Like [`register`](Self::register), keeping the definitions so that
+    /// [`schema_of`](Self::schema_of) can inline the `$ref`s of the registered objects.
+    pub fn register_shared(
+        &self,
+        name: &str,
+        schema: &Schema,
+        definitions: &SharedDefinitions,
+    ) -> Type {
+        let mut registration = Registration {
+            types: self,
+            definitions: definitions.as_ref(),
+            shared: Some(definitions.clone()),
         };
         registration.type_of(schema, name, 0, true)
     }
@@ -81,6 +112,7 @@ impl SchemaTypes {
         let mut registration = Registration {
             types: self,
             definitions,
+            shared: None,
         };
         registration.type_of(schema, name, 0, false)
     }
@@ -131,11 +163,57 @@ impl SchemaTypes {
             Type::Optional(inner) => self.schema_of(inner),
             Type::Object(name) => self
                 .object(name)
-                .map(|object| object.schema.clone())
+                .map(|object| match &object.definitions {
+                    Some(definitions) => inline_references(&object.schema, definitions.as_ref(), 0),
+                    None => object.schema.clone(),
+                })
                 .unwrap_or_else(any_value),
             _ => any_value(),
         }
     }
+}
+
+/// How deep `$ref`s are inlined before the rest is left open (recursive definitions).
+const MAX_INLINE_DEPTH: usize = 24;
+
+/// A copy of `schema` with every `$ref` replaced by its definition, so it can stand alone in a
+/// CRD. Past [`MAX_INLINE_DEPTH`] (or for a reference that resolves to nothing) the value is
+/// left open (`x-kubernetes-preserve-unknown-fields`).
+fn inline_references(schema: &Schema, definitions: &dyn Definitions, depth: usize) -> Schema {
+    if let Some(reference) = &schema.reference {
+        let resolved = (depth < MAX_INLINE_DEPTH)
+            .then(|| definitions.definition(reference_name(reference)))
+            .flatten();
+        return match resolved {
+            Some(definition) => {
+                let mut inlined = inline_references(definition, definitions, depth + 1);
+                if schema.description.is_some() {
+                    inlined.description = schema.description.clone();
+                }
+                inlined
+            }
+            None => any_value(),
+        };
+    }
+    let mut copy = schema.clone();
+    for property in copy.properties.values_mut() {
+        *property = inline_references(property, definitions, depth + 1);
+    }
+    if let Some(items) = &mut copy.items {
+        **items = inline_references(items, definitions, depth + 1);
+    }
+    if let Some(AdditionalProperties::Schema(values)) = &mut copy.additional_properties {
+        **values = inline_references(values, definitions, depth + 1);
+    }
+    for branch in copy
+        .all_of
+        .iter_mut()
+        .chain(copy.any_of.iter_mut())
+        .chain(copy.one_of.iter_mut())
+    {
+        *branch = inline_references(branch, definitions, depth + 1);
+    }
+    copy
 }
 
 fn with_format(type_: &str, format: &str) -> Schema {
@@ -180,6 +258,7 @@ impl TypeProvider for SchemaTypes {
 struct Registration<'a> {
     types: &'a SchemaTypes,
     definitions: &'a dyn Definitions,
+    shared: Option<SharedDefinitions>,
 }
 
 fn reference_name(reference: &str) -> &str {
@@ -244,6 +323,7 @@ impl Registration<'_> {
                 fields: HashMap::new(),
                 open: true,
                 schema: schema.clone(),
+                definitions: self.shared.clone(),
             },
         );
         let mut fields = HashMap::with_capacity(schema.properties.len());
@@ -274,6 +354,7 @@ impl Registration<'_> {
                 fields,
                 open: schema.preserves_unknown_fields(),
                 schema: schema.clone(),
+                definitions: self.shared.clone(),
             },
         );
         Type::object(name)
@@ -318,6 +399,7 @@ impl Registration<'_> {
                     fields,
                     open: false,
                     schema: Schema::of_type("object"),
+                    definitions: None,
                 },
             );
         }

@@ -19,7 +19,7 @@ pub use catalog::{
     Catalog, CatalogError, CatalogLookup, FieldPathError, FieldSchema, KindSchema, ListType,
     MapType, MergeSemantics, PatchStrategy,
 };
-pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes};
+pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes, SharedDefinitions};
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};
 pub use simpleschema::{

@@ -180,3 +180,34 @@ fn catalog_kinds_type_check_with_their_definition_names() {
         vec!["name".to_string()]
     );
 }
+
+#[test]
+fn schemas_of_catalog_objects_have_their_references_inlined() {
+    let catalog: SharedDefinitions = Arc::new(CatalogHandle);
+    let deployment = crate::Catalog::kubernetes()
+        .resolve(&crate::Gvk::new("apps", "v1", "Deployment"))
+        .found()
+        .expect("known");
+    let types = SchemaTypes::new();
+    types.register_shared("__type_deployment", deployment.schema(), &catalog);
+    let status = types.schema_of(&Type::object("io.k8s.api.apps.v1.DeploymentStatus"));
+    let json = serde_json::to_string(&status).expect("json");
+    assert!(!json.contains("$ref"), "references remain: {json}");
+    assert!(
+        status.properties["conditions"]
+            .items
+            .as_ref()
+            .expect("items")
+            .properties
+            .contains_key("type")
+    );
+}
+
+#[derive(Debug)]
+struct CatalogHandle;
+
+impl Definitions for CatalogHandle {
+    fn definition(&self, name: &str) -> Option<&Schema> {
+        crate::Catalog::kubernetes().definition(name)
+    }
+}
