@@ -2,12 +2,15 @@
 //!
 //! The expansions follow the CEL specification (and cel-go's accumulator layout), so the
 //! checker and the interpreter only ever see comprehensions. The extension libraries' macros
-//! (`math.greatest`, `math.least`, `sortBy`) expand into calls of internal functions; see
-//! [`extensions`].
+//! (`math.greatest`, `math.least`, `sortBy`) expand into calls of internal functions, and
+//! kro's `runtime.newCondition` has its map argument's identifier keys rewritten to strings;
+//! see [`extensions`].
 
 mod extensions;
 
 pub(crate) use extensions::{MAX_FUNCTION, MIN_FUNCTION, SORT_BY_KEYS_FUNCTION};
+
+use extensions::NEW_CONDITION;
 
 use crate::ast::{
     Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapExpr, Select, operators,
@@ -38,6 +41,8 @@ enum Recognised {
     },
     /// `list.sortBy(x, key)`.
     SortBy,
+    /// kro's `runtime.newCondition({type: ..., status: ...})`.
+    NewCondition,
 }
 
 /// A macro that expands into a comprehension, decided by its name, its argument count and
@@ -108,6 +113,9 @@ impl Macro {
                 });
             }
             ("bind", 3) if is_ident(target, "cel") => Macro::Bind,
+            (NEW_CONDITION, 1) if is_ident(target, extensions::RUNTIME_RECEIVER) => {
+                return Some(Recognised::NewCondition);
+            }
             _ => return None,
         };
         Some(Recognised::Fold(found))
@@ -153,6 +161,9 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
             return extensions::expand_extremum(parser, call, args, greatest);
         }
         Recognised::SortBy => return extensions::expand_sort_by(parser, call, target, args),
+        Recognised::NewCondition => {
+            return extensions::expand_new_condition(parser, call, target, args);
+        }
         Recognised::Fold(which) => which,
     };
     let fail = |problem| {

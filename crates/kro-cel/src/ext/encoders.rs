@@ -46,6 +46,7 @@ pub(crate) fn library() -> Library {
                 ),
             ),
         ],
+        object_types: Vec::new(),
     }
 }
 

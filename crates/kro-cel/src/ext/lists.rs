@@ -101,6 +101,7 @@ pub(crate) fn library() -> Library {
     Library {
         name: "lists",
         functions,
+        object_types: Vec::new(),
     }
 }
 

@@ -36,6 +36,7 @@ pub(crate) fn library() -> Library {
     Library {
         name: "math",
         functions,
+        object_types: Vec::new(),
     }
 }
 

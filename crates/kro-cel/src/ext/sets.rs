@@ -54,6 +54,7 @@ pub(crate) fn library() -> Library {
                 SetOperation::Intersects,
             ),
         ],
+        object_types: Vec::new(),
     }
 }
 

@@ -44,6 +44,7 @@ pub(crate) fn library() -> Library {
     Library {
         name: "strings",
         functions,
+        object_types: Vec::new(),
     }
 }
 

@@ -176,6 +176,7 @@ pub fn library() -> Library {
     Library {
         name: "optional",
         functions,
+        object_types: Vec::new(),
     }
 }
 
