@@ -308,27 +308,19 @@ impl Checker<'_> {
             Type::Map(_, value) => (*value).clone(),
             Type::Dyn | Type::Error | Type::Param(_) => Type::Dyn,
             Type::Optional(inner) => Type::optional(self.field_type(&inner, field, span)),
-            Type::Object(name) => {
-                let lookup = self
-                    .env
-                    .type_provider()
-                    .map_or(FieldLookup::NoSuchField, |provider| {
-                        provider.field_type(&name, field)
-                    });
-                match lookup {
-                    FieldLookup::Found(ty) => ty,
-                    FieldLookup::NoSuchField => {
-                        self.report(
-                            span,
-                            TypeErrorKind::UndefinedField {
-                                object_type: Type::Object(name),
-                                field: field.to_string(),
-                            },
-                        );
-                        Type::Error
-                    }
+            Type::Object(name) => match self.env.field_type(&name, field) {
+                FieldLookup::Found(ty) => ty,
+                FieldLookup::NoSuchField => {
+                    self.report(
+                        span,
+                        TypeErrorKind::UndefinedField {
+                            object_type: Type::Object(name),
+                            field: field.to_string(),
+                        },
+                    );
+                    Type::Error
                 }
-            }
+            },
             other => {
                 self.report(span, TypeErrorKind::NotSelectable(other));
                 Type::Error

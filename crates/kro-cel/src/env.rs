@@ -9,10 +9,10 @@ use crate::ast::Ast;
 use crate::checker::{self, CheckedAst};
 use crate::cost::DEFAULT_COST_LIMIT;
 use crate::error::{CheckError, CompileError, ParseError};
-use crate::functions::{Function, Library};
+use crate::functions::{Function, Library, ObjectType};
 use crate::interpreter::Program;
 use crate::parser::{self, ParserConfig};
-use crate::types::{Type, TypeProvider};
+use crate::types::{FieldLookup, Type, TypeProvider};
 
 /// Everything needed to compile and run expressions: variables and their types, functions
 /// with their overloads and implementations, object types, the container for name
@@ -22,6 +22,7 @@ pub struct Env {
     functions: Arc<HashMap<String, Function>>,
     variables: Arc<HashMap<String, Type>>,
     types: Arc<HashMap<String, Type>>,
+    object_types: Arc<HashMap<String, ObjectType>>,
     provider: Option<Arc<dyn TypeProvider>>,
     container: String,
     parser_config: ParserConfig,
@@ -56,6 +57,7 @@ impl Env {
             functions: Arc::new(HashMap::new()),
             variables: Arc::new(HashMap::new()),
             types: Arc::new(HashMap::new()),
+            object_types: Arc::new(HashMap::new()),
             provider: None,
             container: String::new(),
             parser_config: ParserConfig::default(),
@@ -81,8 +83,8 @@ impl Env {
             .fold(Env::standard(), Env::with_library)
     }
 
-    /// Adds a library's functions (merging overloads into existing functions) and the type
-    /// names it declares.
+    /// Adds a library's functions (merging overloads into existing functions), the type
+    /// names it declares and its object types.
     #[must_use]
     pub fn with_library(mut self, library: Library) -> Self {
         for function in library.functions {
@@ -90,6 +92,12 @@ impl Env {
         }
         if !library.types.is_empty() {
             Arc::make_mut(&mut self.types).extend(library.types);
+        }
+        if !library.object_types.is_empty() {
+            let object_types = Arc::make_mut(&mut self.object_types);
+            for object_type in library.object_types {
+                object_types.insert(object_type.name.clone(), object_type);
+            }
         }
         self.libraries.push(library.name);
         self
@@ -206,6 +214,23 @@ impl Env {
     /// The object-type provider, if any.
     pub fn type_provider(&self) -> Option<&dyn TypeProvider> {
         self.provider.as_deref()
+    }
+
+    /// The type of `field` on the object type `type_name`: from the enabled libraries' object
+    /// types (such as `kro.run.Condition`), else from the type provider.
+    pub fn field_type(&self, type_name: &str, field: &str) -> FieldLookup {
+        if let Some(object_type) = self.object_types.get(type_name) {
+            return object_type
+                .field(field)
+                .map_or(FieldLookup::NoSuchField, |ty| {
+                    FieldLookup::Found(ty.clone())
+                });
+        }
+        self.provider
+            .as_ref()
+            .map_or(FieldLookup::NoSuchField, |provider| {
+                provider.field_type(type_name, field)
+            })
     }
 
     /// The container names are resolved in.

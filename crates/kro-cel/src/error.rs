@@ -10,6 +10,10 @@ use std::sync::Arc;
 use crate::source::{Source, Span};
 use crate::types::Type;
 
+mod condition;
+
+pub use condition::{ConditionError, ConditionSyntaxError};
+
 /// What is wrong with an expression's text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -69,6 +73,9 @@ pub enum SyntaxErrorKind {
     /// A map or message literal with a repeated field name.
     #[error("field '{0}' is initialized more than once")]
     RepeatedField(String),
+    /// A `runtime.newCondition(...)` call whose argument breaks kro's rules.
+    #[error("{0}")]
+    InvalidCondition(ConditionSyntaxError),
 }
 
 /// Why a macro call could not be expanded.
@@ -413,6 +420,9 @@ pub enum EvalErrorKind {
     /// A value nested deeper than the converters allow.
     #[error("value nesting exceeds the limit of {0} levels")]
     NestingTooDeep(usize),
+    /// kro's `runtime.newCondition` or `runtime.condition` was given values it cannot use.
+    #[error("{0}")]
+    InvalidCondition(ConditionError),
     /// An error raised by an embedder's function.
     #[error("{0}")]
     Custom(String),
@@ -479,6 +489,7 @@ impl EvalError {
             EvalErrorKind::EmptyOptional => "EmptyOptional",
             EvalErrorKind::CostLimitExceeded { .. } => "CostLimitExceeded",
             EvalErrorKind::NestingTooDeep(_) => "NestingTooDeep",
+            EvalErrorKind::InvalidCondition(_) => "InvalidCondition",
             EvalErrorKind::Custom(_) => "FunctionError",
             EvalErrorKind::Internal(_) => "InternalError",
         }

@@ -465,6 +465,15 @@ impl Estimator<'_> {
                     .map(|path| format!("{path}.@items"));
                 self.hinted(path, arguments.plus(CostEstimate::exact(1)))
             }
+            // kro functions whose cost follows nested contents or argument values rather than
+            // the arguments' sizes (`json.marshal` is a call of `marshal` on `json` here):
+            // only a lower bound is known.
+            "deepMerge" | "condition" | "marshal" | "unmarshal" | "seededString" => Estimate {
+                cost: arguments.plus(CostEstimate { min: 1, max: None }),
+                size: Size::UNKNOWN,
+                path: None,
+                items: None,
+            },
             _ => Estimate {
                 cost: arguments
                     .plus(CostEstimate::exact(1))
@@ -539,6 +548,19 @@ mod tests {
                 panic!("{text}: literal inputs have known sizes");
             };
             assert!(actual <= max, "{text}: actual {actual} > max {max}");
+        }
+    }
+
+    #[test]
+    fn merges_and_json_of_unknown_depth_have_no_upper_bound() {
+        let env = Env::kro();
+        for text in [
+            "{'a': {1: 1, 2: 2}}.deepMerge({'a': {3: 3}})",
+            "json.marshal(['x', 'x'])",
+            "json.unmarshal('[1, 2]')",
+            "random.seededString(1000, 'seed')",
+        ] {
+            assert_eq!(estimate(&env, text, &NoSizeHints).max, None, "{text}");
         }
     }
 }

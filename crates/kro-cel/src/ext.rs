@@ -2,7 +2,8 @@
 //!
 //! kro's CEL environment enables cel-go's extensions, the Kubernetes libraries and kro's own
 //! functions; see [`KRO_LIBRARIES`]. Each library is a module here and an entry in
-//! [`library`].
+//! [`library`]. Upstream kro's own functions are the `kro.*` libraries: `kro.random`,
+//! `kro.maps`, `kro.json`, `kro.hash`, `kro.lists`, `kro.omit` and `kro.runtime`.
 //!
 //! The Kubernetes libraries (`kubernetes.*`) follow `k8s.io/apiserver/pkg/cel/library` as
 //! vendored by upstream kro (Kubernetes 1.35): the same functions, overload ids, type names
@@ -17,6 +18,13 @@ mod k8s_quantity;
 mod k8s_regex;
 mod k8s_semver;
 mod k8s_url;
+mod kro_hash;
+mod kro_json;
+mod kro_lists;
+mod kro_maps;
+mod kro_omit;
+mod kro_random;
+mod kro_runtime;
 mod lists;
 mod math;
 mod sets;
@@ -27,6 +35,13 @@ mod testing;
 use crate::error::{EvalError, EvalResult};
 use crate::functions::Library;
 use crate::value::{OpaqueValue, Value};
+
+pub(crate) use kro_omit::not_comparable as omit_not_comparable;
+pub use kro_omit::{OMIT_TYPE_NAME, is_omit, omit_value};
+pub use kro_runtime::{
+    CONDITION_TYPE_NAME, RUNTIME_TYPE_NAME, RUNTIME_VARIABLE, condition_type,
+    is_valid_condition_status, runtime_type, runtime_value,
+};
 
 /// Every library this crate provides, by name.
 pub const ALL_LIBRARIES: &[&str] = &[
@@ -43,6 +58,13 @@ pub const ALL_LIBRARIES: &[&str] = &[
     "kubernetes.cidr",
     "kubernetes.semver",
     "kubernetes.format",
+    "kro.random",
+    "kro.maps",
+    "kro.json",
+    "kro.hash",
+    "kro.lists",
+    "kro.omit",
+    "kro.runtime",
 ];
 
 /// The libraries kro's CEL environment enables (upstream kro's set, plus the ones our users
@@ -60,6 +82,13 @@ pub const KRO_LIBRARIES: &[&str] = &[
     "kubernetes.ip",
     "kubernetes.cidr",
     "kubernetes.semver",
+    "kro.random",
+    "kro.maps",
+    "kro.json",
+    "kro.hash",
+    "kro.lists",
+    "kro.omit",
+    "kro.runtime",
 ];
 
 /// A library by name.
@@ -78,6 +107,13 @@ pub fn library(name: &str) -> Option<Library> {
         "kubernetes.cidr" => Some(k8s_ip::cidr_library()),
         "kubernetes.semver" => Some(k8s_semver::library()),
         "kubernetes.format" => Some(k8s_format::library()),
+        "kro.random" => Some(kro_random::library()),
+        "kro.maps" => Some(kro_maps::library()),
+        "kro.json" => Some(kro_json::library()),
+        "kro.hash" => Some(kro_hash::library()),
+        "kro.lists" => Some(kro_lists::library()),
+        "kro.omit" => Some(kro_omit::library()),
+        "kro.runtime" => Some(kro_runtime::library()),
         _ => None,
     }
 }

@@ -137,6 +137,26 @@ impl Function {
     }
 }
 
+/// An object type a library defines, such as kro's `kro.run.Condition`: a name the checker
+/// knows the fields of. Values of the type are maps at run time, like every object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectType {
+    /// The fully qualified type name.
+    pub name: String,
+    /// The fields and their types.
+    pub fields: Vec<(String, Type)>,
+}
+
+impl ObjectType {
+    /// The type of `field`, when the type has it.
+    pub fn field(&self, field: &str) -> Option<&Type> {
+        self.fields
+            .iter()
+            .find(|(name, _)| name == field)
+            .map(|(_, ty)| ty)
+    }
+}
+
 /// A named set of functions an embedder enables together.
 #[derive(Debug, Clone)]
 pub struct Library {
@@ -147,15 +167,19 @@ pub struct Library {
     /// The type names it declares, usable as values in expressions (`type(x) == net.IP`),
     /// each with the type it denotes.
     pub types: Vec<(String, Type)>,
+    /// The object types its functions return, so the checker can type field selections on
+    /// them; usually empty.
+    pub object_types: Vec<ObjectType>,
 }
 
 impl Library {
-    /// A library of functions that declares no type names.
+    /// A library of functions that declares no type names and defines no object types.
     pub fn new(name: &'static str, functions: Vec<Function>) -> Self {
         Library {
             name,
             functions,
             types: Vec::new(),
+            object_types: Vec::new(),
         }
     }
 

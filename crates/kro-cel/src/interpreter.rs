@@ -371,8 +371,8 @@ impl Frame<'_> {
                 let left = self.eval(left)?;
                 let right = self.eval(right)?;
                 self.budget.charge(1)?;
-                let equal = operators::equals(&left, &right, &mut self.budget)?;
-                Ok(Value::Bool(equal != *negate))
+                let result = operators::equality(&left, &right, *negate, &mut self.budget)?;
+                Ok(Value::Bool(result))
             }
             Node::Relate {
                 relation,

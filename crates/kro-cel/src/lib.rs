@@ -13,6 +13,20 @@
 //!
 //! **Must not:** do I/O, read clocks or the environment, or know Kubernetes object types.
 //!
+//! **kro's own functions** are the `kro.*` libraries that [`Env::kro`] enables: `random`,
+//! `merge`/`deepMerge`, `json`, `hash`, `lists.*AtIndex`, `omit` and `runtime`, with upstream
+//! kro's results. Two of them hand the rest of kro values to act on:
+//!
+//! - `omit()` returns a sentinel: a [`Value::Opaque`] whose type is [`OMIT_TYPE_NAME`]
+//!   (`kro.omit`), recognised by [`is_omit`]. The template resolver removes a field or list
+//!   element whose value is the sentinel. It supports no operation, and `omit() == x` is an
+//!   error unless `x` is `null`.
+//! - `runtime.newCondition({...})` and `runtime.condition(obj, 'Type')` are members of the
+//!   `runtime` variable, which the embedder declares with [`runtime_type`] and binds to
+//!   [`runtime_value`] where conditions may be written. Conditions check as the object type
+//!   [`condition_type`] (`kro.run.Condition`: string fields `type`, `status`, `reason`,
+//!   `message`) and are maps with exactly those entries at run time.
+//!
 //! ```
 //! use kro_cel::{Env, Type, Value};
 //!
@@ -52,12 +66,17 @@ pub use checker::{CheckedAst, Reference};
 pub use cost::{Budget, DEFAULT_COST_LIMIT, TRAVERSAL_UNIT, traversal_cost};
 pub use env::Env;
 pub use error::{
-    CheckError, CompileError, Diagnostics, EvalError, EvalErrorKind, EvalResult, Issue, MacroError,
-    MacroProblem, ParseError, SyntaxErrorKind, TypeErrorKind,
+    CheckError, CompileError, ConditionError, ConditionSyntaxError, Diagnostics, EvalError,
+    EvalErrorKind, EvalResult, Issue, MacroError, MacroProblem, ParseError, SyntaxErrorKind,
+    TypeErrorKind,
 };
 pub use estimate::{CostEstimate, NoSizeHints, SizeHints, estimate_cost};
-pub use ext::{ALL_LIBRARIES, KRO_LIBRARIES, library};
-pub use functions::{Function, Implementation, Library, Overload};
+pub use ext::{
+    ALL_LIBRARIES, CONDITION_TYPE_NAME, KRO_LIBRARIES, OMIT_TYPE_NAME, RUNTIME_TYPE_NAME,
+    RUNTIME_VARIABLE, condition_type, is_omit, is_valid_condition_status, library, omit_value,
+    runtime_type, runtime_value,
+};
+pub use functions::{Function, Implementation, Library, ObjectType, Overload};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};
 pub use json::{JsonError, MAX_JSON_DEPTH, from_json, to_json};
 pub use parser::{ParserConfig, parse, parse_with};

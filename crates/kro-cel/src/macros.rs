@@ -2,13 +2,16 @@
 //!
 //! The expansions follow the CEL specification (and cel-go's accumulator layout), so the
 //! checker and the interpreter only ever see comprehensions. The extension libraries' macros
-//! (`math.greatest`, `math.least`, `sortBy`) expand into calls of internal functions; see
-//! [`extensions`].
+//! (`math.greatest`, `math.least`, `sortBy`) expand into calls of internal functions, and
+//! kro's `runtime.newCondition` has its map argument's identifier keys rewritten to strings;
+//! see [`extensions`].
 
 mod block;
 mod extensions;
 
 pub(crate) use extensions::{MAX_FUNCTION, MIN_FUNCTION, SORT_BY_KEYS_FUNCTION};
+
+use extensions::NEW_CONDITION;
 
 use crate::ast::{
     Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapExpr, Select, operators,
@@ -43,6 +46,8 @@ enum Recognised {
     Block,
     /// `cel.index(N)`, `cel.iterVar(N, M)` or `cel.accuVar(N, M)`.
     BlockVariable,
+    /// kro's `runtime.newCondition({type: ..., status: ...})`.
+    NewCondition,
 }
 
 /// A macro that expands into a comprehension, decided by its name, its argument count and
@@ -117,6 +122,9 @@ impl Macro {
             ("index", 1) | ("iterVar" | "accuVar", 2) if is_ident(target, "cel") => {
                 return Some(Recognised::BlockVariable);
             }
+            (NEW_CONDITION, 1) if is_ident(target, extensions::RUNTIME_RECEIVER) => {
+                return Some(Recognised::NewCondition);
+            }
             _ => return None,
         };
         Some(Recognised::Fold(found))
@@ -166,6 +174,9 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
         Recognised::BlockVariable => {
             let function = details.function.clone();
             return block::expand_variable(parser, &call, &function, &args);
+        }
+        Recognised::NewCondition => {
+            return extensions::expand_new_condition(parser, call, target, args);
         }
         Recognised::Fold(which) => which,
     };

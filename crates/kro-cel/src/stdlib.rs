@@ -65,12 +65,16 @@ fn operator_functions() -> Vec<Function> {
             ),
         Function::new(names::EQUALS).overload(
             Overload::global("equals", &[a(), a()], Type::Bool).with_impl(|args, budget| {
-                Ok(Value::Bool(operators::equals(&args[0], &args[1], budget)?))
+                Ok(Value::Bool(operators::equality(
+                    &args[0], &args[1], false, budget,
+                )?))
             }),
         ),
         Function::new(names::NOT_EQUALS).overload(
             Overload::global("not_equals", &[a(), a()], Type::Bool).with_impl(|args, budget| {
-                Ok(Value::Bool(!operators::equals(&args[0], &args[1], budget)?))
+                Ok(Value::Bool(operators::equality(
+                    &args[0], &args[1], true, budget,
+                )?))
             }),
         ),
         Function::new(names::INDEX)

@@ -1,11 +1,17 @@
-//! Macros of the extension libraries: `math.greatest` and `math.least` (the math library) and
-//! `sortBy` (the lists library). They expand into calls of internal functions whose names
-//! start with `@`, so that user code cannot call them directly; the libraries declare and
-//! implement those functions. Without the library the expansion fails to check with an
-//! undeclared function, as in cel-go.
+//! Macros of the extension libraries: `math.greatest` and `math.least` (the math library),
+//! `sortBy` (the lists library) and `runtime.newCondition` (kro's runtime library).
+//!
+//! The first three expand into calls of internal functions whose names start with `@`, so
+//! that user code cannot call them directly; the libraries declare and implement those
+//! functions. Without the library the expansion fails to check with an undeclared function,
+//! as in cel-go. `runtime.newCondition({type: 'Ready', status: 'True'})` stays the same call,
+//! with the map literal's bare-identifier keys rewritten to string literals and checked.
 
-use crate::ast::{Call, Comprehension, Expr, ExprKind, ListExpr, Literal};
-use crate::error::{MacroError, MacroProblem, SyntaxErrorKind};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::ast::{Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapEntry, MapExpr};
+use crate::error::{ConditionSyntaxError, MacroError, MacroProblem, SyntaxErrorKind};
 use crate::parser::{PResult, Parser};
 use crate::source::Span;
 
@@ -23,6 +29,18 @@ pub(crate) const SORT_BY_KEYS_FUNCTION: &str = "@sortByAssociatedKeys";
 
 /// The variable `sortBy` binds its receiver to, so the receiver is evaluated once.
 const SORT_BY_INPUT: &str = "@__sortBy_input__";
+
+/// The receiver whose `newCondition(...)` calls are rewritten: kro's `runtime` variable.
+pub(crate) const RUNTIME_RECEIVER: &str = "runtime";
+
+/// The member function `runtime.newCondition(...)` calls.
+pub(super) const NEW_CONDITION: &str = "newCondition";
+
+/// The keys `runtime.newCondition`'s map may have, required ones first.
+const CONDITION_KEYS: [&str; 4] = ["type", "status", "reason", "message"];
+
+/// The keys `runtime.newCondition`'s map must have.
+const REQUIRED_CONDITION_KEYS: [&str; 2] = ["type", "status"];
 
 fn invalid(span: Span, name: &'static str, problem: MacroProblem) -> (Span, SyntaxErrorKind) {
     (
@@ -175,6 +193,94 @@ pub(super) fn expand_sort_by(
         result: sorted,
     };
     let expanded = parser.node(span, ExprKind::Comprehension(Box::new(bound)));
+    parser.macro_calls.insert(expanded.id, call);
+    Ok(expanded)
+}
+
+/// `runtime.newCondition({type: t, status: s})` becomes `runtime.newCondition({'type': t,
+/// 'status': s})`. The argument must be a map literal whose keys are bare identifiers among
+/// `type`, `status`, `reason` and `message`, none repeated, with `type` and `status` present.
+/// String-literal values are checked as evaluation would check them: `type` non-empty and
+/// `status` one of `True`, `False` and `Unknown`.
+pub(super) fn expand_new_condition(
+    parser: &mut Parser<'_>,
+    call: Expr,
+    target: Option<Box<Expr>>,
+    args: Vec<Expr>,
+) -> PResult<Expr> {
+    let fail = |span: Span, problem| (span, SyntaxErrorKind::InvalidCondition(problem));
+    let span = call.span;
+    let (Some(target), [argument]) = (target, args.as_slice()) else {
+        return Ok(call);
+    };
+    let ExprKind::Map(map) = &argument.kind else {
+        return Err(fail(argument.span, ConditionSyntaxError::NotAMapLiteral));
+    };
+    let mut seen = HashSet::new();
+    let mut entries = Vec::with_capacity(map.entries.len());
+    for entry in &map.entries {
+        let ExprKind::Ident(name) = &entry.key.kind else {
+            return Err(fail(
+                entry.key.span,
+                ConditionSyntaxError::KeyNotAnIdentifier,
+            ));
+        };
+        if !CONDITION_KEYS.contains(&name.as_str()) {
+            return Err(fail(
+                entry.key.span,
+                ConditionSyntaxError::UnknownKey(name.clone()),
+            ));
+        }
+        if !seen.insert(name.as_str()) {
+            return Err(fail(
+                entry.key.span,
+                ConditionSyntaxError::DuplicateKey(name.clone()),
+            ));
+        }
+        if let ExprKind::Literal(Literal::String(value)) = &entry.value.kind {
+            match name.as_str() {
+                "type" if value.is_empty() => {
+                    return Err(fail(entry.value.span, ConditionSyntaxError::EmptyType));
+                }
+                "status" if !crate::ext::is_valid_condition_status(value) => {
+                    return Err(fail(
+                        entry.value.span,
+                        ConditionSyntaxError::InvalidStatus(value.to_string()),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let key = parser.node(
+            entry.key.span,
+            ExprKind::Literal(Literal::String(Arc::from(name.as_str()))),
+        );
+        entries.push(MapEntry {
+            id: parser.new_id(),
+            span: entry.span,
+            key,
+            value: entry.value.clone(),
+            optional: false,
+        });
+    }
+    if let Some(missing) = REQUIRED_CONDITION_KEYS
+        .into_iter()
+        .find(|key| !seen.contains(key))
+    {
+        return Err(fail(
+            argument.span,
+            ConditionSyntaxError::MissingKey(missing),
+        ));
+    }
+    let rewritten = parser.node(argument.span, ExprKind::Map(MapExpr { entries }));
+    let expanded = parser.node(
+        span,
+        ExprKind::Call(Call {
+            target: Some(target),
+            function: NEW_CONDITION.to_string(),
+            args: vec![rewritten],
+        }),
+    );
     parser.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }

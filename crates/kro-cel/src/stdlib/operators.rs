@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::cost::{Budget, traversal_cost};
 use crate::error::{EvalError, EvalErrorKind, EvalResult};
+use crate::ext::{is_omit, omit_not_comparable};
 use crate::value::{Key, Value};
 
 fn overflow(operation: &'static str) -> EvalError {
@@ -180,6 +181,20 @@ pub(crate) fn relate(relation: Relation, a: &Value, b: &Value) -> EvalResult<Val
             }
         }
     }
+}
+
+/// `a == b`, or `a != b` when `negate`. kro's omit sentinel cannot be compared: as upstream,
+/// `omit() == x` fails unless `x` is `null`.
+pub(crate) fn equality(
+    a: &Value,
+    b: &Value,
+    negate: bool,
+    budget: &mut Budget,
+) -> EvalResult<bool> {
+    if !negate && is_omit(a) && !matches!(b, Value::Null) {
+        return Err(omit_not_comparable());
+    }
+    Ok(equals(a, b, budget)? != negate)
 }
 
 /// `a == b`, charging for the size of aggregates compared.
