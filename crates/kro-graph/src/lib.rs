@@ -10,25 +10,35 @@
 //! the caller (built-in catalog, CRD files, or an API server's OpenAPI documents).
 
 mod api;
+mod builder;
 mod compat;
 mod crd;
 mod dag;
 mod diagram;
+mod error;
+mod graph;
 mod names;
 mod schema_source;
 mod source;
 mod template;
+mod types;
 
 pub use api::{
     API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
     ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
     ScalingSpec, SchemaSpec, Scope,
 };
+pub use builder::{BuildConfig, build_graph, build_graph_with};
 pub use compat::is_compatible;
 pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
 pub use dag::{CycleError, Dag, DagError};
 pub use diagram::{
     DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,
+};
+pub use error::{BuildError, BuildErrorKind, BuildErrors};
+pub use graph::{
+    BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph, CompiledNode,
+    NodeKind, StatusField,
 };
 pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
@@ -46,3 +56,4 @@ pub use template::{
     TemplateErrorKind, TemplateField, TemplatePart, find_expressions, parse_template, scan_json,
     split_scale_marker,
 };
+pub use types::{GraphTypes, constant_type, field_schema, join};

@@ -20,8 +20,9 @@
 //!   `80: http` has the key `"80"`, and keys `y`, `on` or `0x10` keep that text, where a YAML
 //!   1.1 reader such as kubectl's resolves them first (to `"true"`, `"true"` and `"16"`); a null
 //!   key (`~:`) is `"null"`.
-//! - Duplicate keys in a mapping are an error; anchors, aliases and `<<` merges are expanded
-//!   (within the alias budget).
+//! - A key repeated in one mapping keeps its last value, as kubectl reads YAML, and the document
+//!   carries a warning naming the first repetition; anchors, aliases and `<<` merges are
+//!   expanded (within the alias budget).
 //!
 //! Input size, nesting depth, node and document counts are bounded by [`YamlLimits`], so
 //! hostile input cannot exhaust memory or the stack.
@@ -136,6 +137,8 @@ pub struct YamlDocument {
     pub value: Json,
     /// Where each field is written.
     pub source_map: SourceMap,
+    /// Problems that did not stop reading (a repeated key).
+    pub warnings: Vec<YamlError>,
 }
 
 impl YamlDocument {
@@ -301,10 +304,27 @@ pub fn parse_yaml_documents_with(
             },
         });
     }
-    let roots: Vec<Spanned<Node>> =
-        serde_saphyr::from_str_multiple_with_options(text, saphyr_options(limits))
+    // Read strictly first, to find a repeated key; then, like kubectl, let the last one win.
+    let strict: Result<Vec<Spanned<Node>>, _> = serde_saphyr::from_str_multiple_with_options(
+        text,
+        saphyr_options(limits, DuplicateKeyPolicy::Error),
+    );
+    let (roots, repeated) = match strict {
+        Ok(roots) => (roots, None),
+        Err(error) => {
+            let strict = yaml_error(&error);
+            if !matches!(strict.kind, YamlErrorKind::DuplicateKey { .. }) {
+                return Err(strict);
+            }
+            let roots = serde_saphyr::from_str_multiple_with_options(
+                text,
+                saphyr_options(limits, DuplicateKeyPolicy::LastWins),
+            )
             .map_err(|error| yaml_error(&error))?;
-    roots
+            (roots, Some(strict))
+        }
+    };
+    let mut documents: Vec<YamlDocument> = roots
         .into_iter()
         .enumerate()
         .map(|(index, root)| {
@@ -317,12 +337,27 @@ pub fn parse_yaml_documents_with(
                 kind: text_at("kind"),
                 value,
                 source_map,
+                warnings: Vec::new(),
             })
         })
-        .collect()
+        .collect::<Result<_, YamlError>>()?;
+    if let Some(warning) = repeated {
+        let line = warning.location.map_or(0, |location| location.line);
+        let owner = documents
+            .iter()
+            .rposition(|document| document.location().is_some_and(|start| start.line <= line))
+            .unwrap_or(0);
+        if let Some(document) = documents.get_mut(owner) {
+            document.warnings.push(warning);
+        }
+    }
+    Ok(documents)
 }
 
-fn saphyr_options(limits: &YamlLimits) -> serde_saphyr::Options {
+fn saphyr_options(
+    limits: &YamlLimits,
+    duplicate_keys: DuplicateKeyPolicy,
+) -> serde_saphyr::Options {
     let mut budget = serde_saphyr::Budget::default();
     budget.max_reader_input_bytes = Some(limits.max_input_bytes);
     budget.max_depth = limits.max_depth;
@@ -331,7 +366,7 @@ fn saphyr_options(limits: &YamlLimits) -> serde_saphyr::Options {
     budget.max_total_scalar_bytes = limits.max_input_bytes.saturating_mul(4);
     let mut options = serde_saphyr::Options::default();
     options.budget = Some(budget);
-    options.duplicate_keys = DuplicateKeyPolicy::Error;
+    options.duplicate_keys = duplicate_keys;
     options.legacy_octal_numbers = true;
     options.with_snippet = false;
     options

@@ -138,7 +138,6 @@ fn yaml_syntax_errors_carry_their_line_and_column() {
     let cases = [
         ("a: 1\nb: [1, 2\n", "InvalidYaml", Some(at(2, 4))),
         ("a:\n  - b\n c: d\n", "InvalidYaml", Some(at(3, 2))),
-        ("a: 1\nb: 2\na: 3\n", "DuplicateKey", Some(at(3, 1))),
         ("? [a]\n: 1\n", "InvalidYaml", Some(at(1, 3))),
         ("x: .nan\n", "NonFiniteNumber", Some(at(1, 4))),
     ];
@@ -150,6 +149,19 @@ fn yaml_syntax_errors_carry_their_line_and_column() {
             "{text:?}"
         );
     }
+}
+
+#[test]
+fn a_repeated_key_keeps_its_last_value_and_warns_as_kubectl_reads_yaml() {
+    let documents = parse_yaml_documents("a: 1\nb: 2\na: 3\n---\nc: 1\n").expect("readable");
+    assert_eq!(documents[0].value, serde_json::json!({"a": 3, "b": 2}));
+    let warnings: Vec<_> = documents[0]
+        .warnings
+        .iter()
+        .map(|warning| (warning.reason(), warning.location))
+        .collect();
+    assert_eq!(warnings, vec![("DuplicateKey", Some(at(3, 1)))]);
+    assert!(documents[1].warnings.is_empty());
 }
 
 #[test]

@@ -1,0 +1,331 @@
+//! The graph builder: an RGD becomes a [`CompiledGraph`], or every problem found in it.
+//!
+//! Phases: validate names and node shapes; compile the instance schema (SimpleSchema); find
+//! the schemas of the kinds used; find every expression's dependencies (by checking it with
+//! all ids declared); order the nodes into a DAG with levels; type-check every expression in
+//! dependency order against the field it lands in; infer the status schema; generate CRDs.
+
+mod check;
+mod collect;
+mod status;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+
+use kro_cel::{Env, Type};
+use kro_schema::{ScaleFields, Schema};
+
+use crate::api::ResourceGraphDefinition;
+use crate::crd::{KindNames, instance_crd, set_crd};
+use crate::dag::{Dag, DagError};
+use crate::error::{BuildError, BuildErrorKind, BuildErrors};
+use crate::graph::CompiledGraph;
+use crate::schema_source::SchemaSource;
+use crate::template::FieldPath;
+use crate::types::GraphTypes;
+
+use collect::NodePlan;
+
+/// Settings of the builder.
+#[derive(Debug, Clone)]
+pub struct BuildConfig {
+    /// The CEL environment expressions are checked in (kro's, by default).
+    pub env: Env,
+}
+
+impl Default for BuildConfig {
+    fn default() -> Self {
+        BuildConfig { env: Env::kro() }
+    }
+}
+
+/// Builds a graph with the default configuration.
+///
+/// # Errors
+/// [`BuildErrors`] listing every problem found.
+pub fn build_graph(
+    rgd: &ResourceGraphDefinition,
+    sources: &dyn SchemaSource,
+) -> Result<CompiledGraph, BuildErrors> {
+    build_graph_with(rgd, sources, &BuildConfig::default())
+}
+
+/// Builds a graph.
+///
+/// # Errors
+/// [`BuildErrors`] listing every problem found.
+pub fn build_graph_with(
+    rgd: &ResourceGraphDefinition,
+    sources: &dyn SchemaSource,
+    config: &BuildConfig,
+) -> Result<CompiledGraph, BuildErrors> {
+    let mut builder = Builder {
+        config,
+        sources,
+        types: Arc::new(GraphTypes::new()),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    builder.build(rgd)
+}
+
+/// Where `spec.resources[index]` is.
+pub(crate) fn resource_path(index: usize) -> FieldPath {
+    FieldPath::root().key("spec").key("resources").index(index)
+}
+
+/// The path of `spec.schema` and its children.
+pub(crate) fn schema_path() -> FieldPath {
+    FieldPath::root().key("spec").key("schema")
+}
+
+pub(crate) struct Builder<'c> {
+    pub(crate) config: &'c BuildConfig,
+    pub(crate) sources: &'c dyn SchemaSource,
+    pub(crate) types: Arc<GraphTypes>,
+    pub(crate) errors: Vec<BuildError>,
+    pub(crate) warnings: Vec<crate::graph::BuildWarning>,
+}
+
+impl Builder<'_> {
+    pub(crate) fn error(&mut self, path: FieldPath, resource: Option<&str>, kind: BuildErrorKind) {
+        self.errors.push(BuildError {
+            path,
+            resource: resource.map(str::to_string),
+            kind,
+        });
+    }
+
+    fn fail(&mut self) -> BuildErrors {
+        BuildErrors {
+            errors: std::mem::take(&mut self.errors),
+        }
+    }
+
+    /// The base environment: kro's functions and the graph's object types.
+    pub(crate) fn base_env(&self) -> Env {
+        self.config
+            .env
+            .clone()
+            .with_type_provider(self.types.clone())
+    }
+
+    fn build(&mut self, rgd: &ResourceGraphDefinition) -> Result<CompiledGraph, BuildErrors> {
+        let schema_spec = &rgd.spec.schema;
+        self.validate_schema_names(schema_spec);
+        let (spec_schema, spec_scale) = self.compile_instance_spec(schema_spec);
+        let instance_type = self.register_instance(&spec_schema);
+        let mut plans = self.collect_nodes(rgd);
+        if !self.errors.is_empty() {
+            return Err(self.fail());
+        }
+        self.resolve_schemas(&mut plans);
+        let status_plan = self.collect_status(schema_spec);
+        self.find_dependencies(&mut plans, &instance_type, &status_plan);
+        if !self.errors.is_empty() {
+            return Err(self.fail());
+        }
+        let Some(dag) = self.order(&plans) else {
+            return Err(self.fail());
+        };
+        let levels: Vec<Vec<usize>> = dag
+            .levels()
+            .iter()
+            .map(|level| {
+                level
+                    .iter()
+                    .filter_map(|id| plans.iter().position(|plan| plan.id == *id))
+                    .collect()
+            })
+            .collect();
+        let order: Vec<usize> = levels.iter().flatten().copied().collect();
+        let nodes = self.check_nodes(&mut plans, &order, &instance_type);
+        let node_types: HashMap<String, Type> = nodes
+            .iter()
+            .flatten()
+            .map(|node| (node.id.clone(), node.cel_type.clone()))
+            .collect();
+        let (status, status_conditions, status_schema, status_scale) =
+            self.check_status(status_plan, &instance_type, &node_types);
+        let scale = self.scale_fields(&spec_scale, &status_scale);
+        if !self.errors.is_empty() {
+            return Err(self.fail());
+        }
+        let nodes: Vec<_> = nodes.into_iter().flatten().collect();
+        let names = KindNames::new(
+            schema_spec.group(),
+            &schema_spec.api_version,
+            &schema_spec.kind,
+            schema_spec.scope(),
+        );
+        let crd = instance_crd(&names, schema_spec, &spec_schema, &status_schema, &scale);
+        let (set_crd, set_names) = match &rgd.spec.scaling {
+            Some(scaling) => {
+                let set_names = KindNames::new(
+                    schema_spec.group(),
+                    &schema_spec.api_version,
+                    &scaling.kind,
+                    schema_spec.scope(),
+                );
+                (Some(set_crd(&set_names, &spec_schema)), Some(set_names))
+            }
+            None => (None, None),
+        };
+        Ok(CompiledGraph {
+            name: rgd.metadata.name.clone(),
+            names,
+            spec_schema,
+            status_schema,
+            crd,
+            set_crd,
+            set_names,
+            scale,
+            nodes,
+            levels,
+            status,
+            status_conditions,
+            types: self.types.clone(),
+            instance_type,
+            warnings: std::mem::take(&mut self.warnings),
+        })
+    }
+
+    fn validate_schema_names(&mut self, schema: &crate::api::SchemaSpec) {
+        let path = schema_path();
+        if !crate::names::is_valid_kind(&schema.kind) {
+            self.error(
+                path.key("kind"),
+                None,
+                BuildErrorKind::InvalidKind(schema.kind.clone()),
+            );
+        }
+        if !crate::names::is_valid_version(&schema.api_version) {
+            self.error(
+                path.key("apiVersion"),
+                None,
+                BuildErrorKind::InvalidVersion(schema.api_version.clone()),
+            );
+        }
+        for (field, names) in [
+            ("shortNames", &schema.short_names),
+            ("categories", &schema.categories),
+        ] {
+            for (index, name) in names.iter().enumerate() {
+                if !crate::names::is_dns_label(name) {
+                    self.error(
+                        path.key(field).index(index),
+                        None,
+                        BuildErrorKind::InvalidName(name.clone()),
+                    );
+                }
+            }
+        }
+    }
+
+    fn compile_instance_spec(
+        &mut self,
+        schema: &crate::api::SchemaSpec,
+    ) -> (Schema, kro_schema::CompiledSchema) {
+        let empty = serde_json::json!({});
+        let spec = schema.spec.as_ref().unwrap_or(&empty);
+        match kro_schema::compile_spec(spec, schema.types.as_ref()) {
+            Ok(compiled) => (compiled.schema.clone(), compiled),
+            Err(error) => {
+                let path = schema_error_path(&error.path);
+                self.error(path, None, BuildErrorKind::Schema(error));
+                let fallback = kro_schema::CompiledSchema {
+                    schema: Schema::of_type("object"),
+                    scale_fields: Vec::new(),
+                    scale_selector_fields: Vec::new(),
+                };
+                (Schema::of_type("object"), fallback)
+            }
+        }
+    }
+
+    /// `schema` in expressions: the instance without its status.
+    fn register_instance(&mut self, spec: &Schema) -> Type {
+        let mut root = Schema::of_type("object");
+        root.properties
+            .insert("apiVersion".into(), Schema::of_type("string"));
+        root.properties
+            .insert("kind".into(), Schema::of_type("string"));
+        root.properties
+            .insert("metadata".into(), Schema::of_type("object"));
+        root.properties.insert("spec".into(), spec.clone());
+        self.types
+            .schemas()
+            .register("__type_schema", &root, &kro_schema::NoDefinitions)
+    }
+
+    fn order(&mut self, plans: &[NodePlan]) -> Option<Dag> {
+        let mut dag = Dag::new();
+        for plan in plans {
+            if let Err(error) = dag.add_node(plan.id.clone(), plan.index) {
+                self.error(
+                    plan.path.clone(),
+                    Some(&plan.id),
+                    BuildErrorKind::DuplicateId(error.to_string()),
+                );
+            }
+        }
+        let mut ok = true;
+        for plan in plans {
+            let dependencies: BTreeSet<&str> =
+                plan.dependencies.iter().map(String::as_str).collect();
+            for dependency in dependencies {
+                match dag.add_dependency(&plan.id, dependency) {
+                    Ok(()) => {}
+                    Err(DagError::Cycle(cycle)) => {
+                        ok = false;
+                        self.error(
+                            plan.path.clone(),
+                            Some(&plan.id),
+                            BuildErrorKind::Cycle(cycle.path),
+                        );
+                    }
+                    Err(other) => {
+                        ok = false;
+                        self.error(
+                            plan.path.clone(),
+                            Some(&plan.id),
+                            BuildErrorKind::Cel {
+                                expression: dependency.to_string(),
+                                message: other.to_string(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        ok.then_some(dag)
+    }
+
+    fn scale_fields(
+        &mut self,
+        spec: &kro_schema::CompiledSchema,
+        status: &kro_schema::CompiledSchema,
+    ) -> ScaleFields {
+        match kro_schema::scale_fields(spec, status) {
+            Ok(fields) => fields,
+            Err(error) => {
+                self.error(
+                    schema_path(),
+                    None,
+                    BuildErrorKind::Scaling(error.to_string()),
+                );
+                ScaleFields::default()
+            }
+        }
+    }
+}
+
+/// The RGD path of a SimpleSchema error (`spec.a.b` relative to `spec.schema`, or
+/// `types.T.x`).
+fn schema_error_path(path: &str) -> FieldPath {
+    let relative: FieldPath = path.parse().unwrap_or_default();
+    schema_path().join(&relative)
+}
+
+#[cfg(test)]
+mod tests;

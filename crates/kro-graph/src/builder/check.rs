@@ -1,0 +1,435 @@
+//! Type-checking every expression of every node, in dependency order, against the field it
+//! lands in; then each node's own type as other expressions see it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kro_cel::{CheckedAst, Env, Type};
+use kro_schema::NoDefinitions;
+
+use super::Builder;
+use super::collect::{ForEachPlan, NodePlan, Shape, Standalone};
+use crate::compat::is_compatible;
+use crate::error::BuildErrorKind;
+use crate::graph::{CompiledExpression, CompiledField, CompiledForEach, CompiledNode, NodeKind};
+use crate::template::{FieldPath, Template};
+use crate::types::{constant_type, field_schema, join};
+
+impl Builder<'_> {
+    /// Parses and checks one expression, reporting problems at `path`.
+    pub(crate) fn check_source(
+        &mut self,
+        env: &Env,
+        source: &str,
+        path: &FieldPath,
+        resource: Option<&str>,
+    ) -> Option<CheckedAst> {
+        let result = env
+            .parse(source)
+            .map_err(kro_cel::CompileError::from)
+            .and_then(|ast| env.check(&ast).map_err(kro_cel::CompileError::from));
+        match result {
+            Ok(checked) => Some(checked),
+            Err(error) => {
+                self.error(
+                    path.clone(),
+                    resource,
+                    BuildErrorKind::Cel {
+                        expression: source.to_string(),
+                        message: error.to_string(),
+                    },
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks and plans one expression.
+    pub(crate) fn compile(
+        &mut self,
+        env: &Env,
+        source: &str,
+        path: &FieldPath,
+        resource: Option<&str>,
+        ids: &[&str],
+    ) -> Option<CompiledExpression> {
+        let checked = self.check_source(env, source, path, resource)?;
+        let references = checked
+            .referenced_variables()
+            .into_iter()
+            .filter(|name| ids.contains(name))
+            .map(str::to_string)
+            .collect();
+        Some(CompiledExpression {
+            source: source.to_string(),
+            program: env.program(&checked),
+            output_type: checked.output_type().clone(),
+            references,
+        })
+    }
+
+    /// The element type of a forEach collection, or `None` after reporting it is not one.
+    fn element_type(
+        &mut self,
+        expression: &CompiledExpression,
+        path: &FieldPath,
+        id: &str,
+    ) -> Option<(Type, Type)> {
+        match &expression.output_type {
+            Type::List(element) => Some((Type::Int, (**element).clone())),
+            Type::Map(key, value) => Some(((**key).clone(), (**value).clone())),
+            Type::Dyn => Some((Type::Dyn, Type::Dyn)),
+            other => {
+                self.error(
+                    path.clone(),
+                    Some(id),
+                    BuildErrorKind::NotIterable {
+                        expression: expression.source.clone(),
+                        found: other.clone(),
+                    },
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks every node in `order` and returns them by position (`None` where checking
+    /// failed).
+    pub(super) fn check_nodes(
+        &mut self,
+        plans: &mut [NodePlan],
+        order: &[usize],
+        instance_type: &Type,
+    ) -> Vec<Option<CompiledNode>> {
+        let ids: Vec<String> = plans.iter().map(|plan| plan.id.clone()).collect();
+        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut node_types: HashMap<String, Type> = HashMap::new();
+        // Templates and externalRefs have their types from their schemas up front.
+        for plan in plans.iter() {
+            if let Some(ty) = self.schema_type(plan) {
+                node_types.insert(plan.id.clone(), ty);
+            }
+        }
+        let mut compiled: Vec<Option<CompiledNode>> = (0..plans.len()).map(|_| None).collect();
+        for &position in order {
+            let plan = &plans[position];
+            let mut env = self
+                .base_env()
+                .with_variable("schema", instance_type.clone());
+            for (id, ty) in &node_types {
+                if *id != plan.id {
+                    env = env.with_variable(id, ty.clone());
+                }
+            }
+            if let Some(node) = self.check_node(plan, &env, &id_refs) {
+                node_types.insert(node.id.clone(), node.cel_type.clone());
+                compiled[position] = Some(node);
+            }
+        }
+        compiled
+    }
+
+    /// The type of a template or externalRef element from its schema (`dyn` when unknown).
+    fn schema_type(&self, plan: &NodePlan) -> Option<Type> {
+        let element = match (&plan.shape, &plan.schema) {
+            (Shape::Data, _) => return None,
+            (_, Some(schema)) => self.types.schemas().register_shared(
+                &format!("__type_{}", plan.id),
+                &schema.schema,
+                &schema.definitions,
+            ),
+            (_, None) => Type::Dyn,
+        };
+        let is_list = plan.for_each.is_some()
+            || matches!(
+                plan.shape,
+                Shape::ExternalRef {
+                    by_selector: true,
+                    ..
+                }
+            );
+        Some(if is_list {
+            Type::list(element)
+        } else {
+            element
+        })
+    }
+
+    fn check_node(&mut self, plan: &NodePlan, env: &Env, ids: &[&str]) -> Option<CompiledNode> {
+        let id = plan.id.as_str();
+        let errors_before = self.errors.len();
+        // Iteration variables.
+        let mut field_env = env.clone();
+        let for_each = match &plan.for_each {
+            None => None,
+            Some(ForEachPlan::Dimensions(dimensions)) => {
+                let mut compiled = Vec::new();
+                for (name, standalone) in dimensions {
+                    let Some(expression) =
+                        self.compile(env, &standalone.source, &standalone.path, Some(id), ids)
+                    else {
+                        continue;
+                    };
+                    if let Some((_, element)) = self.element_type(&expression, &standalone.path, id)
+                    {
+                        field_env = field_env.with_variable(name, element);
+                    }
+                    compiled.push((name.clone(), expression));
+                }
+                Some(CompiledForEach::Dimensions(compiled))
+            }
+            Some(ForEachPlan::Each(standalone)) => {
+                let expression =
+                    self.compile(env, &standalone.source, &standalone.path, Some(id), ids)?;
+                let (key, element) = self.element_type(&expression, &standalone.path, id)?;
+                let each_type = format!("__each_{id}");
+                self.types.define(
+                    &each_type,
+                    HashMap::from([
+                        ("item".to_string(), element.clone()),
+                        ("value".to_string(), element),
+                        ("index".to_string(), Type::Int),
+                        ("key".to_string(), key),
+                        ("length".to_string(), Type::Int),
+                    ]),
+                );
+                field_env = field_env.with_variable("each", Type::object(&each_type));
+                Some(CompiledForEach::Each(expression))
+            }
+        };
+        let fields = self.check_fields(plan, &field_env, ids);
+        let include_when = self.check_conditions(&plan.include_when, env, id, ids, "includeWhen");
+        let element_type = self.element_of_node(plan, &fields);
+        let cel_type = if plan.for_each.is_some()
+            || matches!(
+                plan.shape,
+                Shape::ExternalRef {
+                    by_selector: true,
+                    ..
+                }
+            ) {
+            Type::list(element_type.clone())
+        } else {
+            element_type.clone()
+        };
+        // readyWhen sees the node itself (and, for collections, `each` as one item).
+        let mut ready_env = env.clone().with_variable(id, cel_type.clone());
+        if plan.for_each.is_some() {
+            ready_env = ready_env.with_variable("each", element_type);
+        }
+        let ready_when = self.check_conditions(&plan.ready_when, &ready_env, id, ids, "readyWhen");
+        if self.errors.len() > errors_before {
+            return None;
+        }
+        let kind = match &plan.shape {
+            Shape::Template { gvk } => NodeKind::Template {
+                gvk: gvk.clone(),
+                namespaced: plan.schema.as_ref().and_then(|schema| schema.namespaced),
+                schema_known: plan.schema.is_some(),
+            },
+            Shape::ExternalRef { gvk, by_selector } => NodeKind::ExternalRef {
+                gvk: gvk.clone(),
+                by_selector: *by_selector,
+            },
+            Shape::Data => NodeKind::Data,
+        };
+        Some(CompiledNode {
+            id: plan.id.clone(),
+            index: plan.index,
+            kind,
+            value: plan.value.clone(),
+            fields,
+            ready_when,
+            include_when,
+            for_each,
+            dependencies: plan.dependencies.iter().cloned().collect(),
+            cel_type,
+        })
+    }
+
+    fn check_conditions(
+        &mut self,
+        conditions: &[Standalone],
+        env: &Env,
+        id: &str,
+        ids: &[&str],
+        field: &'static str,
+    ) -> Vec<CompiledExpression> {
+        let mut compiled = Vec::new();
+        for standalone in conditions {
+            let Some(expression) =
+                self.compile(env, &standalone.source, &standalone.path, Some(id), ids)
+            else {
+                continue;
+            };
+            if !matches!(expression.output_type, Type::Bool | Type::Dyn) {
+                self.error(
+                    standalone.path.clone(),
+                    Some(id),
+                    BuildErrorKind::NotBool {
+                        field,
+                        expression: expression.source.clone(),
+                        found: expression.output_type.clone(),
+                    },
+                );
+                continue;
+            }
+            compiled.push(expression);
+        }
+        compiled
+    }
+
+    /// Checks each expression inside the node's value against the type of its field.
+    fn check_fields(&mut self, plan: &NodePlan, env: &Env, ids: &[&str]) -> Vec<CompiledField> {
+        let id = plan.id.as_str();
+        let mut compiled = Vec::new();
+        for field in &plan.fields {
+            let Some(source) = field.template.cel() else {
+                continue;
+            };
+            let path = plan.value_path.join(&field.path);
+            let Some(expression) = self.compile(env, source, &path, Some(id), ids) else {
+                continue;
+            };
+            if let Some(expected) = self.expected_type(plan, &field.path) {
+                let found = match field.template {
+                    Template::Interpolated(_) => Type::String,
+                    _ => expression.output_type.clone(),
+                };
+                if !is_compatible(&expected, &found, self.types.as_ref()) {
+                    self.error(
+                        path,
+                        Some(id),
+                        BuildErrorKind::TypeMismatch {
+                            expression: field_text(&field.template, source),
+                            expected,
+                            found,
+                        },
+                    );
+                    continue;
+                }
+            }
+            compiled.push(CompiledField {
+                path: field.path.clone(),
+                template: field.template.clone(),
+                expression,
+            });
+        }
+        compiled
+    }
+
+    /// The type the schema gives a field of a node's value; `None` where anything goes.
+    fn expected_type(&self, plan: &NodePlan, path: &FieldPath) -> Option<Type> {
+        match &plan.shape {
+            Shape::Data => None,
+            Shape::ExternalRef { .. } => {
+                // name and namespace are strings; selector values are strings too.
+                Some(match path.segments().first() {
+                    Some(crate::template::PathSegment::Key(key)) if key == "selector" => Type::Dyn,
+                    _ => Type::String,
+                })
+            }
+            Shape::Template { .. } => {
+                let schema = plan.schema.as_ref()?;
+                let (field, name) = field_schema(
+                    &schema.schema,
+                    &format!("__type_{}", plan.id),
+                    schema.definitions.as_ref(),
+                    path,
+                )?;
+                Some(
+                    self.types
+                        .schemas()
+                        .type_of(&field, &name, schema.definitions.as_ref()),
+                )
+            }
+        }
+    }
+
+    /// A node's element type: its schema's type, or for data nodes the shape of its value.
+    fn element_of_node(&self, plan: &NodePlan, fields: &[CompiledField]) -> Type {
+        match &plan.shape {
+            Shape::Data => {
+                let field_types: HashMap<&FieldPath, Type> = fields
+                    .iter()
+                    .map(|field| {
+                        let ty = match field.template {
+                            Template::Interpolated(_) => Type::String,
+                            _ => field.expression.output_type.clone(),
+                        };
+                        (&field.path, ty)
+                    })
+                    .collect();
+                data_type(
+                    &self.types,
+                    &plan.value,
+                    &FieldPath::root(),
+                    &field_types,
+                    &format!("__data_{}", plan.id),
+                )
+            }
+            _ => match &plan.schema {
+                Some(_) => Type::object(&format!("__type_{}", plan.id)),
+                None => {
+                    let _ = NoDefinitions;
+                    Type::Dyn
+                }
+            },
+        }
+    }
+}
+
+/// The expression as the user wrote it, for messages: the template text for interpolations.
+fn field_text(template: &Template, source: &str) -> String {
+    match template {
+        Template::Interpolated(interpolation) => interpolation.template.clone(),
+        _ => source.to_string(),
+    }
+}
+
+/// The type of a data node's value: expression results where there are expressions, the
+/// constants' types elsewhere; maps become object types named after their path.
+fn data_type(
+    types: &Arc<crate::types::GraphTypes>,
+    value: &serde_json::Value,
+    path: &FieldPath,
+    field_types: &HashMap<&FieldPath, Type>,
+    name: &str,
+) -> Type {
+    if let Some(ty) = field_types.get(path) {
+        return ty.clone();
+    }
+    match value {
+        serde_json::Value::Array(items) => {
+            Type::list(join(items.iter().enumerate().map(|(index, item)| {
+                data_type(
+                    types,
+                    item,
+                    &path.index(index),
+                    field_types,
+                    &format!("{name}[{index}]"),
+                )
+            })))
+        }
+        serde_json::Value::Object(fields) => {
+            let defined = fields
+                .iter()
+                .map(|(field, item)| {
+                    (
+                        field.clone(),
+                        data_type(
+                            types,
+                            item,
+                            &path.key(field.clone()),
+                            field_types,
+                            &format!("{name}.{field}"),
+                        ),
+                    )
+                })
+                .collect();
+            types.define(name, defined);
+            Type::object(name)
+        }
+        constant => constant_type(types, constant, name),
+    }
+}

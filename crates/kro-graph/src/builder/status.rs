@@ -1,0 +1,311 @@
+//! The instance status: `${...}` projections whose types become the status schema, typed
+//! declarations (`integer | scale`), and author-defined conditions.
+
+use std::collections::HashMap;
+
+use kro_cel::Type;
+use kro_schema::{CompiledSchema, Schema};
+use serde_json::Value as Json;
+
+use super::collect::Standalone;
+use super::{Builder, schema_path};
+use crate::error::BuildErrorKind;
+use crate::graph::{CompiledExpression, CompiledField, StatusField};
+use crate::template::{
+    FieldPath, PathSegment, ScaleMarker, Template, parse_template, split_scale_marker,
+};
+
+/// One status entry before checking.
+pub(crate) enum StatusEntry {
+    Expression {
+        path: FieldPath,
+        template: Template,
+        marker: Option<ScaleMarker>,
+    },
+    Declared {
+        path: FieldPath,
+        compiled: Box<CompiledSchema>,
+    },
+}
+
+/// The status section, collected.
+#[derive(Default)]
+pub(crate) struct StatusPlan {
+    pub entries: Vec<StatusEntry>,
+    pub conditions: Vec<Standalone>,
+}
+
+fn status_path() -> FieldPath {
+    schema_path().key("status")
+}
+
+impl StatusPlan {
+    /// Every expression with where it was written, for dependency discovery.
+    pub(crate) fn sources(&self) -> Vec<(FieldPath, String)> {
+        let mut sources: Vec<(FieldPath, String)> = self
+            .entries
+            .iter()
+            .filter_map(|entry| match entry {
+                StatusEntry::Expression { path, template, .. } => template
+                    .cel()
+                    .map(|source| (status_path().join(path), source.to_string())),
+                StatusEntry::Declared { .. } => None,
+            })
+            .collect();
+        sources.extend(
+            self.conditions
+                .iter()
+                .map(|condition| (condition.path.clone(), condition.source.clone())),
+        );
+        sources
+    }
+}
+
+impl Builder<'_> {
+    pub(super) fn collect_status(&mut self, schema: &crate::api::SchemaSpec) -> StatusPlan {
+        let mut plan = StatusPlan::default();
+        let Some(status) = &schema.status else {
+            return plan;
+        };
+        let Some(fields) = status.as_object() else {
+            self.error(
+                status_path(),
+                None,
+                BuildErrorKind::InvalidStatusField(describe(status)),
+            );
+            return plan;
+        };
+        for (name, value) in fields {
+            let path = FieldPath::root().key(name.clone());
+            match name.as_str() {
+                "state" => self.error(
+                    status_path().join(&path),
+                    None,
+                    BuildErrorKind::ReservedStatusField(name.clone()),
+                ),
+                "conditions" => self.collect_conditions(value, &mut plan),
+                _ => self.collect_status_value(value, path, &mut plan),
+            }
+        }
+        plan
+    }
+
+    fn collect_conditions(&mut self, value: &Json, plan: &mut StatusPlan) {
+        let path = status_path().key("conditions");
+        let Some(entries) = value.as_array() else {
+            self.error(
+                path,
+                None,
+                BuildErrorKind::InvalidStatusField(describe(value)),
+            );
+            return;
+        };
+        for (index, entry) in entries.iter().enumerate() {
+            let entry_path = path.index(index);
+            match entry.as_str() {
+                Some(text) => {
+                    if let Some(standalone) =
+                        self.standalone(text, &entry_path, None, "status.conditions")
+                    {
+                        plan.conditions.push(standalone);
+                    }
+                }
+                None => self.error(
+                    entry_path,
+                    None,
+                    BuildErrorKind::InvalidStatusField(describe(entry)),
+                ),
+            }
+        }
+    }
+
+    fn collect_status_value(&mut self, value: &Json, path: FieldPath, plan: &mut StatusPlan) {
+        let rgd_path = status_path().join(&path);
+        match value {
+            Json::Object(fields) => {
+                for (name, child) in fields {
+                    self.collect_status_value(child, path.key(name.clone()), plan);
+                }
+            }
+            Json::String(text) if text.contains("${") => match split_scale_marker(text) {
+                Ok(Some(marked)) => plan.entries.push(StatusEntry::Expression {
+                    path,
+                    template: Template::Standalone(marked.expression),
+                    marker: Some(marked.marker),
+                }),
+                Ok(None) => match parse_template(text) {
+                    Ok(template) => plan.entries.push(StatusEntry::Expression {
+                        path,
+                        template,
+                        marker: None,
+                    }),
+                    Err(error) => self.error(rgd_path, None, BuildErrorKind::Template(error)),
+                },
+                Err(error) => self.error(rgd_path, None, BuildErrorKind::Template(error)),
+            },
+            Json::String(declaration) => {
+                match kro_schema::compile_field(declaration, &format!("status.{path}")) {
+                    Ok(compiled) => plan.entries.push(StatusEntry::Declared {
+                        path,
+                        compiled: Box::new(compiled),
+                    }),
+                    Err(error) => self.error(rgd_path, None, BuildErrorKind::Schema(error)),
+                }
+            }
+            other => self.error(
+                rgd_path,
+                None,
+                BuildErrorKind::InvalidStatusField(describe(other)),
+            ),
+        }
+    }
+
+    /// Checks the status expressions against every node's type and builds the status schema.
+    pub(super) fn check_status(
+        &mut self,
+        plan: StatusPlan,
+        instance_type: &Type,
+        node_types: &HashMap<String, Type>,
+    ) -> (
+        Vec<StatusField>,
+        Vec<CompiledExpression>,
+        Schema,
+        CompiledSchema,
+    ) {
+        let mut env = self
+            .base_env()
+            .with_variable("schema", instance_type.clone())
+            .with_variable(kro_cel::RUNTIME_VARIABLE, kro_cel::runtime_type());
+        for (id, ty) in node_types {
+            env = env.with_variable(id, ty.clone());
+        }
+        let ids: Vec<&str> = node_types.keys().map(String::as_str).collect();
+        let mut schema = Schema::of_type("object");
+        let mut scale = CompiledSchema {
+            schema: Schema::of_type("object"),
+            scale_fields: Vec::new(),
+            scale_selector_fields: Vec::new(),
+        };
+        let mut fields = Vec::new();
+        for entry in plan.entries {
+            match entry {
+                StatusEntry::Declared { path, compiled } => {
+                    insert_at(&mut schema, &path, compiled.schema.clone());
+                    scale
+                        .scale_fields
+                        .extend(compiled.scale_fields.iter().map(|_| path.to_string()));
+                    scale.scale_selector_fields.extend(
+                        compiled
+                            .scale_selector_fields
+                            .iter()
+                            .map(|_| path.to_string()),
+                    );
+                    fields.push(StatusField::Declared {
+                        path,
+                        schema: Box::new(compiled.schema),
+                    });
+                }
+                StatusEntry::Expression {
+                    path,
+                    template,
+                    marker,
+                } => {
+                    let rgd_path = status_path().join(&path);
+                    let Some(source) = template.cel().map(str::to_string) else {
+                        continue;
+                    };
+                    let Some(expression) = self.compile(&env, &source, &rgd_path, None, &ids)
+                    else {
+                        continue;
+                    };
+                    let output = match template {
+                        Template::Interpolated(_) => Type::String,
+                        _ => expression.output_type.clone(),
+                    };
+                    match marker {
+                        Some(ScaleMarker::Scale)
+                            if !matches!(output, Type::Int | Type::Uint | Type::Dyn) =>
+                        {
+                            self.error(
+                                rgd_path.clone(),
+                                None,
+                                BuildErrorKind::Scaling(format!(
+                                    "scale applies to integer fields only, not {output}"
+                                )),
+                            )
+                        }
+                        Some(ScaleMarker::ScaleSelector)
+                            if !matches!(output, Type::String | Type::Dyn) =>
+                        {
+                            self.error(
+                                rgd_path.clone(),
+                                None,
+                                BuildErrorKind::Scaling(format!(
+                                    "scaleSelector applies to string fields only, not {output}"
+                                )),
+                            )
+                        }
+                        Some(ScaleMarker::Scale) => scale.scale_fields.push(path.to_string()),
+                        Some(ScaleMarker::ScaleSelector) => {
+                            scale.scale_selector_fields.push(path.to_string())
+                        }
+                        None => {}
+                    }
+                    let field_schema = if matches!(marker, Some(ScaleMarker::Scale)) {
+                        Schema::of_type("integer")
+                    } else {
+                        self.types.schema_of(&output)
+                    };
+                    insert_at(&mut schema, &path, field_schema);
+                    fields.push(StatusField::Expression(CompiledField {
+                        path,
+                        template,
+                        expression,
+                    }));
+                }
+            }
+        }
+        let mut conditions = Vec::new();
+        for condition in plan.conditions {
+            if let Some(expression) =
+                self.compile(&env, &condition.source, &condition.path, None, &ids)
+            {
+                conditions.push(expression);
+            }
+        }
+        (fields, conditions, schema, scale)
+    }
+}
+
+fn describe(value: &Json) -> String {
+    match value {
+        Json::Null => "null".into(),
+        Json::Bool(_) => "a boolean".into(),
+        Json::Number(_) => "a number".into(),
+        Json::String(_) => "a string".into(),
+        Json::Array(_) => "a list".into(),
+        Json::Object(_) => "a map".into(),
+    }
+}
+
+/// Puts `schema` at `path` inside an object schema, creating intermediate objects.
+fn insert_at(root: &mut Schema, path: &FieldPath, schema: Schema) {
+    let segments = path.segments();
+    let Some((last, parents)) = segments.split_last() else {
+        *root = schema;
+        return;
+    };
+    let mut current = root;
+    for segment in parents {
+        let PathSegment::Key(key) = segment else {
+            return;
+        };
+        current = current
+            .properties
+            .entry(key.clone())
+            .or_insert_with(|| Schema::of_type("object"));
+    }
+    if let PathSegment::Key(key) = last {
+        current.properties.insert(key.clone(), schema);
+    }
+}

@@ -1,0 +1,202 @@
+//! Build errors: what is wrong with an RGD and where (the resource id and the field path in
+//! the RGD document, which `kro validate` turns into file:line:column).
+
+use std::fmt;
+
+use kro_cel::Type;
+use kro_schema::SimpleSchemaError;
+
+use crate::template::{FieldPath, TemplateError};
+
+/// One problem found while building a graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildError {
+    /// Where in the RGD document (`spec.resources[1].template.spec.replicas`).
+    pub path: FieldPath,
+    /// The resource the problem belongs to, if any.
+    pub resource: Option<String>,
+    /// What is wrong.
+    pub kind: BuildErrorKind,
+}
+
+/// What can be wrong with an RGD.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildErrorKind {
+    /// `schema.kind` is not UpperCamelCase.
+    #[error("kind {0:?} is not a valid kind: must be UpperCamelCase (^[A-Z][a-zA-Z0-9]{{0,62}}$)")]
+    InvalidKind(String),
+    /// `schema.apiVersion` is not a Kubernetes version.
+    #[error("apiVersion {0:?} is not a valid version (v1, v1alpha1, v2beta3 ...)")]
+    InvalidVersion(String),
+    /// A short name or category that is not a DNS label.
+    #[error("{0:?} is not a valid name: must be a lowercase DNS label")]
+    InvalidName(String),
+    /// A resource id that is not lowerCamelCase.
+    #[error("id {0:?} is not a valid resource id: must be lowerCamelCase")]
+    InvalidId(String),
+    /// A resource id that is reserved.
+    #[error("id {0:?} is a reserved word")]
+    ReservedId(String),
+    /// Two resources with one id.
+    #[error("id {0:?} is used by more than one resource")]
+    DuplicateId(String),
+    /// Not exactly one of template, externalRef and data.
+    #[error("a resource needs exactly one of template, externalRef and data, found {0}")]
+    NodeShape(String),
+    /// `readyWhen` on a data node.
+    #[error(
+        "readyWhen is not allowed on a data node: a data node is ready once its expressions evaluate"
+    )]
+    ReadyWhenOnData,
+    /// `forEach` on an externalRef.
+    #[error("forEach is not allowed on an externalRef (use a label selector to read many objects)")]
+    ForEachOnExternalRef,
+    /// `externalRef.metadata` with both or neither of name and selector.
+    #[error("externalRef.metadata needs exactly one of name and selector")]
+    ExternalRefTarget,
+    /// A template that is not a Kubernetes object.
+    #[error("the template is not a Kubernetes object: {0}")]
+    InvalidObject(String),
+    /// A malformed apiVersion/kind.
+    #[error("{0}")]
+    InvalidGvk(String),
+    /// A forEach iterator name that breaks the rules.
+    #[error("forEach iterator {name:?}: {reason}")]
+    InvalidIterator {
+        /// The name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A field that must be one standalone `${...}`.
+    #[error("{field} must be a single ${{...}} expression, found {value:?}")]
+    NotStandalone {
+        /// Which kind of field (readyWhen, includeWhen, forEach).
+        field: &'static str,
+        /// What was written.
+        value: String,
+    },
+    /// A `${...}` template that does not scan.
+    #[error("{0}")]
+    Template(TemplateError),
+    /// A SimpleSchema problem.
+    #[error("{0}")]
+    Schema(SimpleSchemaError),
+    /// An expression that does not parse or type-check.
+    #[error("expression {expression:?}: {message}")]
+    Cel {
+        /// The expression.
+        expression: String,
+        /// The CEL diagnostics (with a caret under each problem).
+        message: String,
+    },
+    /// A dependency cycle.
+    #[error("dependency cycle: {}", .0.join(" -> "))]
+    Cycle(Vec<String>),
+    /// An expression whose type does not fit its field.
+    #[error("expression {expression:?} has type {found}, but the field expects {expected}")]
+    TypeMismatch {
+        /// The expression.
+        expression: String,
+        /// The field's type.
+        expected: Type,
+        /// The expression's type.
+        found: Type,
+    },
+    /// A condition that is not boolean.
+    #[error("{field} expression {expression:?} must be a bool, found {found}")]
+    NotBool {
+        /// readyWhen or includeWhen.
+        field: &'static str,
+        /// The expression.
+        expression: String,
+        /// Its type.
+        found: Type,
+    },
+    /// A forEach expression that is neither a list nor a map.
+    #[error("forEach expression {expression:?} must be a list or a map, found {found}")]
+    NotIterable {
+        /// The expression.
+        expression: String,
+        /// Its type.
+        found: Type,
+    },
+    /// A status field kro owns.
+    #[error("status.{0} is reserved: kro writes it")]
+    ReservedStatusField(String),
+    /// A status value that is neither an expression nor a declaration.
+    #[error("status fields must be ${{...}} expressions or SimpleSchema declarations, found {0}")]
+    InvalidStatusField(String),
+    /// The generated CRD's spec or status schema is invalid (for example a scale marker rule).
+    #[error("{0}")]
+    Scaling(String),
+}
+
+impl BuildErrorKind {
+    /// A stable CamelCase name for condition reasons and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            BuildErrorKind::InvalidKind(_) => "InvalidKind",
+            BuildErrorKind::InvalidVersion(_) => "InvalidVersion",
+            BuildErrorKind::InvalidName(_) => "InvalidName",
+            BuildErrorKind::InvalidId(_) => "InvalidResourceId",
+            BuildErrorKind::ReservedId(_) => "ReservedResourceId",
+            BuildErrorKind::DuplicateId(_) => "DuplicateResourceId",
+            BuildErrorKind::NodeShape(_) => "InvalidResource",
+            BuildErrorKind::ReadyWhenOnData => "ReadyWhenOnData",
+            BuildErrorKind::ForEachOnExternalRef => "ForEachOnExternalRef",
+            BuildErrorKind::ExternalRefTarget => "InvalidExternalRef",
+            BuildErrorKind::InvalidObject(_) => "InvalidTemplate",
+            BuildErrorKind::InvalidGvk(_) => "InvalidGroupVersionKind",
+            BuildErrorKind::InvalidIterator { .. } => "InvalidIterator",
+            BuildErrorKind::NotStandalone { .. } => "NotStandaloneExpression",
+            BuildErrorKind::Template(_) => "InvalidTemplateExpression",
+            BuildErrorKind::Schema(_) => "InvalidSchema",
+            BuildErrorKind::Cel { .. } => "InvalidExpression",
+            BuildErrorKind::Cycle(_) => "DependencyCycle",
+            BuildErrorKind::TypeMismatch { .. } => "TypeMismatch",
+            BuildErrorKind::NotBool { .. } => "ConditionNotBool",
+            BuildErrorKind::NotIterable { .. } => "ForEachNotIterable",
+            BuildErrorKind::ReservedStatusField(_) => "ReservedStatusField",
+            BuildErrorKind::InvalidStatusField(_) => "InvalidStatusField",
+            BuildErrorKind::Scaling(_) => "InvalidScaling",
+        }
+    }
+}
+
+impl fmt::Display for BuildError {
+    /// `resource deployment: spec.resources[0].template.spec.replicas: <what is wrong>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(resource) = &self.resource {
+            write!(f, "resource {resource}: ")?;
+        }
+        if !self.path.is_root() {
+            write!(f, "{}: ", self.path)?;
+        }
+        write!(f, "{}", self.kind)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Every problem found in one RGD.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildErrors {
+    /// The problems, in the order found.
+    pub errors: Vec<BuildError>,
+}
+
+impl fmt::Display for BuildErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, error) in self.errors.iter().enumerate() {
+            if index > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for BuildErrors {}
