@@ -1,1 +1,574 @@
+use kro_cel::Type;
 
+use super::*;
+use crate::error::BuildErrorKind;
+use crate::graph::{NodeKind, StatusField};
+use crate::schema_source::{BuiltinCatalog, SchemaSources};
+use crate::source::parse_yaml_documents;
+
+fn rgd(yaml: &str) -> ResourceGraphDefinition {
+    let documents = parse_yaml_documents(yaml).expect("valid YAML");
+    documents[0].to_resource_graph_definition().expect("an RGD")
+}
+
+fn build(yaml: &str) -> Result<CompiledGraph, BuildErrors> {
+    build_graph(&rgd(yaml), &SchemaSources::new().with(BuiltinCatalog))
+}
+
+fn errors(yaml: &str) -> Vec<BuildError> {
+    build(yaml).expect_err("the RGD is invalid").errors
+}
+
+fn built(yaml: &str) -> CompiledGraph {
+    build(yaml).unwrap_or_else(|errors| panic!("{errors}"))
+}
+
+const HEADER: &str =
+    "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata:\n  name: test\n";
+
+#[test]
+fn a_web_app_builds_into_levels_with_typed_status() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: WebApp
+    spec:
+      name: string
+      replicas: integer | default=2
+    status:
+      available: ${{deployment.status.availableReplicas}}
+      url: http://${{service.metadata.name}}
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${{schema.spec.name}}
+        spec:
+          replicas: ${{schema.spec.replicas}}
+          selector:
+            matchLabels:
+              app: ${{schema.spec.name}}
+          template:
+            metadata:
+              labels:
+                app: ${{schema.spec.name}}
+            spec:
+              containers:
+                - name: web
+                  image: nginx
+      readyWhen:
+        - ${{deployment.status.availableReplicas == deployment.spec.replicas}}
+    - id: service
+      template:
+        apiVersion: v1
+        kind: Service
+        metadata:
+          name: ${{schema.spec.name}}-svc
+        spec:
+          selector: ${{deployment.spec.selector.matchLabels}}
+"
+    ));
+    assert_eq!(graph.topological_order(), vec!["deployment", "service"]);
+    assert_eq!(
+        graph.node("service").expect("service").dependencies,
+        vec!["deployment"]
+    );
+    assert_eq!(graph.names.crd_name(), "webapps.kro.run");
+    let status = &graph.status_schema.properties;
+    assert_eq!(status["available"].type_.as_deref(), Some("integer"));
+    assert_eq!(status["url"].type_.as_deref(), Some("string"));
+    assert!(status.contains_key("state") || graph.crd.to_string().contains("\"state\""));
+}
+
+#[test]
+fn a_cycle_is_reported_with_its_path() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema: {{apiVersion: v1alpha1, kind: Loop}}
+  resources:
+    - id: first
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{second.metadata.name}}'}}}}
+    - id: second
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{first.metadata.name}}'}}}}
+"
+    ));
+    assert!(
+        found
+            .iter()
+            .any(|error| matches!(&error.kind, BuildErrorKind::Cycle(path) if path.len() == 3)),
+        "{found:?}"
+    );
+    assert!(
+        found[0].to_string().contains("first -> second -> first")
+            || found[0].to_string().contains("second -> first -> second")
+    );
+}
+
+#[test]
+fn an_unknown_id_names_the_resource_and_field() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema: {{apiVersion: v1alpha1, kind: App}}
+  resources:
+    - id: config
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{nope.metadata.name}}'}}}}
+"
+    ));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].resource.as_deref(), Some("config"));
+    assert_eq!(
+        found[0].path.to_string(),
+        "spec.resources[0].template.metadata.name"
+    );
+    assert!(
+        matches!(&found[0].kind, BuildErrorKind::Cel { message, .. } if message.contains("undeclared reference to 'nope'"))
+    );
+}
+
+#[test]
+fn a_string_into_replicas_is_a_type_mismatch() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      name: string
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: x}}
+        spec:
+          replicas: ${{schema.spec.name}}
+"
+    ));
+    assert_eq!(
+        found,
+        vec![BuildError {
+            path: "spec.resources[0].template.spec.replicas"
+                .parse()
+                .expect("path"),
+            resource: Some("deployment".into()),
+            kind: BuildErrorKind::TypeMismatch {
+                expression: "schema.spec.name".into(),
+                expected: Type::Int,
+                found: Type::String,
+            },
+        }]
+    );
+    assert_eq!(
+        found[0].to_string(),
+        "resource deployment: spec.resources[0].template.spec.replicas: expression \"schema.spec.name\" has type string, but the field expects int"
+    );
+}
+
+#[test]
+fn ready_when_on_a_data_node_is_an_error() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema: {{apiVersion: v1alpha1, kind: App}}
+  resources:
+    - id: vars
+      data: {{prefix: abc}}
+      readyWhen: ['${{true}}']
+"
+    ));
+    assert_eq!(found[0].kind, BuildErrorKind::ReadyWhenOnData);
+    assert_eq!(found[0].path.to_string(), "spec.resources[0].readyWhen");
+}
+
+#[test]
+fn for_each_over_a_string_is_an_error() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      name: string
+  resources:
+    - id: configs
+      forEach: ${{schema.spec.name}}
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{each.item}}'}}}}
+"
+    ));
+    assert!(
+        matches!(
+            &found[0].kind,
+            BuildErrorKind::NotIterable {
+                found: Type::String,
+                ..
+            }
+        ),
+        "{found:?}"
+    );
+    assert_eq!(found[0].path.to_string(), "spec.resources[0].forEach");
+}
+
+#[test]
+fn scale_on_a_string_is_an_error() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      replicas: string | scale
+"
+    ));
+    assert!(
+        matches!(&found[0].kind, BuildErrorKind::Schema(error) if error.path == "spec.replicas"),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn scale_on_spec_but_not_status_is_an_error() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      replicas: integer | scale
+"
+    ));
+    assert!(
+        matches!(&found[0].kind, BuildErrorKind::Scaling(message) if message.contains("both")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn the_collection_seed_examples_compile() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Application
+    spec:
+      workers: '[]string'
+      databases: '[]string'
+      domain: string
+    status:
+      totalWorkers: ${{size(workerPods)}}
+      allWorkersReady: ${{workerPods.all(w, w.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True'))}}
+      workerNames: ${{workerPods.map(w, w.metadata.name).join(',')}}
+  resources:
+    - id: workerPods
+      forEach: ${{schema.spec.workers}}
+      readyWhen:
+        - ${{workerPods.all(w, w.status.phase == 'Running')}}
+      template:
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: ${{'worker-' + each.item}}
+          labels:
+            worker-name: ${{each.item}}
+            worker-index: ${{string(each.index)}}
+            total-workers: ${{string(each.length)}}
+        spec:
+          containers:
+            - name: worker
+              image: busybox
+    - id: configMaps
+      forEach: ${{range(0, 10).filter(x, x % 2 == 0)}}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{'config-' + string(each.item)}}
+    - id: databases
+      forEach: ${{schema.spec.databases}}
+      template:
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: ${{each.item}}
+        spec:
+          containers:
+            - name: db
+              image: postgres
+    - id: databaseBackups
+      forEach: ${{databases}}
+      template:
+        apiVersion: batch/v1
+        kind: CronJob
+        metadata:
+          name: ${{each.item.metadata.name + '-backup'}}
+        spec:
+          schedule: '0 2 * * *'
+          jobTemplate:
+            spec:
+              template:
+                spec:
+                  restartPolicy: OnFailure
+                  containers:
+                    - name: backup
+                      image: busybox
+    - id: gateway
+      template:
+        apiVersion: networking.k8s.io/v1
+        kind: Ingress
+        metadata:
+          name: gateway
+        spec:
+          rules:
+            - host: ${{schema.spec.domain}}
+              http:
+                paths: |-
+                  ${{databases.map(svc, {{
+                    'path': '/' + svc.metadata.name,
+                    'pathType': 'Prefix',
+                    'backend': {{'service': {{'name': svc.metadata.name, 'port': {{'number': 80}}}}}}
+                  }})}}
+    - id: targetNamespaces
+      externalRef:
+        apiVersion: v1
+        kind: Namespace
+        metadata:
+          selector:
+            matchLabels:
+              team: frontend
+    - id: namespacePods
+      forEach: ${{targetNamespaces}}
+      template:
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: ${{'pod-in-' + each.item.metadata.name}}
+          namespace: ${{each.item.metadata.name}}
+        spec:
+          containers:
+            - name: app
+              image: busybox
+"
+    ));
+    let pods = graph.node("workerPods").expect("workerPods");
+    assert!(pods.is_collection());
+    assert!(matches!(&pods.cel_type, Type::List(_)));
+    assert_eq!(
+        graph.node("databaseBackups").expect("backups").dependencies,
+        vec!["databases"]
+    );
+    assert!(
+        graph
+            .node("targetNamespaces")
+            .expect("namespaces")
+            .is_collection()
+    );
+    assert_eq!(
+        graph.status_schema.properties["totalWorkers"]
+            .type_
+            .as_deref(),
+        Some("integer")
+    );
+    assert_eq!(
+        graph.status_schema.properties["allWorkersReady"]
+            .type_
+            .as_deref(),
+        Some("boolean")
+    );
+}
+
+#[test]
+fn the_data_node_seed_examples_compile() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: MyApp
+    spec:
+      appImage: string
+      workers: '[]string'
+      environment: string
+      module: string
+  resources:
+    - id: containers
+      forEach:
+        - worker: ${{schema.spec.workers}}
+      data:
+        name: ${{worker}}
+        image: ${{schema.spec.appImage}}
+        command: ['process', '${{worker}}']
+    - id: naming
+      data:
+        prefix: ${{schema.metadata.name + '-' + schema.spec.environment}}
+        sanitizedModule: ${{schema.spec.module.replace('.', '-').replace('_', '-').replace('/', '-')}}
+    - id: prefix
+      data: ${{schema.metadata.name + '-' + schema.spec.environment}}
+    - id: regions
+      data: [us-east-1, us-west-2, eu-west-1]
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${{naming.prefix + '-' + naming.sanitizedModule}}
+        spec:
+          selector: {{matchLabels: {{app: x}}}}
+          template:
+            metadata: {{labels: {{app: x}}}}
+            spec:
+              containers: ${{containers}}
+    - id: configmap
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{prefix + '-config'}}
+        data:
+          regions: ${{regions.join(',')}}
+"
+    ));
+    let containers = graph.node("containers").expect("containers");
+    assert_eq!(containers.kind, NodeKind::Data);
+    assert!(matches!(&containers.cel_type, Type::List(_)));
+    assert_eq!(graph.node("prefix").expect("prefix").cel_type, Type::String);
+    assert_eq!(
+        graph.node("regions").expect("regions").cel_type,
+        Type::list(Type::String)
+    );
+    let mut dependencies = graph
+        .node("deployment")
+        .expect("deployment")
+        .dependencies
+        .clone();
+    dependencies.sort();
+    assert_eq!(dependencies, vec!["containers", "naming"]);
+    // A misspelt field of a data node is a type error.
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema: {{apiVersion: v1alpha1, kind: App}}
+  resources:
+    - id: naming
+      data: {{prefix: abc}}
+    - id: config
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{naming.prefx}}'}}}}
+"
+    ));
+    assert!(
+        matches!(&found[0].kind, BuildErrorKind::Cel { message, .. } if message.contains("undefined field 'prefx'"))
+    );
+}
+
+#[test]
+fn the_scaling_seed_example_compiles_with_a_scale_subresource_and_a_set() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  scaling:
+    kind: MyObjectSet
+    method: replicas
+  schema:
+    apiVersion: v1
+    kind: MyObject
+    group: example.org
+    spec:
+      desiredReplicas: integer | scale
+    status:
+      replicas: integer | scale
+      podSelector: string | scaleSelector
+"
+    ));
+    assert_eq!(
+        graph.crd["spec"]["versions"][0]["subresources"]["scale"],
+        serde_json::json!({
+            "specReplicasPath": ".spec.desiredReplicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.podSelector"
+        })
+    );
+    let set = graph.set_crd.as_ref().expect("a Set CRD");
+    assert_eq!(set["metadata"]["name"], "myobjectsets.example.org");
+    assert!(matches!(
+        graph.status.first(),
+        Some(StatusField::Declared { .. })
+    ));
+}
+
+#[test]
+fn a_scale_marker_may_follow_a_status_expression() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      replicas: integer | scale
+    status:
+      replicas: ${{deployment.status.replicas}} | scale
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: x}}
+        spec:
+          replicas: ${{schema.spec.replicas}}
+          selector: {{matchLabels: {{app: x}}}}
+          template:
+            metadata: {{labels: {{app: x}}}}
+            spec: {{containers: [{{name: x, image: x}}]}}
+"
+    ));
+    assert_eq!(graph.scale.status_replicas.as_deref(), Some("replicas"));
+}
+
+#[test]
+fn every_problem_is_reported_not_just_the_first() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema: {{apiVersion: v1alpha1, kind: app}}
+  resources:
+    - id: Bad
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: x}}}}
+    - id: schema
+      data: {{a: 1}}
+    - id: both
+      data: {{a: 1}}
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: x}}}}
+"
+    ));
+    let reasons: Vec<&str> = found.iter().map(|error| error.kind.reason()).collect();
+    assert_eq!(
+        reasons,
+        vec![
+            "InvalidKind",
+            "InvalidResourceId",
+            "ReservedResourceId",
+            "InvalidResource"
+        ]
+    );
+}
+
+#[test]
+fn unknown_kinds_are_warnings_and_checked_schemaless() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema: {{apiVersion: v1alpha1, kind: App}}
+  resources:
+    - id: widget
+      template:
+        apiVersion: example.org/v1
+        kind: Widget
+        metadata: {{name: w}}
+        spec: {{size: '${{1 + 1}}'}}
+    - id: config
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: '${{widget.status.anything}}'}}}}
+"
+    ));
+    assert_eq!(graph.warnings.len(), 1);
+    assert!(matches!(
+        &graph.node("widget").expect("widget").kind,
+        NodeKind::Template {
+            schema_known: false,
+            ..
+        }
+    ));
+}
