@@ -123,7 +123,8 @@ fn field_decodes(field: Field, value: &Value) -> bool {
     }
 }
 
-/// The fields as Go encodes the decoded struct; unknown fields recorded under `prefix`.
+/// The fields as Go encodes the decoded struct; unknown fields recorded under `prefix`, in
+/// the order strict decoding meets them (keys sorted, nested ones in place).
 fn encode(
     fields: &Map<String, Value>,
     known: &[(&str, Field)],
@@ -132,19 +133,22 @@ fn encode(
 ) -> Map<String, Value> {
     let mut names: Vec<&String> = fields.keys().collect();
     names.sort();
-    for name in names {
-        if !known
-            .iter()
-            .any(|(known_name, _)| *known_name == name.as_str())
-        {
-            unknown.push(format!("{prefix}.{name}"));
-        }
-    }
     let mut encoded = Map::new();
-    for (name, field) in known {
-        let value = fields.get(*name).filter(|value| !value.is_null());
+    for name in names {
+        let Some((_, field)) = known.iter().find(|(known, _)| *known == name.as_str()) else {
+            unknown.push(format!("{prefix}.{name}"));
+            continue;
+        };
+        let value = fields.get(name).filter(|value| !value.is_null());
         let path = format!("{prefix}.{name}");
         if let Some(value) = encode_field(*field, value, &path, unknown) {
+            encoded.insert(name.clone(), value);
+        }
+    }
+    for (name, field) in known {
+        if !encoded.contains_key(*name)
+            && let Some(value) = encode_field(*field, None, prefix, unknown)
+        {
             encoded.insert((*name).to_string(), value);
         }
     }
@@ -222,12 +226,17 @@ mod tests {
             "labels": {"app": "demo"},
             "annotations": {},
             "namespace": "",
-            "ownerReferences": [{"kind": "Owner", "name": "o", "extra": 1}]
+            "ownerReferences": [{"kind": "Owner", "name": "o", "extra": 1}],
+            "zeta": 1
         });
         let unknown = coerce(&mut metadata, "metadata");
         assert_eq!(
             unknown,
-            vec!["metadata.colour", "metadata.ownerReferences[0].extra"]
+            vec![
+                "metadata.colour",
+                "metadata.ownerReferences[0].extra",
+                "metadata.zeta"
+            ]
         );
         assert_eq!(
             metadata,

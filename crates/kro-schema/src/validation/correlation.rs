@@ -11,6 +11,12 @@ pub(super) fn field<'a>(old: Option<&'a Value>, name: &str) -> Option<&'a Value>
     old?.as_object()?.get(name)
 }
 
+/// Whether a field is the root's `apiVersion` or `kind`, which never pair with old values
+/// (both objects are converted to the same version before validation).
+pub(super) fn is_root_type_meta(at_root: bool, name: &str) -> bool {
+    at_root && (name == "apiVersion" || name == "kind")
+}
+
 /// The old item of a `map` list with the same key values as `item`.
 pub(super) fn list_item<'a>(
     schema: &Schema,

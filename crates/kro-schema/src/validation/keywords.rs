@@ -298,7 +298,8 @@ impl<'v> Walk<'_, 'v> {
         }
         for (key, property) in &schema.properties {
             if let Some((name, item)) = fields.get_key_value(key) {
-                let old = correlation::field(old, key);
+                let old = correlation::field(old, key)
+                    .filter(|_| !correlation::is_root_type_meta(self.path.is_empty(), key));
                 outcome.merge(self.child(Step::Property(name), property, item, old));
             }
         }

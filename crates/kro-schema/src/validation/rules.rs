@@ -327,8 +327,13 @@ impl<'v> Walk<'_, 'v> {
                     else {
                         continue;
                     };
-                    let old_item = correlation::field(old, key);
-                    let nearest = old_item.map(|old_item| (item, old_item)).or(nearest);
+                    let (old_item, nearest) =
+                        if correlation::is_root_type_meta(self.path.is_empty(), key) {
+                            (None, None)
+                        } else {
+                            let old_item = correlation::field(old, key);
+                            (old_item, old_item.map(|old| (item, old)).or(nearest))
+                        };
                     self.path.push(Step::Property(key));
                     self.node(property_node, property, item, old_item, nearest, depth + 1);
                     self.path.pop();

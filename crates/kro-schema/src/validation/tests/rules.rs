@@ -307,3 +307,51 @@ fn a_validator_compiles_once_and_validates_many_objects() {
             .is_empty()
     );
 }
+
+#[test]
+fn self_is_typed_from_the_schema() {
+    let schema = schema(json!({
+        "type": "object",
+        "properties": {"spec": {
+            "type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.createdAt < timestamp('2030-01-01T00:00:00Z')"},
+                {"rule": "size(self.cert) == 2"},
+                {"rule": "self.ratio / 2.0 == 0.5"},
+                {"rule": "self.timeout == duration('90s')"}
+            ],
+            "properties": {
+                "createdAt": {"type": "string", "format": "date-time"},
+                "cert": {"type": "string", "format": "byte"},
+                "ratio": {"type": "number"},
+                "timeout": {"type": "string", "format": "duration"}
+            }
+        }}
+    }));
+    let object = json!({"spec": {
+        "createdAt": "2024-05-01T10:00:00Z", "cert": "aGk=", "ratio": 1, "timeout": "1m30s"
+    }});
+    assert_eq!(rendered(&schema, &object, None), Vec::<String>::new());
+}
+
+#[test]
+fn int_or_string_values_are_dynamic_and_mismatches_are_overload_errors() {
+    let schema = with_field(json!({
+        "x-kubernetes-int-or-string": true,
+        "x-kubernetes-validations": [
+            {"rule": "type(self) == string || self > 0"},
+            {"rule": "self + 1 > 0"}
+        ]
+    }));
+    assert_eq!(
+        rendered(&schema, &json!({"spec": {"x": 3}}), None),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        rendered(&schema, &json!({"spec": {"x": "50%"}}), None),
+        [
+            "spec.x: Invalid value: \"\": 'no such overload: _+_(string, int)': call arguments did \
+             not match a supported operator, function or macro signature for rule: self + 1 > 0"
+        ]
+    );
+}
