@@ -11,19 +11,31 @@
 
 mod catalog;
 mod cel_types;
+mod defaulting;
+mod field_error;
 mod gvk;
 mod openapi;
+mod pruning;
 mod simpleschema;
+mod validation;
 
 pub use catalog::{
     Catalog, CatalogError, CatalogLookup, FieldPathError, FieldSchema, KindSchema, ListType,
     MapType, MergeSemantics, PatchStrategy,
 };
 pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes, SharedDefinitions};
+pub use defaulting::apply_defaults;
+pub use field_error::{
+    BadValue, FieldError, FieldErrorType, FieldPath, PathElement, invalid_object_message,
+};
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};
+pub use pruning::prune;
 pub use simpleschema::{
     CompiledSchema, MAX_TYPE_DEPTH, Marker, MarkerKind, ScaleFields, SimpleSchemaError,
     SimpleSchemaErrorKind, TypeExpr, compile_field, compile_spec, parse_markers, parse_type,
     scale_fields,
+};
+pub use validation::{
+    PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, ValidationConfig, Validator, validate,
 };
