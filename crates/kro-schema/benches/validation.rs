@@ -4,12 +4,14 @@
 //!
 //! `cargo bench -p kro-schema --bench validation` measures create (no old object), update
 //! (with transition rules and ratcheting), and, for comparison, defaulting and pruning of the
-//! same object.
+//! same object. The `deployment/*` group validates an `apps/v1` Deployment against the
+//! built-in catalog's schema, next to a deep clone of the same object as the baseline (the
+//! cheapest walk that touches every node).
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use kro_schema::{Schema, Validator, apply_defaults, prune};
+use kro_schema::{Catalog, Gvk, Schema, Validator, apply_defaults, prune};
 use serde_json::{Value, json};
 
 /// The schema of a `WebApp` custom resource, shaped like the ones kro generates.
@@ -133,5 +135,73 @@ fn validation(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, validation);
+/// A Deployment as a platform team writes one: two containers with ports, env, resources and
+/// probes, a volume, labels and a rolling-update strategy.
+fn deployment() -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "shop", "namespace": "prod", "labels": {"app": "shop", "tier": "web"}},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "shop"}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": {"app": "shop", "tier": "web"}},
+                "spec": {
+                    "serviceAccountName": "shop",
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "registry.example.com/shop:1.4.2",
+                            "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+                            "env": [
+                                {"name": "MODE", "value": "prod"},
+                                {"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}
+                            ],
+                            "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},
+                            "readinessProbe": {"httpGet": {"path": "/healthz", "port": "http"}, "periodSeconds": 5},
+                            "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]
+                        },
+                        {
+                            "name": "proxy",
+                            "image": "envoyproxy/envoy:v1.30.1",
+                            "args": ["--config-path", "/etc/envoy/envoy.yaml"],
+                            "ports": [{"name": "admin", "containerPort": 9901}]
+                        }
+                    ],
+                    "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}]
+                }
+            }
+        }
+    })
+}
+
+fn deployment_validation(c: &mut Criterion) {
+    let gvk = Gvk::new("apps", "v1", "Deployment");
+    let Some(kind) = Catalog::kubernetes().resolve(&gvk).found() else {
+        panic!("the built-in catalog has no apps/v1 Deployment");
+    };
+    let schema = kind.resolved_schema();
+    let validator = Validator::with_config(
+        &schema,
+        kro_schema::ValidationConfig::default().with_resource_root(true),
+    );
+    let object = deployment();
+    let errors = validator.validate(&object, None);
+    assert!(
+        errors.is_empty(),
+        "the sample Deployment is invalid: {errors:?}"
+    );
+
+    let mut group = c.benchmark_group("deployment");
+    group.bench_function("baseline/clone", |b| b.iter(|| black_box(&object).clone()));
+    group.bench_function("validate", |b| {
+        b.iter(|| validator.validate(black_box(&object), None))
+    });
+    group.bench_function("compile", |b| b.iter(|| Validator::new(black_box(&schema))));
+    group.finish();
+}
+
+criterion_group!(benches, validation, deployment_validation);
 criterion_main!(benches);

@@ -254,9 +254,8 @@ impl Activation for Bindings<'_> {
 
 /// The location a rule is evaluated at.
 struct Site<'a> {
-    schema: &'a Schema,
-    value: &'a Value,
-    /// The schema's type, the value shown by evaluation errors (`Invalid value: "object"`).
+    /// The schema's type, the value shown by failed rules and evaluation errors
+    /// (`Invalid value: "object"`).
     type_value: &'a BadValue,
     /// Whether the nearest correlated value equals its old value (ratcheting).
     unchanged: bool,
@@ -429,8 +428,6 @@ impl<'v> Walk<'_, 'v> {
                 },
             };
             let site = Site {
-                schema,
-                value,
                 type_value: &type_value,
                 unchanged,
             };
@@ -494,10 +491,10 @@ impl<'v> Walk<'_, 'v> {
             },
             None => rule.default_message(),
         };
-        let bad_value = match site.schema.type_.as_deref() {
-            Some("object" | "array") => BadValue::Omitted,
-            _ => BadValue::Value(site.value.clone()),
-        };
+        // Kubernetes 1.33 reports the schema type (`"object"`, `"integer"`…) as the invalid
+        // value of a failed rule, never the value itself (1.35 changed this; we follow the
+        // version whose API we serve).
+        let bad_value = type_value.clone();
         let error = match rule.rule.reason.as_deref() {
             Some("FieldValueForbidden") => FieldError::forbidden(path, &detail),
             Some("FieldValueRequired") => FieldError::required(path, &detail),

@@ -33,9 +33,9 @@ fn failing_rules_report_their_message_or_the_rule() {
     assert_eq!(
         rendered(&schema, &object, None),
         [
-            "spec: Invalid value: replicas must not exceed max",
-            "spec: Invalid value: failed rule: self.replicas >= 0",
-            "spec: Invalid value: padded message",
+            r#"spec: Invalid value: "object": replicas must not exceed max"#,
+            r#"spec: Invalid value: "object": failed rule: self.replicas >= 0"#,
+            r#"spec: Invalid value: "object": padded message"#,
         ]
     );
     let valid = json!({"spec": {"name": "app-web", "replicas": 1, "max": 3}});
@@ -43,7 +43,7 @@ fn failing_rules_report_their_message_or_the_rule() {
 }
 
 #[test]
-fn scalar_values_are_shown_and_objects_omitted() {
+fn failed_rules_report_the_schema_type_as_the_value() {
     let schema = schema(json!({
         "type": "object",
         "properties": {"spec": {"type": "object", "properties": {
@@ -62,9 +62,9 @@ fn scalar_values_are_shown_and_objects_omitted() {
     assert_eq!(
         rendered(&schema, &object, None),
         [
-            r#"spec.labels[app]: Invalid value: "": failed rule: self != ''"#,
-            r#"spec.name: Invalid value: "toolong": failed rule: self.size() < 4"#,
-            "spec.ports[1]: Invalid value: 70000: port out of range",
+            r#"spec.labels[app]: Invalid value: "string": failed rule: self != ''"#,
+            r#"spec.name: Invalid value: "string": failed rule: self.size() < 4"#,
+            r#"spec.ports[1]: Invalid value: "integer": port out of range"#,
         ]
     );
 }
@@ -84,7 +84,7 @@ fn immutable_fields_fail_on_change_and_pass_on_create() {
     let changed = json!({"spec": {"x": "b"}});
     assert_eq!(
         rendered(&schema, &changed, Some(&created)),
-        [r#"spec.x: Invalid value: "b": x is immutable"#]
+        [r#"spec.x: Invalid value: "string": x is immutable"#]
     );
     // Without an old value for the field, the transition rule does not run.
     let added = json!({"spec": {}});
@@ -107,12 +107,12 @@ fn optional_old_self_rules_run_on_create_with_an_empty_optional() {
     let object = json!({"spec": {"x": 1}});
     assert_eq!(
         rendered(&schema, &object, None),
-        ["spec.x: Invalid value: 1: failed rule: oldSelf.hasValue()"]
+        [r#"spec.x: Invalid value: "integer": failed rule: oldSelf.hasValue()"#]
     );
     let old = json!({"spec": {"x": 2}});
     assert_eq!(
         rendered(&schema, &object, Some(&old)),
-        ["spec.x: Invalid value: 1: x may not decrease"]
+        [r#"spec.x: Invalid value: "integer": x may not decrease"#]
     );
 }
 
@@ -129,9 +129,9 @@ fn message_expressions_build_the_message() {
     assert_eq!(
         rendered(&schema, &object, None),
         [
-            "spec: Invalid value: replicas 5 exceeds 3",
-            "spec: Invalid value: fallback",
-            "spec: Invalid value: failed rule: self.replicas < 0",
+            r#"spec: Invalid value: "object": replicas 5 exceeds 3"#,
+            r#"spec: Invalid value: "object": fallback"#,
+            r#"spec: Invalid value: "object": failed rule: self.replicas < 0"#,
         ]
     );
 }
@@ -153,8 +153,8 @@ fn reasons_choose_the_error_type_and_field_paths_the_field() {
         [
             "spec.name: Forbidden: name is set by the system",
             "spec: Required value: max is required",
-            "spec.ports: Duplicate value",
-            "spec: Invalid value: failed rule: self.replicas > 0",
+            r#"spec.ports: Duplicate value: "object""#,
+            r#"spec: Invalid value: "object": failed rule: self.replicas > 0"#,
         ]
     );
     let types: Vec<FieldErrorType> = errors.iter().map(|error| error.error_type).collect();
@@ -264,7 +264,7 @@ fn root_rules_see_the_object_metadata() {
     let object = json!({"apiVersion": "x.dev/v1", "kind": "X", "metadata": {"name": "other"}});
     assert_eq!(
         rendered(&schema, &object, None),
-        ["<nil>: Invalid value: names start with demo"]
+        [r#"<nil>: Invalid value: "object": names start with demo"#]
     );
 }
 
@@ -280,8 +280,8 @@ fn unchanged_values_ratchet_but_transition_rules_do_not() {
     assert_eq!(
         rendered(&schema, &changed, Some(&old)),
         [
-            r#"spec.x: Invalid value: "longer": failed rule: self.size() < 3"#,
-            r#"spec.x: Invalid value: "longer": failed rule: self == oldSelf"#,
+            r#"spec.x: Invalid value: "string": failed rule: self.size() < 3"#,
+            r#"spec.x: Invalid value: "string": failed rule: self == oldSelf"#,
         ]
     );
 }
