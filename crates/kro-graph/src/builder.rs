@@ -9,7 +9,7 @@ mod check;
 mod collect;
 mod status;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use kro_cel::{Env, Type};
@@ -139,12 +139,7 @@ impl Builder<'_> {
             })
             .collect();
         let order: Vec<usize> = levels.iter().flatten().copied().collect();
-        let nodes = self.check_nodes(&mut plans, &order, &instance_type);
-        let node_types: HashMap<String, Type> = nodes
-            .iter()
-            .flatten()
-            .map(|node| (node.id.clone(), node.cel_type.clone()))
-            .collect();
+        let (nodes, node_types) = self.check_nodes(&mut plans, &order, &instance_type);
         let (status, status_conditions, status_schema, status_scale) =
             self.check_status(status_plan, &instance_type, &node_types);
         let scale = self.scale_fields(&spec_scale, &status_scale);

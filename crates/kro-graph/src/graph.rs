@@ -8,6 +8,7 @@ use kro_schema::{Gvk, ScaleFields, Schema};
 use serde_json::Value as Json;
 
 use crate::crd::KindNames;
+use crate::diagram::{DiagramEdge, DiagramGraph, DiagramNode, DiagramNodeRole};
 use crate::template::{FieldPath, Template};
 use crate::types::GraphTypes;
 
@@ -143,7 +144,7 @@ impl std::fmt::Display for BuildWarning {
             BuildWarning::UnknownKind { resource, gvk } => write!(
                 f,
                 "resource {resource}: no schema for {gvk}; its template is checked without one \
-                 (pass the CRD with --crds, or connect to a cluster)"
+                 (pass its CRD with --crds, or the RGD that defines it with -f)"
             ),
         }
     }
@@ -189,6 +190,40 @@ impl CompiledGraph {
     /// A node by id.
     pub fn node(&self, id: &str) -> Option<&CompiledNode> {
         self.nodes.iter().find(|node| node.id == id)
+    }
+
+    /// The picture of the graph: nodes by level, labelled with their kind and role, and an
+    /// edge from each dependency to its dependent.
+    pub fn diagram(&self) -> DiagramGraph {
+        let mut diagram = DiagramGraph::default();
+        for level in &self.levels {
+            let mut ids = Vec::with_capacity(level.len());
+            for node in level.iter().filter_map(|index| self.nodes.get(*index)) {
+                let (kind, role) = match &node.kind {
+                    NodeKind::Template { gvk, .. } if node.is_collection() => {
+                        (gvk.kind().to_owned(), DiagramNodeRole::Collection)
+                    }
+                    NodeKind::Template { gvk, .. } => {
+                        (gvk.kind().to_owned(), DiagramNodeRole::Resource)
+                    }
+                    NodeKind::ExternalRef { gvk, .. } => {
+                        (gvk.kind().to_owned(), DiagramNodeRole::ExternalRef)
+                    }
+                    NodeKind::Data => (String::new(), DiagramNodeRole::Data),
+                };
+                diagram
+                    .nodes
+                    .push(DiagramNode::new(node.id.clone(), kind).with_role(role));
+                for dependency in &node.dependencies {
+                    diagram
+                        .edges
+                        .push(DiagramEdge::new(dependency.clone(), node.id.clone()));
+                }
+                ids.push(node.id.clone());
+            }
+            diagram.levels.push(ids);
+        }
+        diagram
     }
 
     /// The ids in topological order (levels concatenated).

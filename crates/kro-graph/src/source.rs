@@ -176,6 +176,12 @@ impl Default for YamlLimits {
 }
 
 impl YamlLimits {
+    /// The largest text accepted, in bytes (what [`max_input_bytes`](Self::max_input_bytes)
+    /// set), so readers can stop reading a file past it.
+    pub fn input_byte_limit(&self) -> usize {
+        self.max_input_bytes
+    }
+
     /// The largest text accepted, in bytes.
     #[must_use]
     pub fn max_input_bytes(mut self, bytes: usize) -> Self {
@@ -246,11 +252,12 @@ pub enum YamlErrorKind {
         /// The reader's description.
         message: String,
     },
-    /// A key appears twice in one mapping.
-    #[error("duplicate key: {message}")]
+    /// A key appears twice in one mapping (read as a warning: the last value is used, as the
+    /// API server's default field validation does).
+    #[error("{} is repeated in this mapping; the last value is used", key.as_deref().map_or_else(|| "a key".to_owned(), |key| format!("key {key:?}")))]
     DuplicateKey {
-        /// The reader's description.
-        message: String,
+        /// The key, when it is a scalar.
+        key: Option<String>,
     },
     /// The text is not well-formed YAML, or holds something JSON cannot (a map as a key).
     #[error("invalid YAML: {message}")]
@@ -392,7 +399,9 @@ fn yaml_error(error: &serde_saphyr::Error) -> YamlError {
         | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => {
             YamlErrorKind::LimitExceeded { message }
         }
-        serde_saphyr::Error::DuplicateMappingKey { .. } => YamlErrorKind::DuplicateKey { message },
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+            YamlErrorKind::DuplicateKey { key: key.clone() }
+        }
         serde_saphyr::Error::NonFiniteFloat { .. } => YamlErrorKind::NonFiniteNumber,
         _ => YamlErrorKind::Syntax { message },
     };

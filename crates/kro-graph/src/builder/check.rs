@@ -94,13 +94,14 @@ impl Builder<'_> {
     }
 
     /// Checks every node in `order` and returns them by position (`None` where checking
-    /// failed).
+    /// failed), with the type each id has for later expressions: a node that failed keeps its
+    /// schema's type, or `dyn`, so that its dependents report only their own errors.
     pub(super) fn check_nodes(
         &mut self,
         plans: &mut [NodePlan],
         order: &[usize],
         instance_type: &Type,
-    ) -> Vec<Option<CompiledNode>> {
+    ) -> (Vec<Option<CompiledNode>>, HashMap<String, Type>) {
         let ids: Vec<String> = plans.iter().map(|plan| plan.id.clone()).collect();
         let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         let mut node_types: HashMap<String, Type> = HashMap::new();
@@ -121,12 +122,17 @@ impl Builder<'_> {
                     env = env.with_variable(id, ty.clone());
                 }
             }
-            if let Some(node) = self.check_node(plan, &env, &id_refs) {
-                node_types.insert(node.id.clone(), node.cel_type.clone());
-                compiled[position] = Some(node);
+            match self.check_node(plan, &env, &id_refs) {
+                Some(node) => {
+                    node_types.insert(node.id.clone(), node.cel_type.clone());
+                    compiled[position] = Some(node);
+                }
+                None => {
+                    node_types.entry(plan.id.clone()).or_insert(Type::Dyn);
+                }
             }
         }
-        compiled
+        (compiled, node_types)
     }
 
     /// The type of a template or externalRef element from its schema (`dyn` when unknown).

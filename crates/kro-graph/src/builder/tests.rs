@@ -572,3 +572,40 @@ fn unknown_kinds_are_warnings_and_checked_schemaless() {
         }
     ));
 }
+
+#[test]
+fn a_node_that_fails_does_not_make_its_dependents_fail_too() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      name: string
+    status:
+      available: ${{deployment.status.availableReplicas}}
+      prefix: ${{vars.prefix}}
+  resources:
+    - id: vars
+      forEach: ${{schema.spec.name}}
+      data:
+        prefix: abc
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: '${{vars.prefix}}'}}
+        spec:
+          replicas: ${{schema.spec.name}}
+"
+    ));
+    let paths: Vec<String> = found.iter().map(|error| error.path.to_string()).collect();
+    assert_eq!(
+        paths,
+        [
+            "spec.resources[0].forEach",
+            "spec.resources[1].template.spec.replicas"
+        ],
+        "{found:?}"
+    );
+}
