@@ -18,4 +18,10 @@ pub enum Command {
     Completions(crate::commands::completions::Args),
     /// Evaluate a CEL expression in kro's CEL environment and print the result as JSON.
     Eval(crate::commands::eval::Args),
+    /// Check ResourceGraphDefinitions offline: schema, expressions, types, dependencies.
+    Validate(crate::commands::validate::Args),
+    /// Generate the objects kro derives from ResourceGraphDefinitions.
+    Generate(crate::commands::generate::Args),
+    /// Draw the dependency graph of a ResourceGraphDefinition by levels.
+    Graph(crate::commands::graph::Args),
 }

@@ -2,6 +2,9 @@
 
 pub mod completions;
 pub mod eval;
+pub mod generate;
+pub mod graph;
+pub mod validate;
 
 use std::process::ExitCode;
 
@@ -13,5 +16,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Completions(args) => completions::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Generate(args) => generate::run(args),
+        Command::Graph(args) => graph::run(args),
     }
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod rgd_files;
 
 use std::process::ExitCode;
 

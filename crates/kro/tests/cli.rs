@@ -35,7 +35,17 @@ fn help_lists_every_subcommand() {
         .take_while(|line| !line.is_empty())
         .filter_map(|line| line.split_whitespace().next())
         .collect();
-    assert_eq!(commands, ["completions", "eval", "help"]);
+    assert_eq!(
+        commands,
+        [
+            "completions",
+            "eval",
+            "validate",
+            "generate",
+            "graph",
+            "help"
+        ]
+    );
 }
 
 #[test]

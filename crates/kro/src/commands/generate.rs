@@ -1,0 +1,101 @@
+//! `kro generate crd -f FILE [-o yaml|json]`: the CustomResourceDefinitions kro would install
+//! for ResourceGraphDefinitions, built offline.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::rgd_files::{InputArgs, load_and_build};
+
+/// Flags of `kro generate`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to generate.
+    #[command(subcommand)]
+    what: What,
+}
+
+/// The things `kro generate` can produce.
+#[derive(Debug, clap::Subcommand)]
+enum What {
+    /// The instance CRD of each RGD, and its `<Kind>Set` CRD when spec.scaling is set.
+    Crd(CrdArgs),
+}
+
+/// Flags of `kro generate crd`.
+#[derive(Debug, clap::Args)]
+struct CrdArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Output format: YAML documents separated by `---`, or JSON (a `v1 List` when there is
+    /// more than one CRD), as kubectl prints them.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
+    output: OutputFormat,
+}
+
+/// How objects are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// YAML, one document per object.
+    Yaml,
+    /// JSON indented by four spaces.
+    Json,
+}
+
+/// Builds the RGDs and prints their CRDs; prints the problems and exits 1 instead when any
+/// RGD is invalid.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let What::Crd(args) = args.what;
+    let workspace = load_and_build(&args.input)?;
+    workspace.print_diagnostics();
+    if workspace.has_errors() {
+        return Ok(ExitCode::FAILURE);
+    }
+    if workspace.rgds.is_empty() {
+        eprintln!("error: no ResourceGraphDefinition (kro.run/v1alpha1) in the given files");
+        return Ok(ExitCode::FAILURE);
+    }
+    let crds: Vec<&Value> = workspace
+        .rgds
+        .iter()
+        .filter_map(|built| built.graph.as_ref())
+        .flat_map(|graph| std::iter::once(&graph.crd).chain(&graph.set_crd))
+        .collect();
+    print!("{}", render(&crds, args.output)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The objects as kubectl's `-o yaml` / `-o json` would print them.
+pub fn render(objects: &[&Value], format: OutputFormat) -> anyhow::Result<String> {
+    match format {
+        OutputFormat::Yaml => {
+            let mut out = String::new();
+            for (index, object) in objects.iter().enumerate() {
+                if index > 0 {
+                    out.push_str("---\n");
+                }
+                out.push_str(&serde_saphyr::to_string(object).context("writing YAML")?);
+            }
+            Ok(out)
+        }
+        OutputFormat::Json => {
+            let value = match objects {
+                [one] => (*one).clone(),
+                many => json!({
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "metadata": {"resourceVersion": ""},
+                    "items": many,
+                }),
+            };
+            let mut out = Vec::new();
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+            let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
+            value.serialize(&mut serializer).context("writing JSON")?;
+            out.push(b'\n');
+            String::from_utf8(out).context("writing JSON")
+        }
+    }
+}

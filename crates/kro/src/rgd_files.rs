@@ -1,0 +1,410 @@
+//! Reading ResourceGraphDefinitions and CRDs from files, building them offline, and reporting
+//! problems as `file:line:column: error: ...` lines: what `kro validate`, `kro generate crd`
+//! and `kro graph` share.
+//!
+//! Schemas come from, in order: CRDs given with `--crds`, CRDs found among the `-f` documents,
+//! the built-in Kubernetes 1.33 catalog, and the CRDs generated from the other RGDs being read
+//! (so an RGD may use the kind another one defines).
+
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use kro_graph::{
+    BuildWarning, BuiltinCatalog, CompiledGraph, CrdSchemas, FieldPath, Location,
+    ResourceGraphDefinition, SchemaSources, YamlDocument, YamlLimits, build_graph,
+    parse_yaml_documents,
+};
+
+/// The file name extensions read from a directory, as kubectl does.
+const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
+
+/// Where documents come from: `-f` paths (files, directories, `-` for standard input).
+#[derive(Debug, Clone, clap::Args)]
+pub struct InputArgs {
+    /// A file, a directory of .yaml/.yml/.json files, or `-` for standard input. Repeatable.
+    #[arg(short = 'f', long = "filename", value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Read the directories given with -f recursively.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+    /// CustomResourceDefinitions (a file, or a directory read recursively) whose kinds the
+    /// RGDs use. Repeatable.
+    #[arg(long = "crds", value_name = "PATH")]
+    pub crds: Vec<PathBuf>,
+}
+
+/// How bad a [`Diagnostic`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The input is rejected.
+    Error,
+    /// Worth knowing; the input is accepted.
+    Warning,
+}
+
+/// One problem, with the place it was found.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// The file, as given on the command line (`<stdin>` for standard input).
+    pub file: String,
+    /// The line and column, when known.
+    pub location: Option<Location>,
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong, with the field path when there is one.
+    pub message: String,
+}
+
+/// `file:line:column: error: message`, the form editors and CI annotations understand.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.file)?;
+        if let Some(location) = self.location {
+            write!(f, "{location}:")?;
+        }
+        let severity = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, " {severity}: {}", self.message)
+    }
+}
+
+/// A ResourceGraphDefinition read from a file.
+#[derive(Debug)]
+pub struct LoadedRgd {
+    /// The file it came from.
+    pub file: String,
+    /// The document, for locations.
+    pub document: YamlDocument,
+    /// The decoded RGD.
+    pub rgd: ResourceGraphDefinition,
+}
+
+impl LoadedRgd {
+    /// The RGD's name, or `#N` when it has none.
+    pub fn name(&self) -> String {
+        match self.rgd.metadata.name.as_str() {
+            "" => format!("#{}", self.document.index + 1),
+            name => name.to_owned(),
+        }
+    }
+
+    fn diagnostic(&self, path: &FieldPath, severity: Severity, message: String) -> Diagnostic {
+        Diagnostic {
+            file: self.file.clone(),
+            location: self.document.source_map.nearest(path),
+            severity,
+            message,
+        }
+    }
+}
+
+/// An RGD and what building it gave.
+#[derive(Debug)]
+pub struct BuiltRgd {
+    /// The input.
+    pub loaded: LoadedRgd,
+    /// The graph, or `None` when the RGD has errors (they are in the diagnostics).
+    pub graph: Option<CompiledGraph>,
+}
+
+/// Everything read and built.
+#[derive(Debug, Default)]
+pub struct Workspace {
+    /// Each RGD in input order.
+    pub rgds: Vec<BuiltRgd>,
+    /// Every problem, in input order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Workspace {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|diagnostic| diagnostic.severity == Severity::Error)
+    }
+
+    /// Prints every diagnostic to standard error.
+    pub fn print_diagnostics(&self) {
+        for diagnostic in &self.diagnostics {
+            eprintln!("{diagnostic}");
+        }
+    }
+}
+
+/// A file's text and the name to report it by.
+struct InputFile {
+    name: String,
+    text: String,
+}
+
+/// Reads, decodes and builds every RGD in the inputs.
+///
+/// # Errors
+/// Only for unreadable paths; problems inside the files become diagnostics.
+pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
+    let mut workspace = Workspace::default();
+    let mut crds = CrdSchemas::new();
+    let mut file_order = Vec::new();
+    for path in &args.crds {
+        for file in read_path(path, true)? {
+            file_order.push(file.name.clone());
+            for document in documents(&file, &mut workspace.diagnostics) {
+                add_crd(&mut crds, &file.name, &document, &mut workspace.diagnostics);
+            }
+        }
+    }
+    let mut loaded = Vec::new();
+    for path in &args.files {
+        for file in read_path(path, args.recursive)? {
+            file_order.push(file.name.clone());
+            for document in documents(&file, &mut workspace.diagnostics) {
+                if document.is_resource_graph_definition() {
+                    match document.to_resource_graph_definition() {
+                        Ok(rgd) => loaded.push(LoadedRgd {
+                            file: file.name.clone(),
+                            document,
+                            rgd,
+                        }),
+                        Err(error) => workspace.diagnostics.push(Diagnostic {
+                            file: file.name.clone(),
+                            location: error.location,
+                            severity: Severity::Error,
+                            message: error_without_location(&error.path, &error.kind),
+                        }),
+                    }
+                } else if document.kind.as_deref() == Some("CustomResourceDefinition") {
+                    add_crd(&mut crds, &file.name, &document, &mut workspace.diagnostics);
+                }
+            }
+        }
+    }
+    build_all(loaded, &crds, &mut workspace);
+    // Report file by file, in the order the files were read.
+    workspace.diagnostics.sort_by_key(|diagnostic| {
+        file_order
+            .iter()
+            .position(|file| *file == diagnostic.file)
+            .unwrap_or(usize::MAX)
+    });
+    Ok(workspace)
+}
+
+/// Builds each RGD; those that used a kind nobody knew are built again with the CRDs the
+/// other RGDs generate.
+fn build_all(loaded: Vec<LoadedRgd>, crds: &CrdSchemas, workspace: &mut Workspace) {
+    let base = || SchemaSources::new().with(crds.clone()).with(BuiltinCatalog);
+    let first: Vec<_> = {
+        let sources = base();
+        loaded
+            .iter()
+            .map(|rgd| build_graph(&rgd.rgd, &sources))
+            .collect()
+    };
+    let generated: Vec<Vec<&serde_json::Value>> = first
+        .iter()
+        .map(|outcome| match outcome {
+            Ok(graph) => std::iter::once(&graph.crd).chain(&graph.set_crd).collect(),
+            Err(_) => Vec::new(),
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(first.len());
+    for (index, outcome) in first.iter().enumerate() {
+        let unknown_kinds = matches!(outcome, Ok(graph) if graph.warnings.iter().any(|warning| matches!(warning, BuildWarning::UnknownKind { .. })));
+        let others_generated = generated
+            .iter()
+            .enumerate()
+            .any(|(other, crds)| other != index && !crds.is_empty());
+        if !(unknown_kinds && others_generated) {
+            outcomes.push(None);
+            continue;
+        }
+        let mut with_generated = crds.clone();
+        for (other, crds) in generated.iter().enumerate() {
+            if other != index {
+                for crd in crds {
+                    // A generated CRD is well formed; a failure here would be our bug, shown
+                    // as a warning while the RGD keeps the outcome of its first build.
+                    if let Err(error) = with_generated.add(crd) {
+                        workspace.diagnostics.push(Diagnostic {
+                            file: loaded[other].file.clone(),
+                            location: None,
+                            severity: Severity::Warning,
+                            message: format!(
+                                "the generated CRD is not usable as a schema: {error}"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        let sources = SchemaSources::new()
+            .with(with_generated)
+            .with(BuiltinCatalog);
+        outcomes.push(Some(build_graph(&loaded[index].rgd, &sources)));
+    }
+    for ((loaded, first), second) in loaded.into_iter().zip(first).zip(outcomes) {
+        let outcome = second.unwrap_or(first);
+        let graph = match outcome {
+            Ok(graph) => {
+                for warning in &graph.warnings {
+                    let path = warning_path(&loaded.rgd, warning);
+                    let diagnostic =
+                        loaded.diagnostic(&path, Severity::Warning, warning.to_string());
+                    workspace.diagnostics.push(diagnostic);
+                }
+                Some(graph)
+            }
+            Err(errors) => {
+                for error in errors.errors {
+                    let message = format!("{}: {error}", loaded.name());
+                    let diagnostic = loaded.diagnostic(&error.path, Severity::Error, message);
+                    workspace.diagnostics.push(diagnostic);
+                }
+                None
+            }
+        };
+        workspace.rgds.push(BuiltRgd { loaded, graph });
+    }
+}
+
+/// Where a warning points: the kind of the resource it is about.
+fn warning_path(rgd: &ResourceGraphDefinition, warning: &BuildWarning) -> FieldPath {
+    match warning {
+        BuildWarning::UnknownKind { resource, .. } => {
+            let index = rgd
+                .spec
+                .resources
+                .iter()
+                .position(|candidate| &candidate.id == resource);
+            match index {
+                Some(index) => FieldPath::root()
+                    .key("spec")
+                    .key("resources")
+                    .index(index)
+                    .key("template")
+                    .key("kind"),
+                None => FieldPath::root(),
+            }
+        }
+        _ => FieldPath::root(),
+    }
+}
+
+fn error_without_location(path: &FieldPath, kind: &impl fmt::Display) -> String {
+    if path.is_root() {
+        kind.to_string()
+    } else {
+        format!("{path}: {kind}")
+    }
+}
+
+fn add_crd(
+    crds: &mut CrdSchemas,
+    file: &str,
+    document: &YamlDocument,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    if document.kind.as_deref() != Some("CustomResourceDefinition") {
+        return;
+    }
+    if let Err(error) = crds.add(&document.value) {
+        diagnostics.push(Diagnostic {
+            file: file.to_owned(),
+            location: document.location(),
+            severity: Severity::Error,
+            message: error.to_string(),
+        });
+    }
+}
+
+/// The documents of a file; a file that is not valid YAML becomes a diagnostic.
+fn documents(file: &InputFile, diagnostics: &mut Vec<Diagnostic>) -> Vec<YamlDocument> {
+    match parse_yaml_documents(&file.text) {
+        Ok(documents) => {
+            for document in &documents {
+                for warning in &document.warnings {
+                    diagnostics.push(Diagnostic {
+                        file: file.name.clone(),
+                        location: warning.location,
+                        severity: Severity::Warning,
+                        message: warning.kind.to_string(),
+                    });
+                }
+            }
+            documents
+        }
+        Err(error) => {
+            diagnostics.push(Diagnostic {
+                file: file.name.clone(),
+                location: error.location,
+                severity: Severity::Error,
+                message: error.kind.to_string(),
+            });
+            Vec::new()
+        }
+    }
+}
+
+/// The files at `path`: the file itself, standard input for `-`, or a directory's files with
+/// a YAML or JSON extension (sorted; into subdirectories when `recursive`).
+fn read_path(path: &Path, recursive: bool) -> anyhow::Result<Vec<InputFile>> {
+    if path == Path::new("-") {
+        return Ok(vec![InputFile {
+            name: "<stdin>".to_owned(),
+            text: read_bounded(std::io::stdin()).context("reading standard input")?,
+        }]);
+    }
+    let metadata =
+        std::fs::metadata(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    if !metadata.is_dir() {
+        return Ok(vec![read_file(path)?]);
+    }
+    let mut files = Vec::new();
+    let mut directories = vec![path.to_path_buf()];
+    while let Some(directory) = directories.pop() {
+        let entries = std::fs::read_dir(&directory)
+            .with_context(|| format!("{}: cannot list the directory", directory.display()))?;
+        for entry in entries {
+            let entry = entry.with_context(|| format!("{}: cannot list", directory.display()))?;
+            let path = entry.path();
+            if path.is_dir() {
+                if recursive {
+                    directories.push(path);
+                }
+            } else if path
+                .extension()
+                .and_then(|extension| extension.to_str())
+                .is_some_and(|extension| EXTENSIONS.contains(&extension))
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files.iter().map(|file| read_file(file)).collect()
+}
+
+/// Reads a file, stopping one byte past the YAML size limit so that a huge file costs no more
+/// than that and is reported as too large by the parser.
+fn read_file(path: &Path) -> anyhow::Result<InputFile> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
+    Ok(InputFile {
+        text: read_bounded(file).with_context(|| format!("{name}: cannot read"))?,
+        name,
+    })
+}
+
+fn read_bounded(reader: impl Read) -> std::io::Result<String> {
+    let limit = YamlLimits::default().input_byte_limit();
+    let mut text = String::new();
+    reader
+        .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_string(&mut text)?;
+    Ok(text)
+}

@@ -1,0 +1,448 @@
+//! `kro validate`, `kro generate crd` and `kro graph`, run as a user runs them, on upstream's
+//! examples and on RGDs written to a temporary directory.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use kro_graph::parse_yaml_documents;
+
+fn kro(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(args)
+        .output()
+        .expect("the kro binary built by cargo runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("kro writes UTF-8")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("kro writes UTF-8")
+}
+
+fn shared() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    assert!(
+        path.is_dir(),
+        "{} is missing: the upstream examples come from ../shared beside the checkout",
+        path.display()
+    );
+    path
+}
+
+fn examples(path: &str) -> String {
+    shared()
+        .join("kro-upstream/examples")
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Writes `files` into a fresh directory that lives as long as the returned guard.
+fn directory(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).expect("writable temporary directory");
+    }
+    dir
+}
+
+fn path(dir: &tempfile::TempDir, name: &str) -> String {
+    dir.path().join(name).to_string_lossy().into_owned()
+}
+
+const WEB_APP: &str = "\
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: web-app
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: WebApp
+    spec:
+      name: string
+      replicas: integer | default=1
+    status:
+      available: ${deployment.status.availableReplicas}
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${schema.spec.name}
+        spec:
+          replicas: ${schema.spec.replicas}
+          selector:
+            matchLabels: {app: \"${schema.spec.name}\"}
+          template:
+            metadata:
+              labels: {app: \"${schema.spec.name}\"}
+            spec:
+              containers:
+                - name: web
+                  image: nginx
+    - id: service
+      template:
+        apiVersion: v1
+        kind: Service
+        metadata:
+          name: ${deployment.metadata.name}
+        spec:
+          selector: ${deployment.spec.selector.matchLabels}
+          ports:
+            - port: 80
+";
+
+const SCALING: &str = "\
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: my-objects
+spec:
+  scaling:
+    kind: MyObjectSet
+    method: replicas
+  schema:
+    apiVersion: v1
+    kind: MyObject
+    group: example.org
+    spec:
+      desiredReplicas: integer | scale
+    status:
+      replicas: integer | scale
+      podSelector: string | scaleSelector
+";
+
+#[test]
+fn every_kubernetes_example_validates_offline() {
+    let output = kro(&["validate", "-R", "-f", &examples("kubernetes")]);
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    let summary = stdout(&output);
+    let lines: Vec<&str> = summary.lines().collect();
+    assert!(lines.len() >= 12, "one line per RGD expected:\n{summary}");
+    assert!(
+        lines.contains(
+            &format!(
+                "{}: webapp.kro.run: valid: kind WebApp (kro.run/v1alpha1), 3 resources, 3 levels",
+                examples("kubernetes/webapp/rg.yaml")
+            )
+            .as_str()
+        ),
+        "{summary}"
+    );
+    // The tenant RGD uses the kinds its two siblings define: read together, no kind is unknown.
+    assert!(
+        !stderr(&output).contains("no schema for"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn cloud_examples_validate_with_the_integration_crds() {
+    let crds = shared().join("kro-upstream/test/integration/crds");
+    let output = kro(&[
+        "validate",
+        "-R",
+        "-f",
+        &examples("azure"),
+        "--crds",
+        &crds.to_string_lossy(),
+    ]);
+    assert!(
+        output.status.success(),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(!stdout(&output).is_empty());
+}
+
+#[test]
+fn a_kind_no_source_knows_is_a_located_warning() {
+    let file = examples("kubernetes/saas-multi-tenant/tenant-rgd.yaml");
+    let output = kro(&["validate", "-f", &file]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let warnings = stderr(&output);
+    assert!(
+        warnings.contains(&format!(
+            "{file}:17:7: warning: resource tenantEnvironment: no schema for kro.run/v1alpha1, \
+             Kind=TenantEnvironment"
+        )),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn a_type_mismatch_exits_1_naming_file_line_column_and_field() {
+    let bad = WEB_APP.replace(
+        "replicas: ${schema.spec.replicas}",
+        "replicas: ${schema.spec.name}",
+    );
+    let dir = directory(&[("bad.yaml", &bad)]);
+    let file = path(&dir, "bad.yaml");
+    let output = kro(&["validate", "-f", &file]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        format!(
+            "{file}:22:11: error: web-app: resource deployment: \
+             spec.resources[0].template.spec.replicas: expression \"schema.spec.name\" has type \
+             string, but the field expects int\n1 of 1 ResourceGraphDefinitions is invalid\n"
+        )
+    );
+}
+
+#[test]
+fn every_invalid_rgd_and_file_is_reported_and_valid_ones_still_summarised() {
+    let cycle = WEB_APP.replace("name: web-app", "name: cyclic").replace(
+        "name: ${schema.spec.name}\n        spec:\n          replicas",
+        "name: ${service.metadata.name}\n        spec:\n          replicas",
+    );
+    let dir = directory(&[
+        ("a-good.yaml", WEB_APP),
+        ("b-cycle.yaml", &cycle),
+        (
+            "c-broken.yaml",
+            "apiVersion: kro.run/v1alpha1\nkind: [unclosed\n",
+        ),
+        (
+            "d-shape.yaml",
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata:\n  name: x\nspec:\n  schema: 3\n",
+        ),
+        ("notes.txt", "not read: no YAML extension"),
+    ]);
+    let output = kro(&["validate", "-f", &dir.path().to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        format!(
+            "{}: web-app: valid: kind WebApp (kro.run/v1alpha1), 2 resources, 2 levels\n",
+            path(&dir, "a-good.yaml")
+        )
+    );
+    let errors = stderr(&output);
+    let lines: Vec<&str> = errors.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("{}:", path(&dir, "b-cycle.yaml")))
+            && lines[0].contains("error: cyclic:")
+            && lines[0].contains("deployment -> service -> deployment"),
+        "{errors}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with(&format!("{}:2:7: error: ", path(&dir, "c-broken.yaml")))),
+        "{errors}"
+    );
+    assert!(
+        lines.iter().any(|line| line.starts_with(&format!(
+            "{}:6:3: error: spec.schema: ",
+            path(&dir, "d-shape.yaml")
+        ))),
+        "{errors}"
+    );
+    assert_eq!(
+        lines.last(),
+        Some(&"1 of 2 ResourceGraphDefinitions is invalid")
+    );
+}
+
+#[test]
+fn files_without_an_rgd_are_an_error() {
+    let dir = directory(&[(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+    )]);
+    let output = kro(&["validate", "-f", &path(&dir, "cm.yaml")]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("no ResourceGraphDefinition"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_error_naming_it() {
+    let output = kro(&["validate", "-f", "/no/such/rgd.yaml"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("/no/such/rgd.yaml: cannot read"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn validate_reads_standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["validate", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the kro binary runs");
+    child
+        .stdin
+        .take()
+        .expect("a stdin pipe")
+        .write_all(WEB_APP.as_bytes())
+        .expect("kro reads its input");
+    let output = child.wait_with_output().expect("kro finishes");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("<stdin>: web-app: valid"));
+}
+
+#[test]
+fn generate_crd_prints_yaml_that_reads_back() {
+    let output = kro(&[
+        "generate",
+        "crd",
+        "-f",
+        &examples("kubernetes/webapp/rg.yaml"),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let documents = parse_yaml_documents(&stdout(&output)).expect("valid YAML");
+    assert_eq!(documents.len(), 1);
+    let crd = &documents[0].value;
+    assert_eq!(crd["kind"], "CustomResourceDefinition");
+    assert_eq!(crd["metadata"]["name"], "webapps.kro.run");
+    assert_eq!(crd["spec"]["names"]["kind"], "WebApp");
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(
+        schema["properties"]["spec"]["properties"]["image"]["default"],
+        "nginx"
+    );
+}
+
+#[test]
+fn generate_crd_with_scaling_prints_the_instance_and_set_crds() {
+    let dir = directory(&[("scaling.yaml", SCALING)]);
+    let file = path(&dir, "scaling.yaml");
+
+    let output = kro(&["generate", "crd", "-f", &file]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let names: Vec<String> = parse_yaml_documents(&stdout(&output))
+        .expect("valid YAML")
+        .iter()
+        .map(|document| {
+            document.value["metadata"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(names, ["myobjects.example.org", "myobjectsets.example.org"]);
+
+    let output = kro(&["generate", "crd", "-f", &file, "-o", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("{\n    \"apiVersion\": \"v1\",\n"),
+        "{text:.80}"
+    );
+    let list: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    assert_eq!(list["kind"], "List");
+    assert_eq!(
+        list["items"][0]["spec"]["versions"][0]["subresources"]["scale"]["specReplicasPath"],
+        ".spec.desiredReplicas"
+    );
+    assert_eq!(list["items"][1]["spec"]["names"]["kind"], "MyObjectSet");
+}
+
+#[test]
+fn generate_crd_of_an_invalid_rgd_prints_errors_and_no_crd() {
+    let bad = WEB_APP.replace("${schema.spec.replicas}", "${schema.spec.nope}");
+    let dir = directory(&[("bad.yaml", &bad)]);
+    let output = kro(&["generate", "crd", "-f", &path(&dir, "bad.yaml")]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stdout(&output), "");
+    assert!(stderr(&output).contains("spec.resources[0].template.spec.replicas"));
+}
+
+#[test]
+fn graph_draws_levels_as_text_by_default() {
+    let output = kro(&["graph", "-f", &examples("kubernetes/webapp/rg.yaml")]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("3 nodes in 3 levels\n"), "{text}");
+    assert!(
+        text.contains("ingress     Ingress     <- deployment, service"),
+        "{text}"
+    );
+}
+
+#[test]
+fn graph_svg_is_a_well_formed_svg_picture_of_every_node() {
+    let output = kro(&[
+        "graph",
+        "-f",
+        &examples("kubernetes/core-dns/core-dns.yaml"),
+        "--format",
+        "svg",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let svg = stdout(&output);
+    let document = roxmltree::Document::parse(&svg).expect("the output parses as XML");
+    let root = document.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    for attribute in ["width", "height", "viewBox"] {
+        assert!(root.attribute(attribute).is_some(), "no {attribute}");
+    }
+    let texts: Vec<&str> = document
+        .descendants()
+        .filter(|node| node.has_tag_name("text"))
+        .filter_map(|node| node.text())
+        .collect();
+    for id in [
+        "clusterRole",
+        "clusterRoleBinding",
+        "configMap",
+        "deployment",
+        "service",
+    ] {
+        assert!(texts.contains(&id), "{id} is not drawn: {texts:?}");
+    }
+}
+
+#[test]
+fn graph_dot_and_mermaid_name_every_edge() {
+    let file = examples("kubernetes/webapp/rg.yaml");
+    let dot = stdout(&kro(&["graph", "-f", &file, "--format", "dot"]));
+    assert!(dot.starts_with("digraph"), "{dot}");
+    assert!(dot.contains("->"), "{dot}");
+    let mermaid = stdout(&kro(&["graph", "-f", &file, "--format", "mermaid"]));
+    assert!(mermaid.starts_with("flowchart"), "{mermaid}");
+    assert_eq!(mermaid.matches(" --> ").count(), 3, "{mermaid}");
+}
+
+#[test]
+fn graph_of_several_rgds_needs_a_name() {
+    let dir = examples("kubernetes/saas-multi-tenant");
+    let output = kro(&["graph", "-f", &dir]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("choose one with --name"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = kro(&["graph", "-f", &dir, "--name", "tenant.kro.run"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("tenantEnvironment"));
+}
