@@ -144,7 +144,7 @@ impl std::fmt::Display for BuildWarning {
             BuildWarning::UnknownKind { resource, gvk } => write!(
                 f,
                 "resource {resource}: no schema for {gvk}; its template is checked without one \
-                 (pass its CRD with --crds, or the RGD that defines it with -f)"
+                 (pass its CRD with --crds, the RGD that defines it with -f, or read the cluster's schemas with --kubeconfig)"
             ),
         }
     }

@@ -44,7 +44,8 @@ pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
 };
 pub use schema_source::{
-    BuiltinCatalog, CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource, SchemaSources,
+    BuiltinCatalog, CatalogSchemas, CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource,
+    SchemaSources,
 };
 pub use source::{
     DecodeError, DecodeErrorKind, FieldLocation, Location, SourceMap, YamlDocument, YamlError,

@@ -250,6 +250,47 @@ impl SchemaSource for BuiltinCatalog {
     }
 }
 
+/// Schemas from a catalog built at run time, such as one made of an API server's OpenAPI v3
+/// documents, with each kind's scope when discovery told it.
+#[derive(Debug, Clone)]
+pub struct CatalogSchemas {
+    catalog: Arc<kro_schema::Catalog>,
+    namespaced: HashMap<Gvk, bool>,
+    origin: String,
+}
+
+impl CatalogSchemas {
+    /// The kinds of `catalog`; `origin` names it in messages (`the API server at ...`).
+    pub fn new(catalog: kro_schema::Catalog, origin: impl Into<String>) -> Self {
+        CatalogSchemas {
+            catalog: Arc::new(catalog),
+            namespaced: HashMap::new(),
+            origin: origin.into(),
+        }
+    }
+
+    /// Records whether objects of `gvk` live in namespaces.
+    #[must_use]
+    pub fn with_scope(mut self, gvk: Gvk, namespaced: bool) -> Self {
+        self.namespaced.insert(gvk, namespaced);
+        self
+    }
+}
+
+impl SchemaSource for CatalogSchemas {
+    fn lookup(&self, gvk: &Gvk) -> SchemaLookup {
+        match self.catalog.resolve(gvk).found() {
+            Some(kind) => SchemaLookup::Found(Box::new(KindSchema {
+                schema: kind.schema().clone(),
+                definitions: self.catalog.clone(),
+                namespaced: self.namespaced.get(gvk).copied(),
+                origin: self.origin.clone(),
+            })),
+            None => SchemaLookup::Unknown,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,6 +128,21 @@ impl Catalog {
         })
     }
 
+    /// A catalog from an API server's OpenAPI v3 documents (`/openapi/v3/api/v1`,
+    /// `/openapi/v3/apis/<group>/<version>`), merged: the kinds of every group-version given,
+    /// CRDs included, as the server publishes them.
+    ///
+    /// # Errors
+    /// [`CatalogError::NotOpenApiV3`] for a document without `components.schemas`, and the
+    /// errors of [`Catalog::from_definitions_json`].
+    pub fn from_openapi_v3(documents: &[serde_json::Value]) -> Result<Catalog, CatalogError> {
+        let definitions = normalize::load_openapi_v3(documents)?;
+        Ok(Catalog {
+            definitions: definitions.schemas,
+            kinds: definitions.kinds,
+        })
+    }
+
     /// The schema of a kind, or [`CatalogLookup::Unknown`].
     pub fn resolve(&self, gvk: &Gvk) -> CatalogLookup<'_> {
         match self.kinds.get_key_value(gvk) {

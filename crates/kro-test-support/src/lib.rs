@@ -7,8 +7,9 @@
 //!
 //! **Must not:** be a dependency of anything but tests.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 /// Which API server the integration suites use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,38 @@ pub fn kubectl() -> Option<PathBuf> {
         PathBuf::from("/usr/local/bin/kubectl"),
     ];
     candidates.into_iter().find(|path| path.is_file())
+}
+
+/// Runs `kubectl` (as found by [`kubectl`]) against `kubeconfig` with `HOME` set to `home`
+/// (so no cache or config of the user leaks in), feeding `stdin` when given.
+///
+/// # Panics
+/// When no kubectl is installed or it cannot be started: the suites using it cannot run.
+pub fn run_kubectl(kubeconfig: &Path, home: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let Some(kubectl) = kubectl() else {
+        panic!(
+            "kubectl is not installed (kubectl.1.33 from the Google Cloud SDK, or Debian's kubernetes-client)"
+        );
+    };
+    let mut child = Command::new(&kubectl)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("{}: {error}", kubectl.display()));
+    if let Some(input) = stdin
+        && let Some(mut pipe) = child.stdin.take()
+    {
+        // kubectl may exit before reading everything; its output then says why.
+        let _ = pipe.write_all(input.as_bytes());
+    }
+    child
+        .wait_with_output()
+        .unwrap_or_else(|error| panic!("{}: {error}", kubectl.display()))
 }
 
 /// A running real control plane; stopped on drop unless it was reused from

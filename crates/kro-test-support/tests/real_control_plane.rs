@@ -2,38 +2,8 @@
 //! (namespaces, a CRD, an instance of it), and stopping it leaves no process behind.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use kro_test_support::{kubectl, real_control_plane_or_skip};
-
-fn run_kubectl(
-    kubectl: &Path,
-    kubeconfig: &Path,
-    home: &Path,
-    args: &[&str],
-    stdin: Option<&str>,
-) -> Output {
-    let mut command = Command::new(kubectl);
-    command
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .env("HOME", home)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = command.spawn().expect("kubectl runs");
-    if let Some(input) = stdin {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin is piped")
-            .write_all(input.as_bytes())
-            .expect("kubectl reads stdin");
-    }
-    child.wait_with_output().expect("kubectl finishes")
-}
+use kro_test_support::{real_control_plane_or_skip, run_kubectl};
 
 const CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
@@ -83,18 +53,11 @@ fn kubectl_uses_the_real_control_plane_and_stop_leaves_nothing_behind() {
     let Some(control_plane) = real_control_plane_or_skip("real_control_plane") else {
         return;
     };
-    let kubectl = kubectl().expect("kubectl is installed (kubectl.1.33 from the Google Cloud SDK)");
     let home = std::env::temp_dir().join(format!("kro-test-home-{}", std::process::id()));
     std::fs::create_dir_all(&home).expect("a fresh HOME");
     let kubeconfig = control_plane.kubeconfig().to_path_buf();
 
-    let namespaces = run_kubectl(
-        &kubectl,
-        &kubeconfig,
-        &home,
-        &["get", "ns", "-o", "name"],
-        None,
-    );
+    let namespaces = run_kubectl(&kubeconfig, &home, &["get", "ns", "-o", "name"], None);
     assert!(
         namespaces.status.success(),
         "{}",
@@ -112,20 +75,13 @@ fn kubectl_uses_the_real_control_plane_and_stop_leaves_nothing_behind() {
         );
     }
 
-    let applied = run_kubectl(
-        &kubectl,
-        &kubeconfig,
-        &home,
-        &["apply", "-f", "-"],
-        Some(CRD),
-    );
+    let applied = run_kubectl(&kubeconfig, &home, &["apply", "-f", "-"], Some(CRD));
     assert!(
         applied.status.success(),
         "{}",
         String::from_utf8_lossy(&applied.stderr)
     );
     let established = run_kubectl(
-        &kubectl,
         &kubeconfig,
         &home,
         &[
@@ -141,20 +97,13 @@ fn kubectl_uses_the_real_control_plane_and_stop_leaves_nothing_behind() {
         "{}",
         String::from_utf8_lossy(&established.stderr)
     );
-    let created = run_kubectl(
-        &kubectl,
-        &kubeconfig,
-        &home,
-        &["apply", "-f", "-"],
-        Some(WIDGET),
-    );
+    let created = run_kubectl(&kubeconfig, &home, &["apply", "-f", "-"], Some(WIDGET));
     assert!(
         created.status.success(),
         "{}",
         String::from_utf8_lossy(&created.stderr)
     );
     let spec = run_kubectl(
-        &kubectl,
         &kubeconfig,
         &home,
         &[

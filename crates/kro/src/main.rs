@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod live_schemas;
 mod rgd_files;
 
 use std::process::ExitCode;

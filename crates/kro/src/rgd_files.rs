@@ -3,19 +3,22 @@
 //! and `kro graph` share.
 //!
 //! Schemas come from, in order: CRDs given with `--crds`, CRDs found among the `-f` documents,
-//! the built-in Kubernetes 1.33 catalog, and the CRDs generated from the other RGDs being read
-//! (so an RGD may use the kind another one defines).
+//! the API server of `--kubeconfig` when given, the built-in Kubernetes 1.33 catalog, and the
+//! CRDs generated from the other RGDs being read (so an RGD may use the kind another one
+//! defines).
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kro_graph::{
-    BuildWarning, BuiltinCatalog, CompiledGraph, CrdSchemas, FieldPath, Location,
+    BuildWarning, BuiltinCatalog, CatalogSchemas, CompiledGraph, CrdSchemas, FieldPath, Location,
     ResourceGraphDefinition, SchemaSources, YamlDocument, YamlLimits, build_graph,
     parse_yaml_documents,
 };
+use kro_schema::Gvk;
 
 /// The file name extensions read from a directory, as kubectl does.
 const EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
@@ -33,6 +36,13 @@ pub struct InputArgs {
     /// RGDs use. Repeatable.
     #[arg(long = "crds", value_name = "PATH")]
     pub crds: Vec<PathBuf>,
+    /// Also read the schemas of the kinds the RGDs use from the API server this kubeconfig
+    /// points at (its OpenAPI v3 documents). Without it nothing leaves the machine.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current context).
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    pub context: Option<String>,
 }
 
 /// How bad a [`Diagnostic`] is.
@@ -183,7 +193,15 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
             }
         }
     }
-    build_all(loaded, &crds, &mut workspace);
+    let live = match &args.kubeconfig {
+        Some(kubeconfig) => Some(crate::live_schemas::fetch(
+            kubeconfig,
+            args.context.as_deref(),
+            &used_kinds(&loaded),
+        )?),
+        None => None,
+    };
+    build_all(loaded, &crds, live.as_ref(), &mut workspace);
     // Report file by file, in the order the files were read.
     workspace.diagnostics.sort_by_key(|diagnostic| {
         file_order
@@ -196,8 +214,20 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
 
 /// Builds each RGD; those that used a kind nobody knew are built again with the CRDs the
 /// other RGDs generate.
-fn build_all(loaded: Vec<LoadedRgd>, crds: &CrdSchemas, workspace: &mut Workspace) {
-    let base = || SchemaSources::new().with(crds.clone()).with(BuiltinCatalog);
+fn build_all(
+    loaded: Vec<LoadedRgd>,
+    crds: &CrdSchemas,
+    live: Option<&CatalogSchemas>,
+    workspace: &mut Workspace,
+) {
+    let sources = |crds: CrdSchemas| {
+        let mut sources = SchemaSources::new().with(crds);
+        if let Some(live) = live {
+            sources = sources.with(live.clone());
+        }
+        sources.with(BuiltinCatalog)
+    };
+    let base = || sources(crds.clone());
     let first: Vec<_> = {
         let sources = base();
         loaded
@@ -242,10 +272,10 @@ fn build_all(loaded: Vec<LoadedRgd>, crds: &CrdSchemas, workspace: &mut Workspac
                 }
             }
         }
-        let sources = SchemaSources::new()
-            .with(with_generated)
-            .with(BuiltinCatalog);
-        outcomes.push(Some(build_graph(&loaded[index].rgd, &sources)));
+        outcomes.push(Some(build_graph(
+            &loaded[index].rgd,
+            &sources(with_generated),
+        )));
     }
     for ((loaded, first), second) in loaded.into_iter().zip(first).zip(outcomes) {
         let outcome = second.unwrap_or(first);
@@ -270,6 +300,32 @@ fn build_all(loaded: Vec<LoadedRgd>, crds: &CrdSchemas, workspace: &mut Workspac
         };
         workspace.rgds.push(BuiltRgd { loaded, graph });
     }
+}
+
+/// The kinds the RGDs' templates and externalRefs name literally.
+fn used_kinds(loaded: &[LoadedRgd]) -> BTreeSet<Gvk> {
+    let mut kinds = BTreeSet::new();
+    for resource in loaded.iter().flat_map(|loaded| &loaded.rgd.spec.resources) {
+        let (api_version, kind) = match (&resource.template, &resource.external_ref) {
+            (Some(template), _) => (
+                template
+                    .get("apiVersion")
+                    .and_then(serde_json::Value::as_str),
+                template.get("kind").and_then(serde_json::Value::as_str),
+            ),
+            (None, Some(external)) => (
+                Some(external.api_version.as_str()),
+                Some(external.kind.as_str()),
+            ),
+            (None, None) => (None, None),
+        };
+        if let (Some(api_version), Some(kind)) = (api_version, kind)
+            && let Ok(gvk) = Gvk::from_api_version(api_version, kind)
+        {
+            kinds.insert(gvk);
+        }
+    }
+    kinds
 }
 
 /// Where a warning points: the kind of the resource it is about.

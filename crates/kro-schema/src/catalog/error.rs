@@ -20,6 +20,12 @@ pub enum CatalogError {
         #[source]
         source: serde_json::Error,
     },
+    /// An OpenAPI v3 document without `components.schemas`.
+    #[error("OpenAPI document {index} has no components.schemas object")]
+    NotOpenApiV3 {
+        /// The document's position among those given, from 0.
+        index: usize,
+    },
     /// A schema node is not a JSON object.
     #[error("{definition}{path}: a schema must be a JSON object")]
     NotASchema {
@@ -111,6 +117,7 @@ impl CatalogError {
         match self {
             CatalogError::Decompress { .. } => "CorruptCompressedDefinitions",
             CatalogError::Document { .. } => "InvalidDefinitionsDocument",
+            CatalogError::NotOpenApiV3 { .. } => "NotOpenApiV3",
             CatalogError::NotASchema { .. } => "NotASchema",
             CatalogError::UnsupportedType { .. } => "UnsupportedType",
             CatalogError::DanglingReference { .. } => "DanglingReference",

@@ -118,10 +118,83 @@ pub(crate) struct Definitions {
 pub(crate) fn load(json: &[u8]) -> Result<Definitions, CatalogError> {
     let document: Document =
         serde_json::from_slice(json).map_err(|source| CatalogError::Document { source })?;
-    let names: BTreeSet<String> = document.definitions.keys().cloned().collect();
+    load_definitions(document.definitions)
+}
+
+/// The prefix of references in OpenAPI v3 documents.
+const OPENAPI_V3_REFERENCE_PREFIX: &str = "#/components/schemas/";
+
+/// Checks, normalises and indexes the `components.schemas` of OpenAPI v3 documents (an API
+/// server's `/openapi/v3/apis/<group>/<version>`), merged by name. The server's form differs
+/// from `$defs` in two ways, both rewritten: references point into `#/components/schemas/`,
+/// and a reference with a description or default is wrapped as `allOf: [{$ref}]`.
+pub(crate) fn load_openapi_v3(documents: &[Value]) -> Result<Definitions, CatalogError> {
+    let mut definitions = BTreeMap::new();
+    for (index, document) in documents.iter().enumerate() {
+        let Some(Value::Object(schemas)) = document.pointer("/components/schemas") else {
+            return Err(CatalogError::NotOpenApiV3 { index });
+        };
+        for (name, schema) in schemas {
+            definitions.entry(name.clone()).or_insert_with(|| {
+                let mut schema = schema.clone();
+                rewrite_openapi_v3_references(&mut schema);
+                schema
+            });
+        }
+    }
+    load_definitions(definitions)
+}
+
+/// Rewrites every reference of an OpenAPI v3 schema into the `$defs` form, unwrapping
+/// `allOf: [{$ref}]`; walks only the keywords that hold schemas, so data (defaults, enums,
+/// examples) and property names are left alone.
+fn rewrite_openapi_v3_references(node: &mut Value) {
+    let Value::Object(object) = node else {
+        return;
+    };
+    let single_reference = match object.get("allOf") {
+        Some(Value::Array(alternatives)) if alternatives.len() == 1 => alternatives[0]
+            .as_object()
+            .filter(|alternative| alternative.len() == 1)
+            .and_then(|alternative| alternative.get("$ref"))
+            .cloned(),
+        _ => None,
+    };
+    if let Some(reference) = single_reference
+        && !object.contains_key("$ref")
+    {
+        object.remove("allOf");
+        object.insert("$ref".to_string(), reference);
+    }
+    if let Some(Value::String(reference)) = object.get_mut("$ref")
+        && let Some(name) = reference.strip_prefix(OPENAPI_V3_REFERENCE_PREFIX)
+    {
+        *reference = format!("{REFERENCE_PREFIX}{name}");
+    }
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties
+            .values_mut()
+            .for_each(rewrite_openapi_v3_references);
+    }
+    for keyword in ["items", "additionalProperties", "not"] {
+        if let Some(child) = object.get_mut(keyword) {
+            rewrite_openapi_v3_references(child);
+        }
+    }
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(alternatives)) = object.get_mut(keyword) {
+            alternatives
+                .iter_mut()
+                .for_each(rewrite_openapi_v3_references);
+        }
+    }
+}
+
+fn load_definitions(definitions: BTreeMap<String, Value>) -> Result<Definitions, CatalogError> {
+    let names: BTreeSet<String> = definitions.keys().cloned().collect();
     let mut schemas = BTreeMap::new();
     let mut kinds: BTreeMap<Gvk, String> = BTreeMap::new();
-    for (name, mut definition) in document.definitions {
+    for (name, mut definition) in definitions {
         for gvk in take_group_version_kinds(&name, &mut definition)? {
             if let Some(first) = kinds.get(&gvk) {
                 return Err(CatalogError::DuplicateKind {

@@ -652,3 +652,101 @@ fn a_dangling_reference_error_names_where_it_is() {
         "{error:?}"
     );
 }
+
+/// The shape of an API server's `/openapi/v3/apis/example.com/v1`: references into
+/// `#/components/schemas/`, wrapped in `allOf` when they carry a description or default.
+fn openapi_v3_document() -> serde_json::Value {
+    serde_json::json!({
+        "openapi": "3.0.0",
+        "components": {"schemas": {
+            "com.example.v1.Widget": {
+                "type": "object",
+                "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Widget"}],
+                "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "metadata": {
+                        "description": "Standard object's metadata.",
+                        "default": {},
+                        "allOf": [{"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]
+                    },
+                    "spec": {
+                        "type": "object",
+                        "x-kubernetes-validations": [{"rule": "self.replicas <= 3"}],
+                        "properties": {
+                            "replicas": {"type": "integer"},
+                            "default": {"type": "string", "default": "#/components/schemas/not-a-reference"}
+                        }
+                    }
+                }
+            },
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "labels": {"type": "object", "additionalProperties": {"type": "string", "default": ""}}}
+            }
+        }}
+    })
+}
+
+#[test]
+fn openapi_v3_documents_of_an_api_server_become_a_catalog() {
+    let catalog = Catalog::from_openapi_v3(&[openapi_v3_document()])
+        .unwrap_or_else(|error| panic!("{error}"));
+    let Some(widget) = catalog
+        .resolve(&Gvk::new("example.com", "v1", "Widget"))
+        .found()
+    else {
+        panic!("the Widget kind is indexed");
+    };
+    let schema = widget.resolved_schema();
+    let metadata = &schema.properties["metadata"];
+    assert_eq!(metadata.type_.as_deref(), Some("object"));
+    assert!(metadata.properties.contains_key("labels"));
+    assert_eq!(
+        metadata.description.as_deref(),
+        Some("Standard object's metadata.")
+    );
+    let spec = &schema.properties["spec"];
+    assert_eq!(spec.x_kubernetes_validations.len(), 1);
+    // A property named `default` is a schema; the default value of a field is data.
+    assert_eq!(
+        spec.properties["default"].default,
+        Some(serde_json::json!("#/components/schemas/not-a-reference"))
+    );
+}
+
+#[test]
+fn documents_of_several_group_versions_merge_and_share_definitions() {
+    let mut apps = openapi_v3_document();
+    apps["components"]["schemas"]["com.example.v1.Widget"]["x-kubernetes-group-version-kind"] =
+        serde_json::json!([{"group": "example.com", "version": "v2", "kind": "Widget"}]);
+    let renamed = apps["components"]["schemas"]["com.example.v1.Widget"].take();
+    apps["components"]["schemas"]["com.example.v2.Widget"] = renamed;
+    if let Some(schemas) = apps["components"]["schemas"].as_object_mut() {
+        schemas.remove("com.example.v1.Widget");
+    }
+    let catalog = Catalog::from_openapi_v3(&[openapi_v3_document(), apps])
+        .unwrap_or_else(|error| panic!("{error}"));
+    for version in ["v1", "v2"] {
+        assert!(
+            catalog
+                .resolve(&Gvk::new("example.com", version, "Widget"))
+                .found()
+                .is_some()
+        );
+    }
+}
+
+#[test]
+fn a_document_without_schemas_is_rejected_by_position() {
+    let error = Catalog::from_openapi_v3(&[
+        openapi_v3_document(),
+        serde_json::json!({"openapi": "3.0.0"}),
+    ])
+    .err()
+    .map(|error| error.to_string());
+    assert_eq!(
+        error.as_deref(),
+        Some("OpenAPI document 1 has no components.schemas object")
+    );
+}
