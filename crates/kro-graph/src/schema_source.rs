@@ -239,7 +239,7 @@ impl SchemaSource for BuiltinCatalog {
             Some(kind) => SchemaLookup::Found(Box::new(KindSchema {
                 schema: kind.schema().clone(),
                 definitions: Arc::new(CatalogDefinitions(catalog)),
-                namespaced: None,
+                namespaced: kro_schema::Catalog::kubernetes_namespaced(gvk),
                 origin: format!(
                     "the built-in Kubernetes {} catalog",
                     kro_schema::Catalog::KUBERNETES_VERSION

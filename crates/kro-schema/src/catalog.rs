@@ -18,6 +18,7 @@ mod error;
 mod field;
 mod normalize;
 mod resolve;
+mod scope;
 mod semantics;
 
 use std::collections::BTreeMap;
@@ -141,6 +142,13 @@ impl Catalog {
             definitions: definitions.schemas,
             kinds: definitions.kinds,
         })
+    }
+
+    /// Whether objects of a built-in Kubernetes 1.33 kind live in namespaces (`None` for
+    /// kinds that are not built-in resources). Definitions do not carry scope, so this is
+    /// known for the built-in API only, whatever catalog it is asked of.
+    pub fn kubernetes_namespaced(gvk: &Gvk) -> Option<bool> {
+        scope::namespaced(gvk.group(), gvk.kind())
     }
 
     /// The schema of a kind, or [`CatalogLookup::Unknown`].

@@ -750,3 +750,19 @@ fn a_document_without_schemas_is_rejected_by_position() {
         Some("OpenAPI document 1 has no components.schemas object")
     );
 }
+
+#[test]
+fn built_in_kinds_know_their_scope() {
+    let scope =
+        |group: &str, kind: &str| Catalog::kubernetes_namespaced(&Gvk::new(group, "v1", kind));
+    assert_eq!(scope("apps", "Deployment"), Some(true));
+    assert_eq!(scope("", "ConfigMap"), Some(true));
+    assert_eq!(scope("", "Namespace"), Some(false));
+    assert_eq!(
+        scope("rbac.authorization.k8s.io", "ClusterRole"),
+        Some(false)
+    );
+    assert_eq!(scope("resource.k8s.io", "ResourceSlice"), Some(false));
+    assert_eq!(scope("", "ConfigMapList"), None);
+    assert_eq!(scope("example.com", "Widget"), None);
+}
