@@ -6,3 +6,42 @@
 //! all use this one evaluator, so no mode has semantics of its own.
 //!
 //! **Must not:** do I/O, read clocks or the environment, spawn tasks, or touch global state.
+//!
+//! ```text
+//! plan(graph, instance, observed, options) -> Plan
+//!   for each level, in order:
+//!     skipped dependency        -> Skipped (contagious)
+//!     earlier level not ready   -> Waiting(Level)          [Scheduling::Levels]
+//!     dependency not ready      -> Waiting(Dependencies)   [Scheduling::Wavefront]
+//!     includeWhen false         -> Skipped
+//!     render (forEach expanded) -> desired objects / data value
+//!     observed + readyWhen      -> Ready or Waiting
+//!   status: fields that resolved, conditions, state
+//! ```
+
+mod converge;
+mod evaluate;
+mod foreach;
+mod metadata;
+mod observed;
+mod plan;
+mod selector;
+mod status;
+
+pub use converge::{Convergence, converge};
+pub use metadata::{
+    APPLY_ORDER_ANNOTATION, APPLYSET_PART_OF_LABEL, COLLECTION_INDEX_LABEL, COLLECTION_KEY_LABEL,
+    COLLECTION_SIZE_LABEL, INSTANCE_GROUP_LABEL, INSTANCE_ID_LABEL, INSTANCE_KIND_LABEL,
+    INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL, INSTANCE_VERSION_LABEL, KRO_VERSION_LABEL,
+    MANAGED_BY_LABEL, NODE_ID_LABEL, OWNED_LABEL, applyset_id, is_label_value,
+};
+pub use observed::{ListKey, ObjectKey, Observed, group_of};
+pub use plan::{
+    DEFAULT_MAX_COLLECTION_SIZE, DesiredObject, NodeError, NodePlan, NodeState, Plan, PlanOptions,
+    Read, Scheduling, Skip, Wait, apply_orders, plan,
+};
+pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
+pub use status::{
+    Condition, ControllerFacts, GRAPH_RESOLVED, INSTANCE_MANAGED, InstanceState, InstanceStatus,
+    PendingField, READY, RESOURCES_READY,
+};
