@@ -7,10 +7,12 @@
 //!   `Failed: ...`); exact.
 //! - `desired`: the identities of each node's desired objects, in order; exact.
 //! - `objects`: desired objects by identity; each expected value must be contained in the
-//!   object (maps compared by the expected keys, lists and scalars exactly).
+//!   object (maps compared by the expected keys, lists element by element, scalars exactly).
 //! - `values`: data node values; exact.
 //! - `status`: contained in the status kro would write.
 //! - `pendingStatus`: the status fields left out because they wait for data; exact.
+//! - `reads`: the reads the plan asks for (`options.complete: false` starts from an empty,
+//!   incomplete observation instead of a complete snapshot); exact, in debug form.
 
 use std::path::{Path, PathBuf};
 
@@ -41,7 +43,8 @@ fn state_text(state: &NodeState) -> String {
     }
 }
 
-/// Whether `expected` is contained in `actual` (maps by expected keys; everything else equal).
+/// Whether `expected` is contained in `actual`: maps by the expected keys, lists element by
+/// element (same length), scalars equal.
 fn contains(actual: &Json, expected: &Json, path: &str, problems: &mut Vec<String>) {
     match (actual, expected) {
         (Json::Object(actual), Json::Object(expected)) => {
@@ -50,6 +53,11 @@ fn contains(actual: &Json, expected: &Json, path: &str, problems: &mut Vec<Strin
                     Some(found) => contains(found, value, &format!("{path}.{key}"), problems),
                     None => problems.push(format!("{path}.{key}: missing, expected {value}")),
                 }
+            }
+        }
+        (Json::Array(actual), Json::Array(expected)) if actual.len() == expected.len() => {
+            for (index, (actual, expected)) in actual.iter().zip(expected).enumerate() {
+                contains(actual, expected, &format!("{path}[{index}]"), problems);
             }
         }
         _ if actual == expected => {}
@@ -68,11 +76,16 @@ fn run(file: &Path) -> Result<(), String> {
         serde_json::from_value(scenario["rgd"].clone()).map_err(|error| format!("rgd: {error}"))?;
     let graph = build_graph(&rgd, &SchemaSources::new().with(BuiltinCatalog))
         .map_err(|errors| format!("the RGD does not build:\n{errors}"))?;
-    let mut observed = Observed::complete();
+    let options_json = &scenario["options"];
+    // `complete: false` plays a controller that has read nothing but what is listed.
+    let mut observed = if options_json["complete"].as_bool() == Some(false) {
+        Observed::new()
+    } else {
+        Observed::complete()
+    };
     for object in scenario["observed"].as_array().into_iter().flatten() {
         observed.insert(object.clone());
     }
-    let options_json = &scenario["options"];
     let options = PlanOptions {
         scheduling: match options_json["mode"].as_str() {
             Some("wavefront") => Scheduling::Wavefront,
@@ -170,6 +183,16 @@ fn check(planned: &Plan, expect: &Json) -> Result<(), String> {
             "status",
             &mut problems,
         );
+    }
+    if let Some(expected) = expect.get("reads") {
+        let actual: Vec<Json> = planned
+            .reads
+            .iter()
+            .map(|read| Json::String(format!("{read:?}")))
+            .collect();
+        if Json::Array(actual.clone()) != *expected {
+            problems.push(format!("reads: expected {expected}, found {actual:?}"));
+        }
     }
     if let Some(expected) = expect.get("pendingStatus") {
         let actual: Vec<Json> = planned
