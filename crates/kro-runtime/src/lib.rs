@@ -20,6 +20,7 @@
 //! ```
 
 mod converge;
+mod deletion;
 mod evaluate;
 mod foreach;
 mod metadata;
@@ -29,6 +30,7 @@ mod selector;
 mod status;
 
 pub use converge::{Convergence, converge};
+pub use deletion::{DeletionWave, deletion_waves};
 pub use metadata::{
     APPLY_ORDER_ANNOTATION, APPLYSET_PART_OF_LABEL, COLLECTION_INDEX_LABEL, COLLECTION_KEY_LABEL,
     COLLECTION_SIZE_LABEL, INSTANCE_GROUP_LABEL, INSTANCE_ID_LABEL, INSTANCE_KIND_LABEL,
