@@ -19,6 +19,7 @@
 //!   status: fields that resolved, conditions, state
 //! ```
 
+mod admission;
 mod converge;
 mod deletion;
 mod evaluate;
@@ -29,6 +30,7 @@ mod plan;
 mod selector;
 mod status;
 
+pub use admission::{AdmissionError, Admitted, admit};
 pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
 pub use metadata::{

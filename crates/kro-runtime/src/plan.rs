@@ -57,6 +57,10 @@ pub struct PlanOptions {
     pub now: Option<String>,
     /// How the controller's own steps went (finalizer and labels, graph availability).
     pub controller: ControllerFacts,
+    /// Treat readyWhen conditions that do not hold (or wait for data) as holding, and record
+    /// them in [`NodePlan::assumed`]: for previews (`kro render --assume-ready`), where no
+    /// controller writes the status those conditions read. Never set by the controller.
+    pub assume_ready: bool,
 }
 
 impl Default for PlanOptions {
@@ -67,6 +71,7 @@ impl Default for PlanOptions {
             kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
             now: None,
             controller: ControllerFacts::default(),
+            assume_ready: false,
         }
     }
 }
@@ -256,6 +261,8 @@ pub struct NodePlan {
     pub desired: Vec<DesiredObject>,
     /// The value of a data node once computed.
     pub value: Option<Json>,
+    /// Readiness conditions taken as met ([`PlanOptions::assume_ready`]).
+    pub assumed: Vec<Wait>,
 }
 
 /// The plan of one instance.
@@ -375,6 +382,8 @@ pub(crate) struct Planner<'a> {
     reads: BTreeSet<Read>,
     /// 1-based deletion wave of each node.
     apply_order: HashMap<String, usize>,
+    /// Readiness assumed per node ([`PlanOptions::assume_ready`]).
+    assumed: HashMap<String, Vec<Wait>>,
 }
 
 impl<'a> Planner<'a> {
@@ -398,6 +407,7 @@ impl<'a> Planner<'a> {
             targets: HashMap::new(),
             reads: BTreeSet::new(),
             apply_order,
+            assumed: HashMap::new(),
         }
     }
 
@@ -449,6 +459,7 @@ impl<'a> Planner<'a> {
             state: NodeState::Ready,
             desired: Vec::new(),
             value: None,
+            assumed: Vec::new(),
         };
         if let Some(skipped) = node
             .dependencies
@@ -457,6 +468,16 @@ impl<'a> Planner<'a> {
         {
             plan.state = NodeState::Skipped(Skip::Dependency(skipped.clone()));
             return plan;
+        }
+        // includeWhen is decided as soon as what it reads is ready, even while the node
+        // waits for other dependencies, so that a skipped node (and, contagiously, what
+        // depends on it) is known at once, as upstream does.
+        match self.include_when(node) {
+            Ok(_) => {}
+            Err(state) => {
+                plan.state = state;
+                return plan;
+            }
         }
         let unready: Vec<String> = node
             .dependencies
@@ -479,32 +500,54 @@ impl<'a> Planner<'a> {
             _ => {}
         }
         plan.state = self.evaluate_node(node, &mut plan);
+        plan.assumed = self.assumed.remove(&node.id).unwrap_or_default();
         plan
     }
 
-    fn evaluate_node(&mut self, node: &CompiledNode, plan: &mut NodePlan) -> NodeState {
+    /// includeWhen: `Ok(true)` when every condition holds, `Ok(false)` when it cannot be
+    /// evaluated yet (it reads a node that is not ready), or the state it puts the node in.
+    fn include_when(&self, node: &CompiledNode) -> Result<bool, NodeState> {
+        let evaluable = node.include_when.iter().all(|condition| {
+            condition
+                .references
+                .iter()
+                .all(|id| self.states.get(id) == Some(&NodeState::Ready))
+        });
+        if !evaluable {
+            return Ok(false);
+        }
         let base = resource_path(node.index);
         for (position, condition) in node.include_when.iter().enumerate() {
             let scope = Scope::new(&self.values);
             match evaluate_condition(condition, &scope) {
                 Ok(true) => {}
                 Ok(false) => {
-                    return NodeState::Skipped(Skip::IncludeWhen(condition.source.clone()));
+                    return Err(NodeState::Skipped(Skip::IncludeWhen(
+                        condition.source.clone(),
+                    )));
                 }
                 // A condition on the instance alone cannot wait for data: the instance is
                 // all there is (upstream makes this an error too).
                 Err(Problem::Pending { expression, reason }) if condition.references.is_empty() => {
-                    return NodeState::Failed(NodeError {
+                    return Err(NodeState::Failed(NodeError {
                         path: base.key("includeWhen").index(position),
                         expression: Some(expression),
                         message: reason,
-                    });
+                    }));
                 }
                 Err(problem) => {
-                    return problem_state(base.key("includeWhen").index(position), problem);
+                    return Err(problem_state(
+                        base.key("includeWhen").index(position),
+                        problem,
+                    ));
                 }
             }
         }
+        Ok(true)
+    }
+
+    fn evaluate_node(&mut self, node: &CompiledNode, plan: &mut NodePlan) -> NodeState {
+        let base = resource_path(node.index);
         let iterations = match &node.for_each {
             None => None,
             Some(for_each) => {
@@ -784,7 +827,12 @@ impl<'a> Planner<'a> {
     }
 
     /// readyWhen (all must hold), or ready when observed.
-    fn readiness(&self, node: &CompiledNode, observed: &[&Json], is_collection: bool) -> NodeState {
+    fn readiness(
+        &mut self,
+        node: &CompiledNode,
+        observed: &[&Json],
+        is_collection: bool,
+    ) -> NodeState {
         let element = match &node.cel_type {
             Type::List(element) if is_collection => element.as_ref().clone(),
             other => other.clone(),
@@ -806,17 +854,34 @@ impl<'a> Planner<'a> {
                     };
                     let scope = Scope::new(&self.values).with("each", value);
                     if let Some(state) = ready_state(condition, &scope, Some(item), &path) {
-                        return state;
+                        match self.assume(node, state) {
+                            Some(state) => return state,
+                            None => break,
+                        }
                     }
                 }
             } else {
                 let scope = Scope::new(&self.values);
-                if let Some(state) = ready_state(condition, &scope, None, &path) {
+                if let Some(state) = ready_state(condition, &scope, None, &path)
+                    && let Some(state) = self.assume(node, state)
+                {
                     return state;
                 }
             }
         }
         NodeState::Ready
+    }
+
+    /// With [`PlanOptions::assume_ready`], records a readiness wait as assumed met (`None`);
+    /// otherwise, and for errors, returns the state.
+    fn assume(&mut self, node: &CompiledNode, state: NodeState) -> Option<NodeState> {
+        match state {
+            NodeState::Waiting(wait) if self.options.assume_ready => {
+                self.assumed.entry(node.id.clone()).or_default().push(wait);
+                None
+            }
+            other => Some(other),
+        }
     }
 
     /// A namespaced child without a namespace gets the instance's; under a cluster-scoped

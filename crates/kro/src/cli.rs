@@ -24,4 +24,6 @@ pub enum Command {
     Generate(crate::commands::generate::Args),
     /// Draw the dependency graph of a ResourceGraphDefinition by levels.
     Graph(crate::commands::graph::Args),
+    /// Show what kro would apply for an instance, level by level, and the status it would write.
+    Render(crate::commands::render::Args),
 }

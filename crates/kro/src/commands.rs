@@ -4,6 +4,7 @@ pub mod completions;
 pub mod eval;
 pub mod generate;
 pub mod graph;
+pub mod render;
 pub mod validate;
 
 use std::process::ExitCode;
@@ -19,5 +20,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Validate(args) => validate::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Graph(args) => graph::run(args),
+        Command::Render(args) => render::run(args),
     }
 }

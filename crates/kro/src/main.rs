@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod live_schemas;
+mod output;
 mod rgd_files;
 
 use std::process::ExitCode;

@@ -378,6 +378,32 @@ fn add_crd(
     }
 }
 
+/// Every YAML document at `path` (a file, a directory, or `-`), with the file it came from.
+///
+/// # Errors
+/// For unreadable paths and for text that is not valid YAML (naming file, line and column).
+pub fn read_yaml_documents(
+    path: &Path,
+    recursive: bool,
+) -> anyhow::Result<Vec<(String, YamlDocument)>> {
+    let mut all = Vec::new();
+    for file in read_path(path, recursive)? {
+        let documents = parse_yaml_documents(&file.text).map_err(|error| {
+            let location = error
+                .location
+                .map(|at| format!("{at}:"))
+                .unwrap_or_default();
+            anyhow::anyhow!("{}:{location} {}", file.name, error.kind)
+        })?;
+        all.extend(
+            documents
+                .into_iter()
+                .map(|document| (file.name.clone(), document)),
+        );
+    }
+    Ok(all)
+}
+
 /// The documents of a file; a file that is not valid YAML becomes a diagnostic.
 fn documents(file: &InputFile, diagnostics: &mut Vec<Diagnostic>) -> Vec<YamlDocument> {
     match parse_yaml_documents(&file.text) {

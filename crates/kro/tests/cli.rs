@@ -33,6 +33,8 @@ fn help_lists_every_subcommand() {
         .skip_while(|line| *line != "Commands:")
         .skip(1)
         .take_while(|line| !line.is_empty())
+        // Command lines are indented by two spaces; wrapped descriptions by more.
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
         .filter_map(|line| line.split_whitespace().next())
         .collect();
     assert_eq!(
@@ -43,6 +45,7 @@ fn help_lists_every_subcommand() {
             "validate",
             "generate",
             "graph",
+            "render",
             "help"
         ]
     );

@@ -3,10 +3,9 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
-use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::output::{OutputFormat, to_text};
 use crate::rgd_files::{InputArgs, load_and_build};
 
 /// Flags of `kro generate`.
@@ -35,15 +34,6 @@ struct CrdArgs {
     output: OutputFormat,
 }
 
-/// How objects are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    /// YAML, one document per object.
-    Yaml,
-    /// JSON indented by four spaces.
-    Json,
-}
-
 /// Builds the RGDs and prints their CRDs; prints the problems and exits 1 instead when any
 /// RGD is invalid.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -67,7 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The objects as kubectl's `-o yaml` / `-o json` would print them.
+/// The objects as kubectl's `-o yaml` / `-o json` would print them: YAML documents separated
+/// by `---`, or one JSON object (a `v1 List` for several).
 pub fn render(objects: &[&Value], format: OutputFormat) -> anyhow::Result<String> {
     match format {
         OutputFormat::Yaml => {
@@ -76,7 +67,7 @@ pub fn render(objects: &[&Value], format: OutputFormat) -> anyhow::Result<String
                 if index > 0 {
                     out.push_str("---\n");
                 }
-                out.push_str(&serde_saphyr::to_string(object).context("writing YAML")?);
+                out.push_str(&to_text(object, format)?);
             }
             Ok(out)
         }
@@ -90,12 +81,7 @@ pub fn render(objects: &[&Value], format: OutputFormat) -> anyhow::Result<String
                     "items": many,
                 }),
             };
-            let mut out = Vec::new();
-            let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-            let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
-            value.serialize(&mut serializer).context("writing JSON")?;
-            out.push(b'\n');
-            String::from_utf8(out).context("writing JSON")
+            to_text(&value, format)
         }
     }
 }
