@@ -709,17 +709,8 @@ impl<'a> Planner<'a> {
                 None => return NodeState::Waiting(Wait::Applied(missing)),
             }
         };
-        match value {
-            Ok(value) => {
-                self.values.insert(node.id.clone(), value);
-            }
-            Err(message) => {
-                return NodeState::Failed(NodeError {
-                    path: template_path,
-                    expression: None,
-                    message,
-                });
-            }
+        if let Some(failed) = self.bind(node, value, template_path) {
+            return failed;
         }
         if !missing.is_empty() {
             return NodeState::Waiting(Wait::Applied(missing));
@@ -774,17 +765,9 @@ impl<'a> Planner<'a> {
                 .list(&list)
                 .filter(|object| selector.matches(object))
                 .collect();
-            match self.convert_list(&items, &node.cel_type) {
-                Ok(value) => {
-                    self.values.insert(node.id.clone(), value);
-                }
-                Err(message) => {
-                    return NodeState::Failed(NodeError {
-                        path,
-                        expression: None,
-                        message,
-                    });
-                }
+            let value = self.convert_list(&items, &node.cel_type);
+            if let Some(failed) = self.bind(node, value, path) {
+                return failed;
             }
             return self.readiness(node, &items, true);
         }
@@ -811,19 +794,32 @@ impl<'a> Planner<'a> {
             self.reads.insert(Read::Object(key.clone()));
             return NodeState::Waiting(Wait::Read(Read::Object(key)));
         };
-        match self.convert(object, &node.cel_type) {
-            Ok(value) => {
-                self.values.insert(node.id.clone(), value);
-            }
-            Err(message) => {
-                return NodeState::Failed(NodeError {
-                    path,
-                    expression: None,
-                    message,
-                });
-            }
+        let value = self.convert(object, &node.cel_type);
+        if let Some(failed) = self.bind(node, value, path) {
+            return failed;
         }
         self.readiness(node, &[object], false)
+    }
+
+    /// Binds the node's value for the expressions that read it; a value that cannot be
+    /// converted fails the node (the returned state).
+    fn bind(
+        &mut self,
+        node: &CompiledNode,
+        value: Result<Value, String>,
+        path: FieldPath,
+    ) -> Option<NodeState> {
+        match value {
+            Ok(value) => {
+                self.values.insert(node.id.clone(), value);
+                None
+            }
+            Err(message) => Some(NodeState::Failed(NodeError {
+                path,
+                expression: None,
+                message,
+            })),
+        }
     }
 
     /// readyWhen (all must hold), or ready when observed.

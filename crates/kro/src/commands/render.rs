@@ -147,31 +147,25 @@ fn built_loaded(built: &crate::rgd_files::BuiltRgd) -> &LoadedRgd {
 
 /// Node errors on standard error, at their place in the RGD file. `true` when there was one.
 fn print_errors(loaded: &LoadedRgd, planned: &Plan) -> bool {
+    let location = |path: &FieldPath| {
+        loaded
+            .document
+            .source_map
+            .nearest(path)
+            .map(|at| format!("{at}:"))
+            .unwrap_or_default()
+    };
     let mut failed = false;
     for node in &planned.nodes {
         if let NodeState::Failed(error) = &node.state {
             failed = true;
-            let location = loaded
-                .document
-                .source_map
-                .nearest(&error.path)
-                .map(|at| format!("{at}:"))
-                .unwrap_or_default();
-            eprintln!(
-                "{}:{location} error: resource {}: {error}",
-                loaded.file, node.id
-            );
+            let at = location(&error.path);
+            eprintln!("{}:{at} error: resource {}: {error}", loaded.file, node.id);
         }
     }
     for error in &planned.status.errors {
         failed = true;
-        let location = loaded
-            .document
-            .source_map
-            .nearest(&error.path)
-            .map(|at| format!("{at}:"))
-            .unwrap_or_default();
-        eprintln!("{}:{location} error: {error}", loaded.file);
+        eprintln!("{}:{} error: {error}", loaded.file, location(&error.path));
     }
     failed
 }
