@@ -8,3 +8,21 @@
 //! ready). Real `kubectl` and kube-rs use it unchanged.
 //!
 //! **Must not:** be called by the controller except over HTTP, as any other API server would be.
+
+mod defaults;
+pub mod error;
+mod handlers;
+mod http_util;
+mod objects;
+pub mod openapi;
+mod patch;
+pub mod registry;
+pub mod selectors;
+mod server;
+pub mod storage;
+mod tls;
+
+pub use error::ApiError;
+pub use server::{
+    RunningServer, ServerConfig, StartError, kubeconfig, random_token, start, start_in_background,
+};

@@ -14,6 +14,8 @@ pub struct Cli {
 /// The subcommands of `kro`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the embedded Kubernetes-compatible API server (no cluster needed).
+    Apiserver(crate::commands::apiserver::Args),
     /// Print a shell completion script for kro to standard output.
     Completions(crate::commands::completions::Args),
     /// Evaluate a CEL expression in kro's CEL environment and print the result as JSON.

@@ -1,5 +1,6 @@
 //! One module per subcommand; `run` dispatches to them.
 
+pub mod apiserver;
 pub mod completions;
 pub mod eval;
 pub mod generate;
@@ -15,6 +16,7 @@ use crate::cli::{Cli, Command};
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli { command } = cli;
     match command {
+        Command::Apiserver(args) => apiserver::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),

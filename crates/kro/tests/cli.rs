@@ -40,6 +40,7 @@ fn help_lists_every_subcommand() {
     assert_eq!(
         commands,
         [
+            "apiserver",
             "completions",
             "eval",
             "validate",

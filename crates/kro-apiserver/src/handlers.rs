@@ -1,0 +1,1267 @@
+//! The resource API: `/api/v1/...` and `/apis/<group>/<version>/...` paths, routed by hand
+//! as kube-apiserver routes them, and the verbs get, list, watch, create, update, patch,
+//! delete and deletecollection on objects and their `status` subresource.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use kro_schema::{FieldError, FieldPath};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::error::ApiError;
+use crate::http_util::{content_type, decode_body, json_response, require_json};
+use crate::objects::{self, UpdateTarget, meta_str};
+use crate::patch;
+use crate::registry::ResourceType;
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::server::{AppState, WatchSlot};
+use crate::storage::{Change, ChangeType, Committed, Mutation, ObjectKey};
+
+/// Namespaces that can never be deleted.
+const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
+
+/// What a resource path names.
+#[derive(Debug)]
+struct Target {
+    resource: Arc<ResourceType>,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<String>,
+}
+
+impl Target {
+    fn key(&self, name: &str) -> ObjectKey {
+        ObjectKey::new(
+            self.resource.group(),
+            &self.resource.plural,
+            self.namespace.as_deref().unwrap_or(""),
+            name,
+        )
+    }
+
+    fn group(&self) -> &str {
+        self.resource.group()
+    }
+
+    fn plural(&self) -> &str {
+        &self.resource.plural
+    }
+}
+
+/// The query parameters of a request.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(uri: &http::Uri) -> Result<Query, ApiError> {
+        let pairs = axum::extract::Query::<Vec<(String, String)>>::try_from_uri(uri)
+            .map_err(|error| ApiError::bad_request(format!("malformed query: {error}")))?;
+        Ok(Query(pairs.0))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Some("true" | "1"))
+    }
+
+    fn dry_run(&self) -> Result<bool, ApiError> {
+        match self.get("dryRun") {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "Invalid dryRun value: {other:?}: valid values are \"All\""
+            ))),
+        }
+    }
+
+    fn field_validation(&self) -> Result<FieldValidation, ApiError> {
+        match self.get("fieldValidation") {
+            None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
+            Some("Strict") => Ok(FieldValidation::Strict),
+            Some("Ignore") => Ok(FieldValidation::Ignore),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "Invalid fieldValidation value: {other:?}: valid values are \"Ignore\", \"Warn\" and \"Strict\""
+            ))),
+        }
+    }
+}
+
+/// How unknown fields are treated (`fieldValidation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldValidation {
+    Ignore,
+    Warn,
+    Strict,
+}
+
+/// The entry point of every path the fixed routes do not serve.
+pub(crate) async fn resource_request(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let limit = state.config.max_body_bytes;
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return ApiError::too_large(format!(
+                "Request entity too large: the request body is larger than {limit} bytes"
+            ))
+            .into_response();
+        }
+    };
+    match handle(&state, &parts.method, &parts.uri, &parts.headers, bytes).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn handle(
+    state: &Arc<AppState>,
+    method: &Method,
+    uri: &http::Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let path = uri.path().trim_end_matches('/');
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let (group, version, rest) = match segments.as_slice() {
+        ["api", version, rest @ ..] => ("", *version, rest),
+        ["apis", group] => {
+            require_json(headers)?;
+            let document = state.registry().legacy_group_document(group);
+            return match (method, document) {
+                (&Method::GET, Some(document)) => Ok(json_response(StatusCode::OK, &document)),
+                _ => Err(ApiError::no_such_path()),
+            };
+        }
+        ["apis", group, version, rest @ ..] => (*group, *version, rest),
+        _ => return Err(ApiError::no_such_path()),
+    };
+    if rest.is_empty() {
+        require_json(headers)?;
+        let document = state.registry().legacy_resource_list(group, version);
+        return match (method, document) {
+            (&Method::GET, Some(document)) => Ok(json_response(StatusCode::OK, &document)),
+            _ => Err(ApiError::no_such_path()),
+        };
+    }
+    let target = resolve_target(state, group, version, rest)?;
+    let query = Query::parse(uri)?;
+    require_json(headers)?;
+    match (method, &target.name, target.subresource.as_deref()) {
+        (&Method::GET, None, None) if query.flag("watch") => watch(state, &target, &query),
+        (&Method::GET, None, None) => list(state, &target, &query),
+        (&Method::POST, None, None) => create(state, &target, &query, headers, &body),
+        (&Method::DELETE, None, None) => delete_collection(state, &target, &query, headers, &body),
+        (&Method::GET, Some(name), None | Some("status")) => get(state, &target, name),
+        (&Method::PUT, Some(name), None) => update(
+            state,
+            &target,
+            name,
+            UpdateTarget::Main,
+            &query,
+            headers,
+            &body,
+        ),
+        (&Method::PUT, Some(name), Some("status")) => update(
+            state,
+            &target,
+            name,
+            UpdateTarget::Status,
+            &query,
+            headers,
+            &body,
+        ),
+        (&Method::PATCH, Some(name), None) => patch(
+            state,
+            &target,
+            name,
+            UpdateTarget::Main,
+            &query,
+            headers,
+            &body,
+        ),
+        (&Method::PATCH, Some(name), Some("status")) => patch(
+            state,
+            &target,
+            name,
+            UpdateTarget::Status,
+            &query,
+            headers,
+            &body,
+        ),
+        (&Method::DELETE, Some(name), None) => delete(state, &target, name, &query, headers, &body),
+        _ => Err(ApiError::method_not_supported(
+            target.group(),
+            target.plural(),
+            &method.as_str().to_ascii_lowercase(),
+        )),
+    }
+}
+
+fn resolve_target(
+    state: &AppState,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+) -> Result<Target, ApiError> {
+    let registry = state.registry();
+    let find = |plural: &str| {
+        registry
+            .find(group, version, plural)
+            .ok_or_else(ApiError::no_such_path)
+    };
+    let namespaces_subresource = |segment: &str| matches!(segment, "status" | "finalize");
+    let (resource, namespace, name, subresource) = match rest {
+        ["namespaces", namespace, plural, tail @ ..] if !namespaces_subresource(plural) => {
+            let resource = find(plural)?;
+            if !resource.namespaced {
+                return Err(ApiError::no_such_path());
+            }
+            match tail {
+                [] => (resource, Some(*namespace), None, None),
+                [name] => (resource, Some(*namespace), Some(*name), None),
+                [name, subresource] => {
+                    (resource, Some(*namespace), Some(*name), Some(*subresource))
+                }
+                _ => return Err(ApiError::no_such_path()),
+            }
+        }
+        [plural, tail @ ..] => {
+            let resource = find(plural)?;
+            match tail {
+                [] => (resource, None, None, None),
+                [_, ..] if resource.namespaced => return Err(ApiError::no_such_path()),
+                [name] => (resource, None, Some(*name), None),
+                [name, subresource] => (resource, None, Some(*name), Some(*subresource)),
+                _ => return Err(ApiError::no_such_path()),
+            }
+        }
+        [] => return Err(ApiError::no_such_path()),
+    };
+    if let Some(subresource) = subresource
+        && resource.subresource(subresource).is_none()
+    {
+        return Err(ApiError::no_such_path());
+    }
+    Ok(Target {
+        resource,
+        namespace: namespace.map(str::to_owned),
+        name: name.map(str::to_owned),
+        subresource: subresource.map(str::to_owned),
+    })
+}
+
+fn require_verb(target: &Target, verb: &str) -> Result<(), ApiError> {
+    if target.resource.supports(verb) {
+        Ok(())
+    } else {
+        Err(ApiError::method_not_supported(
+            target.group(),
+            target.plural(),
+            verb,
+        ))
+    }
+}
+
+fn object_response(code: StatusCode, object: &Value, warnings: &[String]) -> Response {
+    let mut response = json_response(code, object);
+    for warning in warnings {
+        let text = format!(
+            "299 - {}",
+            serde_json::to_string(warning).unwrap_or_default()
+        );
+        if let Ok(value) = HeaderValue::from_str(&text) {
+            response.headers_mut().append(http::header::WARNING, value);
+        }
+    }
+    response
+}
+
+fn get(state: &AppState, target: &Target, name: &str) -> Result<Response, ApiError> {
+    require_verb(target, "get")?;
+    match state.store.get(&target.key(name)) {
+        Some(object) => Ok(json_response(StatusCode::OK, &object)),
+        None => Err(ApiError::not_found(target.group(), target.plural(), name)),
+    }
+}
+
+/// A list position handed out as `continue`: the revision of the first page and the last key.
+fn encode_continue(revision: u64, namespace: &str, name: &str) -> String {
+    let text = json!([revision, namespace, name]).to_string();
+    text.bytes().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn decode_continue(token: &str) -> Option<(u64, String, String)> {
+    if !token.len().is_multiple_of(2) || token.len() > 4096 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = (0..token.len())
+        .step_by(2)
+        .map(|index| u8::from_str_radix(token.get(index..index + 2)?, 16).ok())
+        .collect();
+    let value: Value = serde_json::from_slice(&bytes?).ok()?;
+    Some((
+        value.get(0)?.as_u64()?,
+        value.get(1)?.as_str()?.to_owned(),
+        value.get(2)?.as_str()?.to_owned(),
+    ))
+}
+
+struct Selection {
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+impl Selection {
+    fn parse(target: &Target, query: &Query) -> Result<Selection, ApiError> {
+        Ok(Selection {
+            labels: LabelSelector::parse(query.get("labelSelector").unwrap_or(""))?,
+            fields: FieldSelector::parse(
+                query.get("fieldSelector").unwrap_or(""),
+                target.group(),
+                target.plural(),
+                target.resource.namespaced,
+            )?,
+        })
+    }
+
+    fn matches(&self, object: &Value) -> bool {
+        self.labels.matches(object) && self.fields.matches(object)
+    }
+}
+
+fn list(state: &AppState, target: &Target, query: &Query) -> Result<Response, ApiError> {
+    require_verb(target, "list")?;
+    let selection = Selection::parse(target, query)?;
+    if query
+        .get("resourceVersionMatch")
+        .is_some_and(|m| !m.is_empty())
+        && query.get("resourceVersion").is_none_or(str::is_empty)
+    {
+        return Err(ApiError::invalid_request(
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".to_owned(),
+        ));
+    }
+    if query.flag("sendInitialEvents") {
+        return Err(ApiError::invalid_request(
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list".to_owned(),
+        ));
+    }
+    let limit = match query.get("limit") {
+        None | Some("") => None,
+        Some(text) => match text.parse::<i64>() {
+            Ok(limit) if limit > 0 => usize::try_from(limit).ok(),
+            Ok(_) => None,
+            Err(_) => return Err(ApiError::bad_request(format!("invalid limit {text:?}"))),
+        },
+    };
+    let listed = state.store.list(
+        target.group(),
+        target.plural(),
+        target.namespace.as_deref(),
+        false,
+    );
+    let mut revision = listed.revision;
+    let after = match query.get("continue").filter(|token| !token.is_empty()) {
+        Some(token) => {
+            let (first_revision, namespace, name) = decode_continue(token).ok_or_else(|| {
+                ApiError::bad_request("continue key is not valid: malformed token")
+            })?;
+            revision = first_revision;
+            Some((namespace, name))
+        }
+        None => None,
+    };
+    let mut items = Vec::new();
+    let mut next = None;
+    let mut remaining = 0u64;
+    for object in &listed.objects {
+        let position = (
+            meta_str(object, "namespace").unwrap_or("").to_owned(),
+            meta_str(object, "name").unwrap_or("").to_owned(),
+        );
+        if let Some(after) = &after
+            && position <= *after
+        {
+            continue;
+        }
+        if !selection.matches(object) {
+            continue;
+        }
+        if limit.is_some_and(|limit| items.len() >= limit) {
+            remaining += 1;
+            continue;
+        }
+        if limit.is_some_and(|limit| items.len() + 1 == limit) {
+            next = Some(position);
+        }
+        items.push(Value::clone(object));
+    }
+    let mut metadata = json!({ "resourceVersion": revision.to_string() });
+    if remaining > 0
+        && let Some((namespace, name)) = next
+    {
+        metadata["continue"] = json!(encode_continue(revision, &namespace, &name));
+        metadata["remainingItemCount"] = json!(remaining);
+    }
+    let body = json!({
+        "kind": target.resource.list_kind(),
+        "apiVersion": target.resource.api_version(),
+        "metadata": metadata,
+        "items": items,
+    });
+    Ok(json_response(StatusCode::OK, &body))
+}
+
+/// Fills `apiVersion` and `kind` and checks them against the resource.
+fn check_type(target: &Target, object: &mut Value) -> Result<(), ApiError> {
+    let expected_version = target.resource.api_version();
+    let expected_kind = target.resource.gvk.kind().to_owned();
+    let Some(map) = object.as_object_mut() else {
+        return Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ));
+    };
+    match map.get("apiVersion").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("apiVersion".to_owned(), json!(expected_version));
+        }
+        Some(found) if found != expected_version => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({found}) does not match the expected API version ({expected_version})"
+            )));
+        }
+        Some(_) => {}
+    }
+    match map.get("kind").and_then(Value::as_str) {
+        None | Some("") => {
+            map.insert("kind".to_owned(), json!(expected_kind));
+        }
+        Some(found) if found != expected_kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({found}) does not match the expected kind ({expected_kind})"
+            )));
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// Sets or checks the namespace of the body against the URL's.
+fn check_namespace(target: &Target, object: &mut Value) -> Result<(), ApiError> {
+    let metadata = objects::metadata_mut(object);
+    match &target.namespace {
+        Some(namespace) => match metadata.get("namespace").and_then(Value::as_str) {
+            None | Some("") => {
+                metadata.insert("namespace".to_owned(), json!(namespace));
+            }
+            Some(found) if found != namespace => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            Some(_) => {}
+        },
+        None => {
+            metadata.remove("namespace");
+        }
+    }
+    Ok(())
+}
+
+/// Refuses writes into missing or terminating namespaces.
+fn admit_namespace(state: &AppState, target: &Target, name: &str) -> Result<(), ApiError> {
+    let Some(namespace) = &target.namespace else {
+        return Ok(());
+    };
+    match state
+        .store
+        .get(&ObjectKey::new("", "namespaces", "", namespace))
+    {
+        None => Err(ApiError::not_found("", "namespaces", namespace)),
+        Some(found) if found.pointer("/metadata/deletionTimestamp").is_some() => {
+            Err(ApiError::forbidden(
+                target.group(),
+                target.plural(),
+                name,
+                format!(
+                    "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                    crate::error::qualified_resource(target.group(), target.plural())
+                ),
+            )
+            .with_cause(
+                "NamespaceTerminating",
+                &format!("namespace {namespace} is being terminated"),
+                "metadata.namespace",
+            ))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+/// Prunes unknown fields (failing or warning per `fieldValidation`) and validates against the
+/// kind's schema. Returns the warnings to send.
+fn admit_object(
+    state: &AppState,
+    target: &Target,
+    object: &mut Value,
+    old: Option<&Value>,
+    validation: FieldValidation,
+) -> Result<Vec<String>, ApiError> {
+    let name = meta_str(object, "name").unwrap_or("").to_owned();
+    let mut errors: Vec<FieldError> = Vec::new();
+    if old.is_none() {
+        errors.extend(objects::validate_name(
+            &target.resource,
+            &name,
+            &FieldPath::new("metadata").child("name"),
+        ));
+    }
+    let mut warnings = Vec::new();
+    let validator = state.validator(&target.resource.gvk);
+    if let Some(validator) = validator.as_ref() {
+        let pruned = kro_schema::prune(validator.schema(), object, true);
+        if !pruned.is_empty() {
+            let unknown: Vec<String> = pruned
+                .iter()
+                .map(|path| format!("unknown field \"{path}\""))
+                .collect();
+            match validation {
+                FieldValidation::Strict => {
+                    let kind = target.resource.gvk.kind();
+                    let version = target.resource.gvk.version();
+                    return Err(ApiError::bad_request(format!(
+                        "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                        unknown.join(", ")
+                    )));
+                }
+                FieldValidation::Warn => warnings.extend(unknown),
+                FieldValidation::Ignore => {}
+            }
+        }
+        errors.extend(validator.validate(object, old));
+    }
+    if let Some(old) = old
+        && let Some(error) = objects::new_finalizers_error(old, object)
+    {
+        errors.push(error);
+    }
+    if errors.is_empty() {
+        Ok(warnings)
+    } else {
+        Err(ApiError::invalid(&target.resource.gvk, &name, &errors))
+    }
+}
+
+fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let value = decode_body(body, &content_type(headers))?;
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err(ApiError::bad_request(
+            "the request body must be a JSON object",
+        ))
+    }
+}
+
+fn create(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    require_verb(target, "create")?;
+    let dry_run = query.dry_run()?;
+    let validation = query.field_validation()?;
+    let mut object = decode_object(headers, body)?;
+    check_type(target, &mut object)?;
+    check_namespace(target, &mut object)?;
+    let given_name = meta_str(&object, "name")
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned);
+    let generate = meta_str(&object, "generateName")
+        .filter(|prefix| !prefix.is_empty())
+        .map(str::to_owned);
+    let name = match (&given_name, &generate) {
+        (Some(name), _) => name.clone(),
+        (None, Some(prefix)) => objects::generate_name(prefix),
+        (None, None) => {
+            let error = FieldError::required(
+                FieldPath::new("metadata").child("name"),
+                "name or generateName is required",
+            );
+            return Err(ApiError::invalid(&target.resource.gvk, "", &[error]));
+        }
+    };
+    objects::metadata_mut(&mut object).insert("name".to_owned(), json!(name));
+    if !(target.group().is_empty() && target.plural() == "namespaces") {
+        admit_namespace(state, target, &name)?;
+    }
+    objects::prepare_create(&target.resource, &mut object);
+    crate::defaults::apply(state, &target.resource, &mut object, None)?;
+    let warnings = admit_object(state, target, &mut object, None, validation)?;
+    // generateName retries with a fresh suffix on collision, up to 8 attempts.
+    let attempts = if given_name.is_none() { 8 } else { 1 };
+    let mut name = name;
+    for attempt in 0..attempts {
+        if attempt > 0
+            && let Some(prefix) = &generate
+        {
+            name = objects::generate_name(prefix);
+            objects::metadata_mut(&mut object).insert("name".to_owned(), json!(name));
+        }
+        let key = target.key(&name);
+        let candidate = object.clone();
+        let committed = state
+            .store
+            .mutate_with(&key, dry_run, |current| match current {
+                Some(_) => Err(ApiError::already_exists(
+                    target.group(),
+                    target.plural(),
+                    &name,
+                )),
+                None => Ok(Mutation::Put(candidate)),
+            });
+        match committed {
+            Ok(Committed::Stored { object, .. }) => {
+                return Ok(object_response(StatusCode::CREATED, &object, &warnings));
+            }
+            Ok(Committed::Deleted(_)) => {
+                return Err(ApiError::internal("a create deleted an object".to_owned()));
+            }
+            Err(error) if error.reason == "AlreadyExists" && attempt + 1 < attempts => continue,
+            Err(error)
+                if error.reason == "AlreadyExists"
+                    && generate.is_some()
+                    && given_name.is_none() =>
+            {
+                return Err(ApiError::generate_name_exhausted(
+                    target.group(),
+                    target.plural(),
+                    &name,
+                ));
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Err(ApiError::generate_name_exhausted(
+        target.group(),
+        target.plural(),
+        &name,
+    ))
+}
+
+/// What an update (PUT or PATCH) is about and how it is checked.
+struct UpdateRequest<'a> {
+    state: &'a AppState,
+    target: &'a Target,
+    name: &'a str,
+    endpoint: UpdateTarget,
+    validation: FieldValidation,
+    /// Whether a body without resourceVersion is accepted.
+    unconditional_allowed: bool,
+}
+
+/// The outcome of running an update decision against the stored object.
+fn decide_update(
+    request: &UpdateRequest<'_>,
+    current: Option<&Arc<Value>>,
+    mut new: Value,
+    warnings: &mut Vec<String>,
+) -> Result<Mutation, ApiError> {
+    let UpdateRequest {
+        state,
+        target,
+        name,
+        endpoint: update_target,
+        validation,
+        unconditional_allowed,
+    } = *request;
+    let Some(current) = current else {
+        return Err(ApiError::not_found(target.group(), target.plural(), name));
+    };
+    let current_version = meta_str(current, "resourceVersion").unwrap_or("");
+    match meta_str(&new, "resourceVersion").filter(|version| !version.is_empty()) {
+        Some(version) if version != current_version => {
+            return Err(ApiError::conflict_modified(
+                target.group(),
+                target.plural(),
+                name,
+            ));
+        }
+        Some(_) => {}
+        None if !unconditional_allowed => {
+            let error = FieldError::invalid(
+                FieldPath::new("metadata").child("resourceVersion"),
+                kro_schema::BadValue::text("0x0"),
+                "must be specified for an update",
+            );
+            return Err(ApiError::invalid(&target.resource.gvk, name, &[error]));
+        }
+        None => {}
+    }
+    check_type(target, &mut new)?;
+    let mut new = objects::prepare_update(&target.resource, current, new, update_target);
+    crate::defaults::apply(state, &target.resource, &mut new, Some(current))?;
+    warnings.extend(admit_object(
+        state,
+        target,
+        &mut new,
+        Some(current),
+        validation,
+    )?);
+    let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
+    if deleting && objects::finalizers(&new).is_empty() && !has_namespace_finalizers(target, &new) {
+        return Ok(Mutation::Delete);
+    }
+    Ok(Mutation::Put(new))
+}
+
+fn has_namespace_finalizers(target: &Target, object: &Value) -> bool {
+    target.group().is_empty()
+        && target.plural() == "namespaces"
+        && object
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|list| !list.is_empty())
+}
+
+fn committed_response(committed: Committed, warnings: &[String]) -> Response {
+    match committed {
+        Committed::Stored {
+            object, created, ..
+        } => {
+            let code = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            object_response(code, &object, warnings)
+        }
+        Committed::Deleted(object) => object_response(StatusCode::OK, &object, warnings),
+    }
+}
+
+fn update(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    update_target: UpdateTarget,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    require_verb(target, "update")?;
+    let dry_run = query.dry_run()?;
+    let validation = query.field_validation()?;
+    let mut object = decode_object(headers, body)?;
+    if let Some(found) = meta_str(&object, "name").filter(|found| *found != name) {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({found}) does not match the name on the URL ({name})"
+        )));
+    }
+    check_namespace(target, &mut object)?;
+    let mut warnings = Vec::new();
+    let committed = state
+        .store
+        .mutate_with(&target.key(name), dry_run, |current| {
+            decide_update(
+                &UpdateRequest {
+                    state,
+                    target,
+                    name,
+                    endpoint: update_target,
+                    validation,
+                    unconditional_allowed: allows_unconditional_update(target),
+                },
+                current,
+                object,
+                &mut warnings,
+            )
+        })?;
+    Ok(committed_response(committed, &warnings))
+}
+
+/// Whether a PUT without resourceVersion is accepted (built-ins yes, custom resources no).
+fn allows_unconditional_update(_target: &Target) -> bool {
+    true
+}
+
+/// The patch types accepted for a resource.
+fn accepted_patch_types(_target: &Target) -> &'static [&'static str] {
+    &[
+        "application/json-patch+json",
+        "application/merge-patch+json",
+    ]
+}
+
+fn patch(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    update_target: UpdateTarget,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    require_verb(target, "patch")?;
+    let dry_run = query.dry_run()?;
+    let validation = query.field_validation()?;
+    if query.get("force").is_some() {
+        return Err(ApiError::invalid_request(
+            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".to_owned(),
+        ));
+    }
+    let media_type = content_type(headers);
+    let accepted = accepted_patch_types(target);
+    if !accepted.contains(&media_type.as_str()) {
+        return Err(ApiError::unsupported_media_type(accepted));
+    }
+    let document = decode_body(body, "application/json")?;
+    let mut warnings = Vec::new();
+    let committed = state
+        .store
+        .mutate_with(&target.key(name), dry_run, |current| {
+            let Some(stored) = current else {
+                return Err(ApiError::not_found(target.group(), target.plural(), name));
+            };
+            let patched = match media_type.as_str() {
+                "application/json-patch+json" => patch::json_patch(stored, &document)?,
+                _ => {
+                    let mut patched = Value::clone(stored);
+                    patch::merge_patch(&mut patched, &document);
+                    patched
+                }
+            };
+            if let Some(found) = meta_str(&patched, "name").filter(|found| *found != name) {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({found}) does not match the name on the URL ({name})"
+                )));
+            }
+            decide_update(
+                &UpdateRequest {
+                    state,
+                    target,
+                    name,
+                    endpoint: update_target,
+                    validation,
+                    unconditional_allowed: true,
+                },
+                Some(stored),
+                patched,
+                &mut warnings,
+            )
+        })?;
+    Ok(committed_response(committed, &warnings))
+}
+
+/// `DeleteOptions`, from the body and the query.
+struct DeleteOptions {
+    propagation: Option<String>,
+    precondition_uid: Option<String>,
+    precondition_version: Option<String>,
+    dry_run: bool,
+}
+
+fn delete_options(
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<DeleteOptions, ApiError> {
+    let options = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        decode_body(body, &content_type(headers))?
+    };
+    let text = |pointer: &str| {
+        options
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let propagation =
+        text("/propagationPolicy").or_else(|| query.get("propagationPolicy").map(str::to_owned));
+    let propagation = match options.get("orphanDependents").and_then(Value::as_bool) {
+        Some(true) if propagation.is_none() => Some("Orphan".to_owned()),
+        _ => propagation,
+    };
+    if let Some(policy) = &propagation
+        && !matches!(policy.as_str(), "Orphan" | "Background" | "Foreground")
+    {
+        return Err(ApiError::invalid_request(format!(
+            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"{policy}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+        )));
+    }
+    let body_dry_run = options
+        .get("dryRun")
+        .and_then(Value::as_array)
+        .is_some_and(|list| list.iter().any(|value| value == "All"));
+    Ok(DeleteOptions {
+        propagation,
+        precondition_uid: text("/preconditions/uid"),
+        precondition_version: text("/preconditions/resourceVersion"),
+        dry_run: body_dry_run || query.dry_run()?,
+    })
+}
+
+fn decide_delete(
+    target: &Target,
+    name: &str,
+    current: Option<&Arc<Value>>,
+    options: &DeleteOptions,
+) -> Result<Mutation, ApiError> {
+    let Some(current) = current else {
+        return Err(ApiError::not_found(target.group(), target.plural(), name));
+    };
+    if target.group().is_empty()
+        && target.plural() == "namespaces"
+        && IMMORTAL_NAMESPACES.contains(&name)
+    {
+        return Err(ApiError::forbidden(
+            "",
+            "namespaces",
+            name,
+            format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
+        ));
+    }
+    let kind = target.resource.gvk.kind();
+    if let Some(uid) = &options.precondition_uid {
+        let stored = meta_str(current, "uid").unwrap_or("");
+        if uid != stored {
+            return Err(ApiError::conflict(
+                target.group(),
+                target.plural(),
+                name,
+                format!(
+                    "Operation cannot be fulfilled on {kind} \"{name}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {stored}"
+                ),
+            ));
+        }
+    }
+    if let Some(version) = &options.precondition_version {
+        let stored = meta_str(current, "resourceVersion").unwrap_or("");
+        if version != stored {
+            return Err(ApiError::conflict(
+                target.group(),
+                target.plural(),
+                name,
+                format!(
+                    "Operation cannot be fulfilled on {kind} \"{name}\": the ResourceVersion in the precondition ({version}) does not match the ResourceVersion in record ({stored}). The object might have been modified"
+                ),
+            ));
+        }
+    }
+    let mut object = Value::clone(current);
+    let mut finalizers = objects::finalizers(&object);
+    let added = match options.propagation.as_deref() {
+        Some("Foreground") => Some("foregroundDeletion"),
+        Some("Orphan") => Some("orphan"),
+        _ => None,
+    };
+    if let Some(added) = added
+        && !finalizers.iter().any(|finalizer| finalizer == added)
+    {
+        finalizers.push(added.to_owned());
+        objects::metadata_mut(&mut object).insert("finalizers".to_owned(), json!(finalizers));
+    }
+    let namespace = target.group().is_empty() && target.plural() == "namespaces";
+    if finalizers.is_empty() && !has_namespace_finalizers(target, &object) {
+        return Ok(Mutation::Delete);
+    }
+    objects::mark_deleting(&mut object);
+    if namespace {
+        object["status"] = json!({"phase": "Terminating"});
+    }
+    Ok(Mutation::Put(object))
+}
+
+fn deleted_response(target: &Target, committed: Committed) -> Response {
+    match committed {
+        Committed::Stored { object, .. } => json_response(StatusCode::OK, &object),
+        Committed::Deleted(object) if objects::returns_deleted_object(&target.resource) => {
+            json_response(StatusCode::OK, &object)
+        }
+        Committed::Deleted(object) => {
+            let mut details = json!({
+                "name": meta_str(&object, "name").unwrap_or(""),
+                "kind": target.plural(),
+                "uid": meta_str(&object, "uid").unwrap_or(""),
+            });
+            if !target.group().is_empty() {
+                details["group"] = json!(target.group());
+            }
+            json_response(
+                StatusCode::OK,
+                &json!({
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Success",
+                    "details": details,
+                }),
+            )
+        }
+    }
+}
+
+fn delete(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    require_verb(target, "delete")?;
+    let options = delete_options(query, headers, body)?;
+    let committed = state
+        .store
+        .mutate_with(&target.key(name), options.dry_run, |current| {
+            decide_delete(target, name, current, &options)
+        })?;
+    Ok(deleted_response(target, committed))
+}
+
+fn delete_collection(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    require_verb(target, "deletecollection")?;
+    let options = delete_options(query, headers, body)?;
+    let selection = Selection::parse(target, query)?;
+    let listed = state.store.list(
+        target.group(),
+        target.plural(),
+        target.namespace.as_deref(),
+        false,
+    );
+    let mut items = Vec::new();
+    for object in listed
+        .objects
+        .iter()
+        .filter(|object| selection.matches(object))
+    {
+        let name = meta_str(object, "name").unwrap_or("").to_owned();
+        let namespace = meta_str(object, "namespace").unwrap_or("").to_owned();
+        let key = ObjectKey::new(target.group(), target.plural(), &namespace, &name);
+        match state.store.mutate_with(&key, options.dry_run, |current| {
+            decide_delete(target, &name, current, &options)
+        }) {
+            Ok(Committed::Stored { object, .. } | Committed::Deleted(object)) => {
+                items.push(Value::clone(&object))
+            }
+            // Deleted meanwhile, or immortal: skipped as kube-apiserver skips them.
+            Err(error) if matches!(error.code, 404 | 403) => {}
+            Err(error) => return Err(error),
+        }
+    }
+    let body = json!({
+        "kind": target.resource.list_kind(),
+        "apiVersion": target.resource.api_version(),
+        "metadata": { "resourceVersion": state.store.revision().to_string() },
+        "items": items,
+    });
+    Ok(json_response(StatusCode::OK, &body))
+}
+
+/// One line of a watch stream.
+fn event_line(event_type: &str, object: &Value) -> Bytes {
+    let mut line =
+        serde_json::to_vec(&json!({ "type": event_type, "object": object })).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
+}
+
+/// What a change means to a watcher with a selection: the event to send, if any.
+fn filter_change<'a>(
+    target: &Target,
+    selection: &Selection,
+    change: &'a Change,
+) -> Option<(&'static str, &'a Value)> {
+    if !change.key.group.eq(target.group()) || change.key.resource != target.resource.plural {
+        return None;
+    }
+    if let Some(namespace) = &target.namespace
+        && change.key.namespace != *namespace
+    {
+        return None;
+    }
+    let now = selection.matches(&change.object);
+    let before = change
+        .previous
+        .as_deref()
+        .is_some_and(|previous| selection.matches(previous));
+    match change.change_type {
+        ChangeType::Added => now.then_some(("ADDED", &*change.object)),
+        ChangeType::Deleted => before.then_some(("DELETED", &*change.object)),
+        ChangeType::Modified => match (before, now) {
+            (true, true) => Some(("MODIFIED", &*change.object)),
+            (false, true) => Some(("ADDED", &*change.object)),
+            (true, false) => Some(("DELETED", &*change.object)),
+            (false, false) => None,
+        },
+    }
+}
+
+fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Response, ApiError> {
+    require_verb(target, "watch")?;
+    if query.flag("sendInitialEvents") {
+        return Err(ApiError::invalid_request(
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled".to_owned(),
+        ));
+    }
+    let selection = Selection::parse(target, query)?;
+    let bookmarks = query.flag("allowWatchBookmarks");
+    let timeout = match query.get("timeoutSeconds") {
+        Some(text) => Duration::from_secs(
+            text.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {text:?}")))?,
+        ),
+        None => Duration::from_secs(1800 + u64::from(uuid::Uuid::new_v4().as_bytes()[0]) * 7),
+    };
+    let Some(slot) = WatchSlot::acquire(state) else {
+        return Err(ApiError::new(
+            429,
+            "TooManyRequests",
+            "too many watches are open".to_owned(),
+        ));
+    };
+    let (sender, receiver) = mpsc::channel::<Bytes>(256);
+    let mut initial = Vec::new();
+    let (live, start_revision) = match query
+        .get("resourceVersion")
+        .filter(|v| !v.is_empty() && *v != "0")
+    {
+        None => {
+            let listed = state.store.list(
+                target.group(),
+                target.plural(),
+                target.namespace.as_deref(),
+                true,
+            );
+            for object in listed
+                .objects
+                .iter()
+                .filter(|object| selection.matches(object))
+            {
+                initial.push(event_line("ADDED", object));
+            }
+            (listed.live, listed.revision)
+        }
+        Some(text) => {
+            let revision: u64 = text
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version {text:?}")))?;
+            match state.store.watch_from(revision) {
+                Ok(start) => {
+                    for change in &start.backlog {
+                        if let Some((event_type, object)) =
+                            filter_change(target, &selection, change)
+                        {
+                            initial.push(event_line(event_type, object));
+                        }
+                    }
+                    (Some(start.live), start.revision)
+                }
+                Err(error) if error.code == 410 => {
+                    initial.push(event_line("ERROR", &error.to_status()));
+                    (None, revision)
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    };
+    let target = Target {
+        resource: Arc::clone(&target.resource),
+        namespace: target.namespace.clone(),
+        name: None,
+        subresource: None,
+    };
+    let interval = state.config.bookmark_interval;
+    tokio::spawn(async move {
+        let _slot = slot;
+        for line in initial {
+            if sender.send(line).await.is_err() {
+                return;
+            }
+        }
+        let Some(mut live) = live else {
+            return;
+        };
+        let mut last_revision = start_revision;
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        loop {
+            tokio::select! {
+                () = &mut deadline => return,
+                () = sender.closed() => return,
+                _ = ticker.tick(), if bookmarks => {
+                    let bookmark = json!({
+                        "kind": target.resource.gvk.kind(),
+                        "apiVersion": target.resource.api_version(),
+                        "metadata": { "resourceVersion": last_revision.to_string() },
+                    });
+                    if sender.send(event_line("BOOKMARK", &bookmark)).await.is_err() {
+                        return;
+                    }
+                }
+                received = live.recv() => match received {
+                    Ok(change) => {
+                        if change.revision <= last_revision {
+                            continue;
+                        }
+                        last_revision = change.revision;
+                        if let Some((event_type, object)) = filter_change(&target, &selection, &change)
+                            && sender.send(event_line(event_type, object)).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let error = ApiError::expired(format!(
+                            "too old resource version: {last_revision} (the watch fell behind)"
+                        ));
+                        let _ = sender.send(event_line("ERROR", &error.to_status())).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver
+            .recv()
+            .await
+            .map(|line| (Ok::<Bytes, Infallible>(line), receiver))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(response)
+}

@@ -1,0 +1,325 @@
+//! JSON patch (RFC 6902, with the semantics of the evanphx/json-patch library Kubernetes uses)
+//! and JSON merge patch (RFC 7386).
+
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// The most operations a JSON patch may have, as in Kubernetes.
+pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// The message of every failed JSON patch application, as Kubernetes words it.
+const REJECTED: &str = "the server rejected our request due to an error in our request";
+
+/// Applies a JSON merge patch.
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(target) = target {
+        for (key, value) in patch {
+            if value.is_null() {
+                target.remove(key);
+            } else {
+                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+/// Splits a JSON pointer into unescaped tokens.
+fn pointer_tokens(pointer: &str) -> Result<Vec<String>, String> {
+    if pointer.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(format!("JSON pointer {pointer:?} does not start with '/'"));
+    };
+    Ok(rest
+        .split('/')
+        .map(|token| token.replace("~1", "/").replace("~0", "~"))
+        .collect())
+}
+
+/// The container holding the last token of `tokens`, and that token.
+fn parent_mut<'a>(
+    document: &'a mut Value,
+    tokens: &'a [String],
+) -> Result<(&'a mut Value, &'a str), String> {
+    let Some((last, parents)) = tokens.split_last() else {
+        return Err("the operation needs a path below the root".to_owned());
+    };
+    let mut current = document;
+    for token in parents {
+        current = match current {
+            Value::Object(map) => map
+                .get_mut(token)
+                .ok_or_else(|| format!("missing key {token:?}"))?,
+            Value::Array(items) => {
+                let index: usize = token
+                    .parse()
+                    .map_err(|_| format!("invalid array index {token:?}"))?;
+                items
+                    .get_mut(index)
+                    .ok_or_else(|| format!("array index {index} out of bounds"))?
+            }
+            _ => return Err(format!("cannot descend into a scalar at {token:?}")),
+        };
+    }
+    Ok((current, last))
+}
+
+fn get<'a>(document: &'a Value, pointer: &str) -> Result<Option<&'a Value>, String> {
+    let tokens = pointer_tokens(pointer)?;
+    let mut current = document;
+    for token in &tokens {
+        let next = match current {
+            Value::Object(map) => map.get(token),
+            Value::Array(items) => token
+                .parse::<usize>()
+                .ok()
+                .and_then(|index| items.get(index)),
+            _ => None,
+        };
+        match next {
+            Some(value) => current = value,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(current))
+}
+
+fn add(document: &mut Value, pointer: &str, value: Value) -> Result<(), String> {
+    let tokens = pointer_tokens(pointer)?;
+    if tokens.is_empty() {
+        *document = value;
+        return Ok(());
+    }
+    let (parent, last) = parent_mut(document, &tokens)?;
+    match parent {
+        Value::Object(map) => {
+            map.insert(last.to_owned(), value);
+            Ok(())
+        }
+        Value::Array(items) => {
+            if last == "-" {
+                items.push(value);
+                return Ok(());
+            }
+            let index: usize = last
+                .parse()
+                .map_err(|_| format!("invalid array index {last:?}"))?;
+            if index > items.len() {
+                return Err(format!("array index {index} out of bounds"));
+            }
+            items.insert(index, value);
+            Ok(())
+        }
+        _ => Err("cannot add to a scalar".to_owned()),
+    }
+}
+
+fn remove(document: &mut Value, pointer: &str) -> Result<Value, String> {
+    let tokens = pointer_tokens(pointer)?;
+    let (parent, last) = parent_mut(document, &tokens)?;
+    match parent {
+        Value::Object(map) => map
+            .remove(last)
+            .ok_or_else(|| format!("missing key {last:?}")),
+        Value::Array(items) => {
+            let index: usize = last
+                .parse()
+                .map_err(|_| format!("invalid array index {last:?}"))?;
+            if index >= items.len() {
+                return Err(format!("array index {index} out of bounds"));
+            }
+            Ok(items.remove(index))
+        }
+        _ => Err("cannot remove from a scalar".to_owned()),
+    }
+}
+
+fn operation_field<'a>(operation: &'a Map<String, Value>, field: &str) -> Result<&'a str, String> {
+    operation
+        .get(field)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("operation is missing {field:?}"))
+}
+
+fn apply_operation(document: &mut Value, operation: &Value) -> Result<(), String> {
+    let Value::Object(operation) = operation else {
+        return Err("an operation must be an object".to_owned());
+    };
+    let op = operation_field(operation, "op")?;
+    let path = operation_field(operation, "path")?;
+    let value = || {
+        operation
+            .get("value")
+            .cloned()
+            .ok_or_else(|| format!("{op} operation is missing \"value\""))
+    };
+    match op {
+        "add" => add(document, path, value()?),
+        "remove" => remove(document, path).map(drop),
+        "replace" => {
+            let new = value()?;
+            let tokens = pointer_tokens(path)?;
+            if tokens.is_empty() {
+                *document = new;
+                return Ok(());
+            }
+            let (parent, last) = parent_mut(document, &tokens)?;
+            let slot = match parent {
+                Value::Object(map) => map.get_mut(last),
+                Value::Array(items) => last.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+                _ => None,
+            };
+            match slot {
+                Some(slot) => {
+                    *slot = new;
+                    Ok(())
+                }
+                None => Err(format!(
+                    "replace operation does not apply: doc is missing key: {path}"
+                )),
+            }
+        }
+        "move" => {
+            let from = operation_field(operation, "from")?;
+            let moved = remove(document, from)?;
+            add(document, path, moved)
+        }
+        "copy" => {
+            let from = operation_field(operation, "from")?;
+            let copied = get(document, from)?
+                .cloned()
+                .ok_or_else(|| format!("copy from a missing path {from:?}"))?;
+            add(document, path, copied)
+        }
+        "test" => {
+            let expected = value()?;
+            match get(document, path)? {
+                Some(actual) if *actual == expected => Ok(()),
+                // As evanphx/json-patch: a missing value equals null.
+                None if expected.is_null() => Ok(()),
+                _ => Err(format!("testing value {path} failed")),
+            }
+        }
+        other => Err(format!("unexpected operation {other:?}")),
+    }
+}
+
+/// Applies a JSON patch document (an array of operations).
+///
+/// # Errors
+/// 413 for more than [`MAX_JSON_PATCH_OPERATIONS`] operations; 400 for a body that is not a
+/// list; 422 (`the server rejected our request ...`) when an operation fails, as Kubernetes.
+pub fn json_patch(target: &Value, patch: &Value) -> Result<Value, ApiError> {
+    let Value::Array(operations) = patch else {
+        return Err(ApiError::bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+        ));
+    };
+    if operations.len() > MAX_JSON_PATCH_OPERATIONS {
+        return Err(ApiError::too_large(format!(
+            "Request entity too large: The allowed maximum operations in a JSON patch is \
+             {MAX_JSON_PATCH_OPERATIONS}, got {}",
+            operations.len()
+        )));
+    }
+    let mut document = target.clone();
+    for operation in operations {
+        if let Err(detail) = apply_operation(&mut document, operation) {
+            tracing::debug!(%detail, "JSON patch operation failed");
+            return Err(ApiError::invalid_request(REJECTED.to_owned()));
+        }
+    }
+    Ok(document)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_sets_and_removes_keys_and_replaces_lists() {
+        let mut target = json!({"a": {"b": 1, "c": 2}, "l": [1, 2]});
+        merge_patch(&mut target, &json!({"a": {"b": null, "d": 3}, "l": [3]}));
+        assert_eq!(target, json!({"a": {"c": 2, "d": 3}, "l": [3]}));
+    }
+
+    #[test]
+    fn json_patch_runs_kube_runtime_finalizer_patches() {
+        let object = json!({"metadata": {"name": "x"}});
+        let added = json_patch(
+            &object,
+            &json!([
+                {"op": "test", "path": "/metadata/finalizers", "value": null},
+                {"op": "add", "path": "/metadata/finalizers", "value": ["kro.run/finalizer"]}
+            ]),
+        )
+        .expect("a missing key tests equal to null");
+        assert_eq!(
+            added["metadata"]["finalizers"],
+            json!(["kro.run/finalizer"])
+        );
+        let removed = json_patch(
+            &added,
+            &json!([
+                {"op": "test", "path": "/metadata/finalizers/0", "value": "kro.run/finalizer"},
+                {"op": "remove", "path": "/metadata/finalizers/0"}
+            ]),
+        )
+        .expect("remove");
+        assert_eq!(removed["metadata"]["finalizers"], json!([]));
+        let failed = json_patch(
+            &added,
+            &json!([{"op": "test", "path": "/metadata/finalizers/0", "value": "other"}]),
+        )
+        .expect_err("the test fails");
+        assert_eq!(failed.code, 422);
+        assert_eq!(failed.message, REJECTED);
+    }
+
+    #[test]
+    fn json_patch_moves_copies_and_appends() {
+        let object = json!({"a": [1], "b": {"x": "~/"}});
+        let patched = json_patch(
+            &object,
+            &json!([
+                {"op": "add", "path": "/a/-", "value": 2},
+                {"op": "copy", "from": "/b/x", "path": "/c"},
+                {"op": "move", "from": "/a/0", "path": "/d"},
+                {"op": "replace", "path": "/b/x", "value": "y"}
+            ]),
+        )
+        .expect("patch");
+        assert_eq!(
+            patched,
+            json!({"a": [2], "b": {"x": "y"}, "c": "~/", "d": 1})
+        );
+        assert_eq!(
+            json_patch(
+                &object,
+                &json!([{"op": "replace", "path": "/zz", "value": 1}])
+            )
+            .err()
+            .map(|e| e.code),
+            Some(422)
+        );
+        let too_many: Vec<Value> = (0..=MAX_JSON_PATCH_OPERATIONS)
+            .map(|_| json!({"op": "test", "path": "/a", "value": [1]}))
+            .collect();
+        assert_eq!(
+            json_patch(&object, &Value::Array(too_many))
+                .err()
+                .map(|e| e.code),
+            Some(413)
+        );
+    }
+}

@@ -1,0 +1,592 @@
+//! The server: configuration, shared state, the router, bearer-token authentication, and
+//! starting it on a socket (in a task of the caller's runtime, or on a thread of its own).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{HeaderMap, StatusCode, header};
+use kro_schema::{Catalog, Gvk, Schema, ValidationConfig, Validator};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+use crate::error::ApiError;
+use crate::http_util::{accepted, json_response, json_response_typed};
+use crate::objects;
+use crate::openapi;
+use crate::registry::{AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1, Registry};
+use crate::storage::{Mutation, ObjectKey, Store, StoreLimits};
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where to listen; port 0 picks a free port. Loopback by default.
+    pub address: SocketAddr,
+    /// The bearer token clients must present; `None` serves without authentication
+    /// (`--insecure`).
+    pub token: Option<String>,
+    /// Serve HTTPS with a certificate made at start (kubectl sends tokens only over TLS).
+    pub tls: bool,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// The most watches open at once.
+    pub max_watches: usize,
+    /// How often a watch that asked for bookmarks gets one.
+    pub bookmark_interval: Duration,
+    /// Storage limits (change log length for watch resumption).
+    pub store_limits: StoreLimits,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            address: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: Some(random_token()),
+            tls: true,
+            max_body_bytes: 3 * 1024 * 1024,
+            max_watches: 1_000,
+            bookmark_interval: Duration::from_secs(60),
+            store_limits: StoreLimits::default(),
+        }
+    }
+}
+
+/// A kubeconfig for a server at `url` (context `kro`, namespace `default`), trusting
+/// `authority_pem` when given.
+pub fn kubeconfig(url: &str, token: Option<&str>, authority_pem: Option<&str>) -> String {
+    use base64::Engine as _;
+    let authority = authority_pem
+        .map(|pem| {
+            format!(
+                "    certificate-authority-data: {}\n",
+                base64::engine::general_purpose::STANDARD.encode(pem)
+            )
+        })
+        .unwrap_or_default();
+    let user = match token {
+        Some(token) => format!("  user:\n    token: {token}\n"),
+        None => "  user: {}\n".to_owned(),
+    };
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kro\n  cluster:\n    server: {url}\n{authority}\
+         contexts:\n- name: kro\n  context:\n    cluster: kro\n    user: kro\n    namespace: default\n\
+         current-context: kro\nusers:\n- name: kro\n{user}"
+    )
+}
+
+/// A random bearer token.
+pub fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The serving certificate could not be made.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    /// The vendored discovery data did not load (a build defect).
+    #[error(transparent)]
+    Discovery(#[from] crate::registry::DiscoveryDataError),
+    /// The thread of a background server could not start its runtime.
+    #[error("cannot start the server's runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+/// An OpenAPI document as served, with the hash it is addressed by.
+pub(crate) struct PublishedDocument {
+    pub(crate) document: Value,
+    pub(crate) hash: String,
+}
+
+/// Shared state of the handlers.
+pub(crate) struct AppState {
+    pub(crate) store: Store,
+    pub(crate) registry: RwLock<Registry>,
+    pub(crate) config: ServerConfig,
+    pub(crate) watches: AtomicUsize,
+    pub(crate) service_ips: Mutex<std::collections::BTreeSet<u32>>,
+    validators: Mutex<HashMap<Gvk, Arc<Option<Validator>>>>,
+    openapi: Mutex<HashMap<(String, String), Arc<PublishedDocument>>>,
+}
+
+impl AppState {
+    pub(crate) fn registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.registry
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The compiled validator of a built-in kind (`None` when the catalog has no schema).
+    pub(crate) fn validator(&self, gvk: &Gvk) -> Arc<Option<Validator>> {
+        let mut validators = self
+            .validators
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(validators.entry(gvk.clone()).or_insert_with(|| {
+            let schema: Option<Schema> = Catalog::kubernetes()
+                .resolve(gvk)
+                .found()
+                .map(|kind| kind.resolved_schema());
+            Arc::new(schema.map(|schema| {
+                Validator::with_config(
+                    &schema,
+                    ValidationConfig::default().with_resource_root(true),
+                )
+            }))
+        }))
+    }
+
+    /// The OpenAPI v3 document of a group-version and its hash.
+    pub(crate) fn openapi_document(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Option<Arc<PublishedDocument>> {
+        let key = (group.to_owned(), version.to_owned());
+        if let Some(cached) = self
+            .openapi
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
+            return Some(Arc::clone(cached));
+        }
+        let document = openapi::built_in_document(&self.registry(), group, version)?;
+        let hash = openapi::document_hash(&document);
+        let entry = Arc::new(PublishedDocument { document, hash });
+        self.openapi
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, Arc::clone(&entry));
+        Some(entry)
+    }
+
+    fn bootstrap(&self) {
+        let Some(namespaces) = self.registry().find("", "v1", "namespaces") else {
+            return;
+        };
+        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            let key = ObjectKey::new("", "namespaces", "", name);
+            let mut object =
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+            objects::prepare_create(&namespaces, &mut object);
+            // Creating a missing namespace cannot fail.
+            let _ = self.store.mutate(&key, |current| match current {
+                Some(existing) => Ok(Mutation::Put((**existing).clone())),
+                None => Ok(Mutation::Put(object)),
+            });
+        }
+    }
+}
+
+/// A server listening on a socket.
+pub struct RunningServer {
+    address: SocketAddr,
+    token: Option<String>,
+    authority_pem: Option<String>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    state: Arc<AppState>,
+}
+
+impl RunningServer {
+    /// The address it listens on.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// `https://127.0.0.1:<port>`, or `http://` without TLS.
+    pub fn url(&self) -> String {
+        let scheme = if self.authority_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.address)
+    }
+
+    /// The PEM of the certificate authority that signed the serving certificate (with TLS).
+    pub fn authority_pem(&self) -> Option<&str> {
+        self.authority_pem.as_deref()
+    }
+
+    /// The bearer token, if authentication is on.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// A kubeconfig for this server (context `kro`, namespace `default`).
+    pub fn kubeconfig(&self) -> String {
+        kubeconfig(
+            &self.url(),
+            self.token.as_deref(),
+            self.authority_pem.as_deref(),
+        )
+    }
+
+    /// Drops the change log, so watches resuming from earlier revisions get 410 (test knob).
+    pub fn compact(&self) {
+        self.state.store.compact();
+    }
+
+    /// The current resourceVersion of the store.
+    pub fn revision(&self) -> u64 {
+        self.state.store.revision()
+    }
+
+    /// Stops serving and waits for the server to end.
+    pub fn stop(mut self) {
+        self.stop_inner();
+    }
+
+    fn stop_inner(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.stop_inner();
+    }
+}
+
+fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
+    let state = Arc::new(AppState {
+        store: Store::new(config.store_limits),
+        registry: RwLock::new(Registry::built_in()?),
+        watches: AtomicUsize::new(0),
+        service_ips: Mutex::new(std::collections::BTreeSet::new()),
+        validators: Mutex::new(HashMap::new()),
+        openapi: Mutex::new(HashMap::new()),
+        config,
+    });
+    state.bootstrap();
+    Ok(state)
+}
+
+/// Starts the server on the current tokio runtime.
+///
+/// # Errors
+/// [`StartError`] when the address cannot be bound.
+pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
+    let address = config.address;
+    let listener = TcpListener::bind(address)
+        .await
+        .map_err(|source| StartError::Bind { address, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| StartError::Bind { address, source })?;
+    let token = config.token.clone();
+    let tls = config
+        .tls
+        .then(|| crate::tls::serving_certificate(local.ip()))
+        .transpose()?;
+    let state = build_state(config)?;
+    let (shutdown, stopped) = oneshot::channel::<()>();
+    let app = router(Arc::clone(&state));
+    let authority_pem = tls.as_ref().map(|tls| tls.authority_pem.clone());
+    match tls {
+        Some(tls) => {
+            let listener = crate::tls::TlsListener::new(listener, tls.config)
+                .map_err(|source| StartError::Bind { address, source })?;
+            tokio::spawn(async move {
+                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                });
+                if let Err(error) = serve.await {
+                    tracing::error!(%error, "the API server stopped");
+                }
+            });
+        }
+        None => {
+            tokio::spawn(async move {
+                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                });
+                if let Err(error) = serve.await {
+                    tracing::error!(%error, "the API server stopped");
+                }
+            });
+        }
+    }
+    Ok(RunningServer {
+        address: local,
+        token,
+        authority_pem,
+        shutdown: Some(shutdown),
+        thread: None,
+        state,
+    })
+}
+
+/// Starts the server on a thread with its own runtime (for synchronous callers and tests).
+///
+/// # Errors
+/// [`StartError`] when the runtime cannot start or the address cannot be bound.
+pub fn start_in_background(config: ServerConfig) -> Result<RunningServer, StartError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(StartError::Runtime)?;
+    let (ready, started) = std::sync::mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("kro-apiserver".to_owned())
+        .spawn(move || {
+            runtime.block_on(async move {
+                match start(config).await {
+                    Ok(mut server) => {
+                        let stopped = server.shutdown.take();
+                        let (inner_shutdown, inner_stopped) = oneshot::channel::<()>();
+                        let _ = ready.send(Ok((
+                            server.address,
+                            server.token.clone(),
+                            server.authority_pem.clone(),
+                            Arc::clone(&server.state),
+                            inner_shutdown,
+                        )));
+                        let _ = inner_stopped.await;
+                        if let Some(stop) = stopped {
+                            let _ = stop.send(());
+                        }
+                        // Let in-flight responses finish.
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    Err(error) => {
+                        let _ = ready.send(Err(error));
+                    }
+                }
+            });
+        })
+        .map_err(StartError::Runtime)?;
+    match started.recv() {
+        Ok(Ok((address, token, authority_pem, state, shutdown))) => Ok(RunningServer {
+            address,
+            token,
+            authority_pem,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+            state,
+        }),
+        Ok(Err(error)) => Err(error),
+        Err(_) => Err(StartError::Runtime(std::io::Error::other(
+            "the server thread ended before it started",
+        ))),
+    }
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    let limit = state.config.max_body_bytes;
+    Router::new()
+        .route("/version", get(version))
+        .route("/healthz", get(health))
+        .route("/livez", get(health))
+        .route("/readyz", get(health))
+        .route("/api", get(api_root))
+        .route("/apis", get(apis_root))
+        .route("/openapi/v3", get(openapi_index))
+        .route("/openapi/v3/{*path}", get(openapi_document))
+        .fallback(crate::handlers::resource_request)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            authenticate,
+        ))
+        .with_state(state)
+}
+
+async fn authenticate(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(token) = &state.config.token else {
+        return next.run(request).await;
+    };
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    // Health endpoints answer without credentials, as kube-apiserver's do for probes.
+    let path = request.uri().path();
+    let open = matches!(path, "/healthz" | "/livez" | "/readyz");
+    if open || presented.is_some_and(|presented| constant_time_eq(presented, token)) {
+        next.run(request).await
+    } else {
+        ApiError::unauthorized().into_response()
+    }
+}
+
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+async fn version() -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "major": "1",
+            "minor": "33",
+            "emulationMajor": "1",
+            "emulationMinor": "33",
+            "minCompatibilityMajor": "1",
+            "minCompatibilityMinor": "32",
+            "gitVersion": "v1.33.0-kro",
+            "gitCommit": "",
+            "gitTreeState": "clean",
+            "buildDate": "1970-01-01T00:00:00Z",
+            "goVersion": "",
+            "compiler": "rustc",
+            "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        }),
+    )
+}
+
+async fn health() -> Response {
+    let mut response = Response::new(Body::from("ok"));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// Which aggregated discovery version the client asks for, if any.
+fn aggregated_version(headers: &HeaderMap) -> Option<&'static str> {
+    for range in accepted(headers) {
+        if range.parameter("g") == Some("apidiscovery.k8s.io")
+            && range.parameter("as") == Some("APIGroupDiscoveryList")
+        {
+            match range.parameter("v") {
+                Some("v2") => return Some("v2"),
+                Some("v2beta1") => return Some("v2beta1"),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+fn discovery(state: &AppState, headers: &HeaderMap, legacy_core: bool) -> Response {
+    let registry = state.registry();
+    match aggregated_version(headers) {
+        Some(version) => {
+            let content_type = if version == "v2" {
+                AGGREGATED_DISCOVERY_V2
+            } else {
+                AGGREGATED_DISCOVERY_V2BETA1
+            };
+            json_response_typed(
+                StatusCode::OK,
+                &registry.aggregated_discovery(legacy_core, version),
+                content_type,
+            )
+        }
+        None if legacy_core => json_response(StatusCode::OK, &registry.legacy_api_versions()),
+        None => json_response(StatusCode::OK, &registry.legacy_group_list()),
+    }
+}
+
+async fn api_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    discovery(&state, &headers, true)
+}
+
+async fn apis_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    discovery(&state, &headers, false)
+}
+
+async fn openapi_index(State(state): State<Arc<AppState>>) -> Response {
+    let group_versions: Vec<(String, String)> = state
+        .registry()
+        .groups()
+        .iter()
+        .flat_map(|group| {
+            group
+                .versions
+                .iter()
+                .map(|(version, _)| (group.name.clone(), version.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut paths = serde_json::Map::new();
+    for (group, version) in group_versions {
+        if let Some(document) = state.openapi_document(&group, &version) {
+            let key = openapi::index_key(&group, &version);
+            paths.insert(
+                key.clone(),
+                json!({ "serverRelativeURL": format!("/openapi/v3/{key}?hash={}", document.hash) }),
+            );
+        }
+    }
+    json_response(StatusCode::OK, &json!({ "paths": paths }))
+}
+
+async fn openapi_document(
+    State(state): State<Arc<AppState>>,
+    axum::extract::Path(path): axum::extract::Path<String>,
+) -> Response {
+    let segments: Vec<&str> = path.split('/').collect();
+    let (group, version) = match segments.as_slice() {
+        ["api", version] => ("", *version),
+        ["apis", group, version] => (*group, *version),
+        _ => return ApiError::no_such_path().into_response(),
+    };
+    match state.openapi_document(group, version) {
+        Some(document) => json_response(StatusCode::OK, &document.document),
+        None => ApiError::no_such_path().into_response(),
+    }
+}
+
+/// Counts an open watch; the guard releases it.
+pub(crate) struct WatchSlot(Arc<AppState>);
+
+impl WatchSlot {
+    pub(crate) fn acquire(state: &Arc<AppState>) -> Option<WatchSlot> {
+        let open = state.watches.fetch_add(1, Ordering::SeqCst);
+        if open >= state.config.max_watches {
+            state.watches.fetch_sub(1, Ordering::SeqCst);
+            None
+        } else {
+            Some(WatchSlot(Arc::clone(state)))
+        }
+    }
+}
+
+impl Drop for WatchSlot {
+    fn drop(&mut self) {
+        self.0.watches.fetch_sub(1, Ordering::SeqCst);
+    }
+}

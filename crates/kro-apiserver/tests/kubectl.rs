@@ -1,0 +1,429 @@
+//! Real kubectl against the embedded API server, over TLS with a bearer token, as users run
+//! it: no `--validate=false`, a fresh HOME per test.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use kro_apiserver::{RunningServer, ServerConfig, start_in_background};
+use kro_test_support::{kubectl, run_kubectl};
+
+struct Sandbox {
+    server: RunningServer,
+    _dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    home: PathBuf,
+}
+
+impl Sandbox {
+    fn start() -> Sandbox {
+        let server = start_in_background(ServerConfig::default()).expect("the server starts");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, server.kubeconfig()).expect("write kubeconfig");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).expect("home");
+        Sandbox {
+            server,
+            _dir: dir,
+            kubeconfig,
+            home,
+        }
+    }
+
+    fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        run_kubectl(&self.kubeconfig, &self.home, args, stdin)
+    }
+
+    /// Runs kubectl, requires success, returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        self.ok_with(args, None)
+    }
+
+    fn ok_with(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let output = self.run(args, stdin);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed:\nstdout: {stdout}\nstderr: {stderr}"
+        );
+        stdout
+    }
+
+    /// Runs kubectl, requires failure, returns stderr.
+    fn fails(&self, args: &[&str], stdin: Option<&str>) -> String {
+        let output = self.run(args, stdin);
+        assert!(
+            !output.status.success(),
+            "kubectl {args:?} succeeded: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
+    fn resource_version(&self, what: &[&str]) -> String {
+        let mut args = vec!["get"];
+        args.extend_from_slice(what);
+        args.extend_from_slice(&["-o", "jsonpath={.metadata.resourceVersion}"]);
+        self.ok(&args)
+    }
+}
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+";
+
+const CONFIG_MAP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  colour: blue
+";
+
+#[test]
+fn version_discovery_and_explain() {
+    let sandbox = Sandbox::start();
+    let version = sandbox.ok(&["version", "-o", "json"]);
+    let version: serde_json::Value = serde_json::from_str(&version).expect("version JSON");
+    assert_eq!(version["serverVersion"]["minor"], "33");
+    let resources = sandbox.ok(&["api-resources"]);
+    let deployments = resources
+        .lines()
+        .find(|line| line.starts_with("deployments "))
+        .expect("deployments listed");
+    assert!(
+        deployments.contains("deploy") && deployments.contains("apps/v1"),
+        "{deployments}"
+    );
+    assert!(
+        resources
+            .lines()
+            .any(|line| line.starts_with("customresourcedefinitions "))
+    );
+    let namespaces = sandbox.ok(&["get", "namespaces", "-o", "name"]);
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        assert!(
+            namespaces.contains(&format!("namespace/{name}\n")),
+            "{namespaces}"
+        );
+    }
+    let explained = sandbox.ok(&["explain", "deployment.spec.replicas"]);
+    assert!(
+        explained.contains("FIELD: replicas <integer>"),
+        "{explained}"
+    );
+    // `get all` needs the `all` category in discovery.
+    sandbox.ok_with(&["apply", "-f", "-"], Some(DEPLOYMENT));
+    let all = sandbox.ok(&["get", "all", "-o", "name"]);
+    assert!(all.contains("deployment.apps/web"), "{all}");
+}
+
+#[test]
+fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
+    let sandbox = Sandbox::start();
+    let created = sandbox.ok_with(&["apply", "-f", "-"], Some(DEPLOYMENT));
+    assert_eq!(created.trim(), "deployment.apps/web created");
+    let before = sandbox.resource_version(&["deployment", "web"]);
+    let again = sandbox.ok_with(&["apply", "-f", "-"], Some(DEPLOYMENT));
+    assert_eq!(again.trim(), "deployment.apps/web unchanged");
+    assert_eq!(sandbox.resource_version(&["deployment", "web"]), before);
+    let generation = sandbox.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.metadata.generation}",
+    ]);
+    assert_eq!(generation, "1");
+    let yaml = sandbox.ok(&["get", "deployment", "web", "-o", "yaml"]);
+    assert!(
+        yaml.contains("kubectl.kubernetes.io/last-applied-configuration"),
+        "{yaml}"
+    );
+    assert!(yaml.contains("uid: "), "{yaml}");
+    assert!(yaml.contains("creationTimestamp: "), "{yaml}");
+}
+
+#[test]
+fn errors_read_as_kubernetes_words_them() {
+    let sandbox = Sandbox::start();
+    sandbox.ok_with(&["create", "-f", "-"], Some(CONFIG_MAP));
+    let exists = sandbox.fails(&["create", "-f", "-"], Some(CONFIG_MAP));
+    assert!(
+        exists.contains("Error from server (AlreadyExists): error when creating \"STDIN\": configmaps \"settings\" already exists"),
+        "{exists}"
+    );
+    let missing = sandbox.fails(&["get", "configmap", "nope"], None);
+    assert_eq!(
+        missing.trim(),
+        "Error from server (NotFound): configmaps \"nope\" not found"
+    );
+    let no_namespace = sandbox.fails(&["apply", "-n", "nope", "-f", "-"], Some(CONFIG_MAP));
+    assert!(
+        no_namespace.contains("namespaces \"nope\" not found"),
+        "{no_namespace}"
+    );
+    let unknown_field = CONFIG_MAP
+        .replace("name: settings", "name: fresh")
+        .replace("\ndata:", "\ncolour: red\ndata:");
+    let strict = sandbox.fails(&["apply", "-f", "-"], Some(&unknown_field));
+    assert!(strict.contains("unknown field \"colour\""), "{strict}");
+    let bad_name = CONFIG_MAP.replace("name: settings", "name: Bad_Name");
+    let invalid = sandbox.fails(&["apply", "-f", "-"], Some(&bad_name));
+    assert!(
+        invalid.contains("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"),
+        "{invalid}"
+    );
+    let selector = sandbox.fails(&["get", "configmaps", "--field-selector", "spec.x=y"], None);
+    assert!(
+        selector.contains("field label not supported: spec.x"),
+        "{selector}"
+    );
+    let immortal = sandbox.fails(&["delete", "namespace", "default", "--wait=false"], None);
+    assert!(
+        immortal.contains("namespaces \"default\" is forbidden: this namespace may not be deleted"),
+        "{immortal}"
+    );
+}
+
+#[test]
+fn replace_with_a_stale_resource_version_conflicts() {
+    let sandbox = Sandbox::start();
+    sandbox.ok_with(&["create", "-f", "-"], Some(CONFIG_MAP));
+    let stale = sandbox.ok(&["get", "configmap", "settings", "-o", "json"]);
+    sandbox.ok(&["label", "configmap", "settings", "team=a"]);
+    let conflict = sandbox.fails(&["replace", "-f", "-"], Some(&stale));
+    assert!(
+        conflict.contains("Operation cannot be fulfilled on configmaps \"settings\": the object has been modified; please apply your changes to the latest version and try again"),
+        "{conflict}"
+    );
+}
+
+#[test]
+fn label_annotate_patch_and_selectors() {
+    let sandbox = Sandbox::start();
+    sandbox.ok_with(&["create", "-f", "-"], Some(CONFIG_MAP));
+    let other = CONFIG_MAP.replace("name: settings", "name: other");
+    sandbox.ok_with(&["create", "-f", "-"], Some(&other));
+    sandbox.ok(&["label", "configmap", "settings", "tier=front"]);
+    sandbox.ok(&["annotate", "configmap", "settings", "note=hello"]);
+    sandbox.ok(&[
+        "patch",
+        "configmap",
+        "other",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"colour":"green"}}"#,
+    ]);
+    sandbox.ok(&[
+        "patch",
+        "configmap",
+        "other",
+        "--type=json",
+        "-p",
+        r#"[{"op":"test","path":"/data/colour","value":"green"},{"op":"add","path":"/data/size","value":"L"}]"#,
+    ]);
+    let failed = sandbox.fails(
+        &[
+            "patch",
+            "configmap",
+            "other",
+            "--type=json",
+            "-p",
+            r#"[{"op":"test","path":"/data/colour","value":"red"}]"#,
+        ],
+        None,
+    );
+    assert!(
+        failed.contains("the server rejected our request due to an error in our request"),
+        "{failed}"
+    );
+    assert_eq!(
+        sandbox
+            .ok(&["get", "cm", "-l", "tier in (front,back)", "-o", "name"])
+            .trim(),
+        "configmap/settings"
+    );
+    assert_eq!(
+        sandbox
+            .ok(&["get", "cm", "-l", "!tier", "-o", "name"])
+            .trim(),
+        "configmap/other"
+    );
+    assert_eq!(
+        sandbox.ok(&[
+            "get",
+            "cm",
+            "--field-selector",
+            "metadata.name=other",
+            "-o",
+            "jsonpath={.items[0].data.size}"
+        ]),
+        "L"
+    );
+    assert_eq!(
+        sandbox.ok(&[
+            "get",
+            "cm",
+            "settings",
+            "-o",
+            "jsonpath={.metadata.annotations.note}"
+        ]),
+        "hello"
+    );
+    // Pages of one object each still list everything.
+    let paged = sandbox.ok(&["get", "cm", "--chunk-size=1", "-o", "name"]);
+    assert_eq!(paged.lines().count(), 2, "{paged}");
+}
+
+#[test]
+fn finalizers_hold_deletion_until_removed() {
+    let sandbox = Sandbox::start();
+    let held = CONFIG_MAP.replace(
+        "  name: settings",
+        "  name: settings\n  finalizers: [example.com/hold]",
+    );
+    sandbox.ok_with(&["create", "-f", "-"], Some(&held));
+    sandbox.ok(&["delete", "configmap", "settings", "--wait=false"]);
+    let stamp = sandbox.ok(&[
+        "get",
+        "cm",
+        "settings",
+        "-o",
+        "jsonpath={.metadata.deletionTimestamp}",
+    ]);
+    assert!(!stamp.is_empty(), "the object stays, marked for deletion");
+    let refused = sandbox.fails(
+        &[
+            "patch",
+            "cm",
+            "settings",
+            "--type=json",
+            "-p",
+            r#"[{"op":"add","path":"/metadata/finalizers/-","value":"example.com/more"}]"#,
+        ],
+        None,
+    );
+    assert!(
+        refused.contains("no new finalizers can be added if the object is being deleted"),
+        "{refused}"
+    );
+    sandbox.ok(&[
+        "patch",
+        "cm",
+        "settings",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers/0"}]"#,
+    ]);
+    let gone = sandbox.fails(&["get", "cm", "settings"], None);
+    assert!(gone.contains("not found"), "{gone}");
+}
+
+#[test]
+fn services_get_a_cluster_ip_and_defaults() {
+    let sandbox = Sandbox::start();
+    let service = "apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+";
+    sandbox.ok_with(&["apply", "-f", "-"], Some(service));
+    let ip = sandbox.ok(&["get", "svc", "web", "-o", "jsonpath={.spec.clusterIP} {.spec.type} {.spec.ports[0].targetPort} {.spec.ports[0].protocol}"]);
+    let parts: Vec<&str> = ip.split(' ').collect();
+    assert!(parts[0].starts_with("10.96."), "{ip}");
+    assert_eq!(&parts[1..], ["ClusterIP", "80", "TCP"]);
+    // Applying again keeps the allocated address and writes nothing.
+    let before = sandbox.resource_version(&["svc", "web"]);
+    let again = sandbox.ok_with(&["apply", "-f", "-"], Some(service));
+    assert_eq!(again.trim(), "service/web unchanged");
+    assert_eq!(sandbox.resource_version(&["svc", "web"]), before);
+}
+
+#[test]
+fn get_watch_streams_changes() {
+    let sandbox = Sandbox::start();
+    let kubectl = kubectl().expect("kubectl is installed");
+    let mut watcher = Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(&sandbox.kubeconfig)
+        .args([
+            "get",
+            "configmaps",
+            "-w",
+            "--output-watch-events",
+            "-o",
+            r#"jsonpath={.type} {.object.metadata.name}{"\n"}"#,
+        ])
+        .env("HOME", &sandbox.home)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kubectl get -w starts");
+    let stdout = watcher.stdout.take().expect("stdout");
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || {
+        received
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a watch event within 20 s")
+    };
+    // The watch starts after the list: wait until it is open before changing anything.
+    let mut opened = false;
+    for _ in 0..100 {
+        sandbox.ok_with(&["apply", "-f", "-"], Some(CONFIG_MAP));
+        if received
+            .recv_timeout(std::time::Duration::from_millis(200))
+            .is_ok()
+        {
+            opened = true;
+            break;
+        }
+    }
+    assert!(opened, "the watch reported the first configmap");
+    sandbox.ok(&["label", "cm", "settings", "a=b"]);
+    assert_eq!(next(), "MODIFIED settings");
+    sandbox.ok(&["delete", "cm", "settings"]);
+    assert_eq!(next(), "DELETED settings");
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert!(sandbox.server.revision() >= 3);
+}
+
+#[test]
+fn a_wrong_token_is_unauthorized() {
+    let sandbox = Sandbox::start();
+    let text = std::fs::read_to_string(&sandbox.kubeconfig).expect("kubeconfig");
+    let token = sandbox.server.token().expect("a token");
+    std::fs::write(&sandbox.kubeconfig, text.replace(token, "wrong")).expect("rewrite");
+    let refused = sandbox.fails(&["get", "configmaps"], None);
+    assert!(
+        refused.contains("Unauthorized") || refused.contains("provide credentials"),
+        "{refused}"
+    );
+}

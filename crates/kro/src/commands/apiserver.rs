@@ -1,0 +1,77 @@
+//! `kro apiserver`: the embedded Kubernetes-compatible API server, for kubectl, kube-rs and
+//! kro itself when there is no cluster.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use kro_apiserver::ServerConfig;
+
+/// Arguments of `kro apiserver`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 6443)]
+    port: u16,
+    /// Address to listen on. Anything but loopback exposes the API to the network.
+    #[arg(long, default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
+    address: IpAddr,
+    /// Write a kubeconfig for the server (with its bearer token) to this path.
+    #[arg(long, value_name = "PATH")]
+    kubeconfig_out: Option<PathBuf>,
+    /// Serve plain HTTP without authentication (by default: HTTPS with a certificate made at
+    /// start, and a bearer token, both written into the kubeconfig).
+    #[arg(long)]
+    insecure: bool,
+}
+
+/// Runs the server until interrupted.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = ServerConfig {
+        address: SocketAddr::new(args.address, args.port),
+        token: (!args.insecure).then(kro_apiserver::random_token),
+        tls: !args.insecure,
+        ..ServerConfig::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = kro_apiserver::start(config).await?;
+        let kubeconfig = server.kubeconfig();
+        match &args.kubeconfig_out {
+            Some(path) => {
+                write_private(path, &kubeconfig).with_context(|| {
+                    format!("cannot write the kubeconfig to {}", path.display())
+                })?;
+                eprintln!(
+                    "kro apiserver: serving {} (kubeconfig: {})",
+                    server.url(),
+                    path.display()
+                );
+            }
+            None => eprintln!("kro apiserver: serving {}", server.url()),
+        }
+        tokio::signal::ctrl_c()
+            .await
+            .context("cannot wait for Ctrl-C")?;
+        eprintln!("kro apiserver: stopping");
+        server.stop();
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Writes a file readable by its owner only (it holds the bearer token).
+fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(contents.as_bytes())
+}
