@@ -1196,6 +1196,7 @@ fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Respon
         subresource: None,
     };
     let interval = state.config.bookmark_interval;
+    let mut expiry = state.watch_expiry.subscribe();
     tokio::spawn(async move {
         let _slot = slot;
         for line in initial {
@@ -1214,6 +1215,13 @@ fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Respon
             tokio::select! {
                 () = &mut deadline => return,
                 () = sender.closed() => return,
+                _ = expiry.changed() => {
+                    let error = ApiError::expired(format!(
+                        "too old resource version: {last_revision} (the watch was expired)"
+                    ));
+                    let _ = sender.send(event_line("ERROR", &error.to_status())).await;
+                    return;
+                }
                 _ = ticker.tick(), if bookmarks => {
                     let bookmark = json!({
                         "kind": target.resource.gvk.kind(),

@@ -127,6 +127,8 @@ pub(crate) struct AppState {
     pub(crate) registry: RwLock<Registry>,
     pub(crate) config: ServerConfig,
     pub(crate) watches: AtomicUsize,
+    /// Bumped to end every open watch with an in-stream 410 (a test knob).
+    pub(crate) watch_expiry: tokio::sync::watch::Sender<u64>,
     pub(crate) service_ips: Mutex<std::collections::BTreeSet<u32>>,
     validators: Mutex<HashMap<Gvk, Arc<Option<Validator>>>>,
     openapi: Mutex<HashMap<(String, String), Arc<PublishedDocument>>>,
@@ -252,6 +254,12 @@ impl RunningServer {
         self.state.store.compact();
     }
 
+    /// Ends every open watch with an in-stream `410 Expired` error event, as a real server
+    /// does when a watcher falls too far behind; clients must re-list (test knob).
+    pub fn expire_watches(&self) {
+        self.state.watch_expiry.send_modify(|epoch| *epoch += 1);
+    }
+
     /// The current resourceVersion of the store.
     pub fn revision(&self) -> u64 {
         self.state.store.revision()
@@ -283,6 +291,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         store: Store::new(config.store_limits),
         registry: RwLock::new(Registry::built_in()?),
         watches: AtomicUsize::new(0),
+        watch_expiry: tokio::sync::watch::Sender::new(0),
         service_ips: Mutex::new(std::collections::BTreeSet::new()),
         validators: Mutex::new(HashMap::new()),
         openapi: Mutex::new(HashMap::new()),

@@ -1,0 +1,135 @@
+//! kube-rs against the embedded server: a watcher sees every change of an object in order,
+//! and recovers by re-listing when its watch is expired (410) and the change log compacted.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kro_apiserver::{ServerConfig, start};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+
+fn config_map(name: &str, value: &str) -> ConfigMap {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name},
+        "data": {"value": value},
+    }))
+    .expect("a ConfigMap")
+}
+
+async fn set_value(api: &Api<ConfigMap>, name: &str, value: &str) {
+    let patch = serde_json::json!({"data": {"value": value}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("merge patch");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_follows_changes_across_a_forced_410() {
+    let server = start(ServerConfig {
+        token: None,
+        tls: false,
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("the server starts");
+    let url = server.url().parse().expect("URL");
+    let client = kube::Client::try_from(kube::Config::new(url)).expect("client");
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let watched = api.clone();
+    let watch = tokio::spawn(async move {
+        let stream = watcher(watched, watcher::Config::default()).default_backoff();
+        futures_util::pin_mut!(stream);
+        while let Some(event) = stream.next().await {
+            if events.send(event).is_err() {
+                return;
+            }
+        }
+    });
+
+    // Observed (name, value, resourceVersion) in arrival order, and how many lists began.
+    let mut seen: Vec<(String, String, u64)> = Vec::new();
+    let mut lists = 0;
+    let mut wait_for = async |seen: &mut Vec<(String, String, u64)>,
+                              lists: &mut usize,
+                              name: &str,
+                              value: &str| {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while !seen.iter().any(|(n, v, _)| n == name && v == value) {
+            let event = tokio::time::timeout_at(deadline, received.recv())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!("{name}={value} was not seen within 20 s; seen {seen:?}")
+                })
+                .expect("the watcher runs");
+            match event {
+                Ok(watcher::Event::Init) => *lists += 1,
+                Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                    let name = object.metadata.name.clone().unwrap_or_default();
+                    let value = object
+                        .data
+                        .as_ref()
+                        .and_then(|data| data.get("value").cloned())
+                        .unwrap_or_default();
+                    let version = object
+                        .metadata
+                        .resource_version
+                        .as_deref()
+                        .and_then(|version| version.parse().ok())
+                        .expect("every event carries a resourceVersion");
+                    seen.push((name, value, version));
+                }
+                Ok(_) => {}
+                // The 410 reaches the stream as an error; the watcher then lists again.
+                Err(error) if error.to_string().ends_with(": Expired") => {}
+                Err(error) => panic!("the watcher failed: {error}"),
+            }
+        }
+    };
+
+    api.create(&PostParams::default(), &config_map("a", "1"))
+        .await
+        .expect("create");
+    wait_for(&mut seen, &mut lists, "a", "1").await;
+    for value in ["2", "3"] {
+        set_value(&api, "a", value).await;
+    }
+    wait_for(&mut seen, &mut lists, "a", "3").await;
+    assert_eq!(lists, 1, "one initial list");
+
+    // Expire the watch and drop the history it would resume from: the watcher must list
+    // again and carry on.
+    server.compact();
+    server.expire_watches();
+    set_value(&api, "a", "4").await;
+    api.create(&PostParams::default(), &config_map("b", "1"))
+        .await
+        .expect("create b");
+    wait_for(&mut seen, &mut lists, "a", "4").await;
+    wait_for(&mut seen, &mut lists, "b", "1").await;
+    assert!(
+        lists >= 2,
+        "the watcher listed again after the 410: {lists} lists"
+    );
+
+    // Every change of `a` before the 410 arrived, in order; versions never go back.
+    let values: Vec<&str> = seen
+        .iter()
+        .filter(|(name, _, _)| name == "a")
+        .map(|(_, value, _)| value.as_str())
+        .collect();
+    assert!(values.starts_with(&["1", "2", "3"]), "{values:?}");
+    let versions: Vec<u64> = seen
+        .iter()
+        .filter(|(name, _, _)| name == "a")
+        .map(|(_, _, version)| *version)
+        .collect();
+    assert!(
+        versions.windows(2).all(|pair| pair[0] <= pair[1]),
+        "{versions:?}"
+    );
+    watch.abort();
+    server.stop();
+}
