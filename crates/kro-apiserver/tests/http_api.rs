@@ -1,0 +1,296 @@
+//! The HTTP API at the wire: status codes, `Status` bodies, content types and watch streams
+//! for requests kubectl does not make, including bad input.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use kro_apiserver::{RunningServer, ServerConfig, start_in_background};
+use serde_json::{Value, json};
+
+fn server() -> RunningServer {
+    start_in_background(ServerConfig {
+        token: None,
+        tls: false,
+        max_body_bytes: 64 * 1024,
+        ..ServerConfig::default()
+    })
+    .expect("the server starts")
+}
+
+struct Reply {
+    code: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "not JSON ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(end) = body.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size = usize::from_str_radix(
+            std::str::from_utf8(&body[..end])
+                .expect("chunk size")
+                .trim(),
+            16,
+        )
+        .expect("hex chunk size");
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[end + 2..end + 2 + size]);
+        body = &body[end + 2 + size + 2..];
+    }
+}
+
+fn request(
+    server: &RunningServer,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(server.address()).expect("connect");
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write head");
+    // The server may answer before reading a body it refuses.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a complete response head");
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let mut lines = head.lines();
+    let code = lines
+        .next()
+        .and_then(|status| status.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .expect("status code");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(key, value)| key.eq_ignore_ascii_case("transfer-encoding") && value == "chunked")
+    {
+        body = dechunk(&body);
+    }
+    Reply {
+        code,
+        headers,
+        body,
+    }
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+fn create_config_map(server: &RunningServer, name: &str) -> Value {
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "1"}});
+    let reply = request(
+        server,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        &[JSON],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(reply.code, 201, "{}", String::from_utf8_lossy(&reply.body));
+    reply.json()
+}
+
+#[test]
+fn bad_input_gets_a_status_never_a_crash() {
+    let server = server();
+    let path = "/api/v1/namespaces/default/configmaps";
+    let malformed = request(&server, "POST", path, &[JSON], b"{\"metadata\": ");
+    assert_eq!(malformed.code, 400);
+    assert_eq!(malformed.json()["kind"], "Status");
+    assert_eq!(malformed.json()["reason"], "BadRequest");
+    let not_object = request(&server, "POST", path, &[JSON], b"[1, 2]");
+    assert_eq!(not_object.code, 400);
+    let huge = vec![b' '; 128 * 1024];
+    let too_large = request(&server, "POST", path, &[JSON], &huge);
+    assert_eq!(too_large.code, 413);
+    assert_eq!(too_large.json()["reason"], "RequestEntityTooLarge");
+    let protobuf = request(
+        &server,
+        "POST",
+        path,
+        &[("Content-Type", "application/vnd.kubernetes.protobuf")],
+        b"k8s\0",
+    );
+    assert_eq!(protobuf.code, 415);
+    let selector = request(
+        &server,
+        "GET",
+        &format!("{path}?labelSelector=a%20in%20(b"),
+        &[],
+        b"",
+    );
+    assert_eq!(selector.code, 400);
+    let unknown = request(&server, "GET", "/apis/nope.example.com/v1/things", &[], b"");
+    assert_eq!(unknown.code, 404);
+    assert_eq!(
+        unknown.json()["message"],
+        "the server could not find the requested resource"
+    );
+    let protobuf_only = request(
+        &server,
+        "GET",
+        path,
+        &[("Accept", "application/vnd.kubernetes.protobuf")],
+        b"",
+    );
+    assert_eq!(protobuf_only.code, 406);
+    // The server still serves after all of that.
+    create_config_map(&server, "after");
+}
+
+#[test]
+fn aggregated_discovery_is_recognised_by_its_content_type() {
+    let server = server();
+    let reply = request(
+        &server,
+        "GET",
+        "/apis",
+        &[(
+            "Accept",
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+        )],
+        b"",
+    );
+    assert_eq!(reply.code, 200);
+    assert_eq!(
+        reply.header("content-type"),
+        Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+    );
+    assert_eq!(reply.json()["kind"], "APIGroupDiscoveryList");
+    let legacy = request(
+        &server,
+        "GET",
+        "/apis",
+        &[("Accept", "application/json")],
+        b"",
+    );
+    assert_eq!(legacy.json()["kind"], "APIGroupList");
+    let index = request(&server, "GET", "/openapi/v3", &[], b"");
+    let url = index.json()["paths"]["apis/apps/v1"]["serverRelativeURL"]
+        .as_str()
+        .expect("apps/v1 is indexed")
+        .to_owned();
+    let document = request(&server, "GET", &url, &[], b"");
+    assert_eq!(document.code, 200);
+    assert_eq!(document.json()["openapi"], "3.0.0");
+}
+
+#[test]
+fn a_write_that_changes_nothing_keeps_the_resource_version() {
+    let server = server();
+    let created = create_config_map(&server, "same");
+    let version = created["metadata"]["resourceVersion"].clone();
+    let path = "/api/v1/namespaces/default/configmaps/same";
+    let reply = request(
+        &server,
+        "PUT",
+        path,
+        &[JSON],
+        created.to_string().as_bytes(),
+    );
+    assert_eq!(reply.code, 200);
+    assert_eq!(reply.json()["metadata"]["resourceVersion"], version);
+    let patch = request(
+        &server,
+        "PATCH",
+        path,
+        &[("Content-Type", "application/merge-patch+json")],
+        br#"{"data":{"a":"1"}}"#,
+    );
+    assert_eq!(patch.json()["metadata"]["resourceVersion"], version);
+    let dry = request(
+        &server,
+        "PATCH",
+        &format!("{path}?dryRun=All"),
+        &[("Content-Type", "application/merge-patch+json")],
+        br#"{"data":{"a":"2"}}"#,
+    );
+    assert_eq!(dry.code, 200);
+    assert_eq!(dry.json()["data"]["a"], "2");
+    let stored = request(&server, "GET", path, &[], b"").json();
+    assert_eq!(stored["data"]["a"], "1", "a dry run stores nothing");
+    assert_eq!(stored["metadata"]["resourceVersion"], version);
+}
+
+#[test]
+fn a_watch_from_a_compacted_version_gets_410_in_the_stream() {
+    let server = server();
+    create_config_map(&server, "one");
+    create_config_map(&server, "two");
+    let path = "/api/v1/namespaces/default/configmaps";
+    let resumed = request(
+        &server,
+        "GET",
+        &format!("{path}?watch=true&resourceVersion=5&timeoutSeconds=1"),
+        &[],
+        b"",
+    );
+    assert_eq!(resumed.code, 200);
+    let lines: Vec<Value> = resumed
+        .body
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).expect("an event per line"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["type"], "ADDED");
+    assert_eq!(lines[0]["object"]["metadata"]["name"], "two");
+    server.compact();
+    let expired = request(
+        &server,
+        "GET",
+        &format!("{path}?watch=true&resourceVersion=5"),
+        &[],
+        b"",
+    );
+    assert_eq!(expired.code, 200);
+    let event: Value = serde_json::from_slice(expired.body.trim_ascii()).expect("one event");
+    assert_eq!(event["type"], "ERROR");
+    assert_eq!(event["object"]["code"], 410);
+    assert_eq!(event["object"]["reason"], "Expired");
+    let ahead = request(
+        &server,
+        "GET",
+        &format!("{path}?watch=true&resourceVersion=999"),
+        &[],
+        b"",
+    );
+    assert_eq!(ahead.code, 504);
+}
