@@ -22,6 +22,7 @@ use crate::registry::ResourceType;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::server::{AppState, WatchSlot};
 use crate::storage::{Change, ChangeType, Committed, Mutation, ObjectKey};
+use crate::strategic;
 
 /// Namespaces that can never be deleted.
 const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
@@ -776,23 +777,19 @@ fn update(
         )));
     }
     check_namespace(target, &mut object)?;
+    let request = UpdateRequest {
+        state,
+        target,
+        name,
+        endpoint: update_target,
+        validation,
+        unconditional_allowed: allows_unconditional_update(target),
+    };
     let mut warnings = Vec::new();
     let committed = state
         .store
         .mutate_with(&target.key(name), dry_run, |current| {
-            decide_update(
-                &UpdateRequest {
-                    state,
-                    target,
-                    name,
-                    endpoint: update_target,
-                    validation,
-                    unconditional_allowed: allows_unconditional_update(target),
-                },
-                current,
-                object,
-                &mut warnings,
-            )
+            decide_update(&request, current, object, &mut warnings)
         })?;
     Ok(committed_response(committed, &warnings))
 }
@@ -802,12 +799,26 @@ fn allows_unconditional_update(_target: &Target) -> bool {
     true
 }
 
+const JSON_PATCH: &str = "application/json-patch+json";
+const MERGE_PATCH: &str = "application/merge-patch+json";
+const STRATEGIC_MERGE_PATCH: &str = "application/strategic-merge-patch+json";
+
+/// The schema strategic merge patches of a resource follow: the built-in catalog's, or none
+/// for kinds the catalog does not have (custom resources), which cannot be patched that way.
+fn strategic_schema(target: &Target) -> Option<kro_schema::FieldSchema<'static>> {
+    kro_schema::Catalog::kubernetes()
+        .resolve(&target.resource.gvk)
+        .found()
+        .map(|kind| kind.root())
+}
+
 /// The patch types accepted for a resource.
-fn accepted_patch_types(_target: &Target) -> &'static [&'static str] {
-    &[
-        "application/json-patch+json",
-        "application/merge-patch+json",
-    ]
+fn accepted_patch_types(target: &Target) -> &'static [&'static str] {
+    if strategic_schema(target).is_some() {
+        &[JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
+    } else {
+        &[JSON_PATCH, MERGE_PATCH]
+    }
 }
 
 fn patch(
@@ -833,6 +844,17 @@ fn patch(
         return Err(ApiError::unsupported_media_type(accepted));
     }
     let document = decode_body(body, "application/json")?;
+    if media_type != JSON_PATCH && !document.is_object() {
+        return Err(ApiError::bad_request("invalid JSON document"));
+    }
+    let request = UpdateRequest {
+        state,
+        target,
+        name,
+        endpoint: update_target,
+        validation,
+        unconditional_allowed: true,
+    };
     let mut warnings = Vec::new();
     let committed = state
         .store
@@ -841,7 +863,10 @@ fn patch(
                 return Err(ApiError::not_found(target.group(), target.plural(), name));
             };
             let patched = match media_type.as_str() {
-                "application/json-patch+json" => patch::json_patch(stored, &document)?,
+                JSON_PATCH => patch::json_patch(stored, &document)?,
+                STRATEGIC_MERGE_PATCH => {
+                    strategic::apply(stored, &document, strategic_schema(target))?
+                }
                 _ => {
                     let mut patched = Value::clone(stored);
                     patch::merge_patch(&mut patched, &document);
@@ -853,19 +878,7 @@ fn patch(
                     "the name of the object ({found}) does not match the name on the URL ({name})"
                 )));
             }
-            decide_update(
-                &UpdateRequest {
-                    state,
-                    target,
-                    name,
-                    endpoint: update_target,
-                    validation,
-                    unconditional_allowed: true,
-                },
-                Some(stored),
-                patched,
-                &mut warnings,
-            )
+            decide_update(&request, Some(stored), patched, &mut warnings)
         })?;
     Ok(committed_response(committed, &warnings))
 }

@@ -20,6 +20,7 @@ pub mod registry;
 pub mod selectors;
 mod server;
 pub mod storage;
+mod strategic;
 mod tls;
 
 pub use error::ApiError;

@@ -157,6 +157,66 @@ fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
     );
     assert!(yaml.contains("uid: "), "{yaml}");
     assert!(yaml.contains("creationTimestamp: "), "{yaml}");
+
+    // A changed manifest goes out as a three-way strategic merge patch: the container list
+    // merges by name, a removed container goes away, the generation moves.
+    let changed = DEPLOYMENT.replace("replicas: 2", "replicas: 3").replace(
+        "image: nginx:1.27",
+        "image: nginx:1.28\n      - name: sidecar\n        image: busybox",
+    );
+    let configured = sandbox.ok_with(&["apply", "-f", "-"], Some(&changed));
+    assert_eq!(configured.trim(), "deployment.apps/web configured");
+    let images = sandbox.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.spec.replicas} {.spec.template.spec.containers[*].image} {.metadata.generation}",
+    ]);
+    assert_eq!(images, "3 nginx:1.28 busybox 2");
+    let configured = sandbox.ok_with(&["apply", "-f", "-"], Some(DEPLOYMENT));
+    assert_eq!(configured.trim(), "deployment.apps/web configured");
+    let images = sandbox.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[*].name}={.spec.template.spec.containers[*].image}",
+    ]);
+    assert_eq!(images, "web=nginx:1.27");
+
+    // `kubectl patch` defaults to a strategic merge patch: the list item merges by name.
+    sandbox.ok(&[
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"A","value":"1"}]}]}}}}"#,
+    ]);
+    let env = sandbox.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[0].name}",
+    ]);
+    assert_eq!(env, "nginx:1.27 A");
+    let missing_key = sandbox.fails(
+        &[
+            "patch",
+            "deployment",
+            "web",
+            "-p",
+            r#"{"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}}"#,
+        ],
+        None,
+    );
+    assert!(
+        missing_key.contains(
+            "Error from server: map: map[image:x] does not contain declared merge key: name"
+        ),
+        "{missing_key}"
+    );
 }
 
 #[test]
