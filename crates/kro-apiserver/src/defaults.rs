@@ -27,6 +27,9 @@ pub(crate) fn apply(
     if resource.group().is_empty() && resource.plural == "services" {
         service(state, object, old)?;
     }
+    if let Some(custom) = &resource.custom {
+        kro_schema::apply_defaults(&custom.schema, object);
+    }
     Ok(())
 }
 

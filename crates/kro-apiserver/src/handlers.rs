@@ -14,6 +14,7 @@ use kro_schema::{FieldError, FieldPath};
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
+use crate::crd;
 use crate::error::ApiError;
 use crate::http_util::{content_type, decode_body, json_response, require_json};
 use crate::objects::{self, UpdateTarget, meta_str};
@@ -205,6 +206,13 @@ async fn handle(
             &body,
         ),
         (&Method::DELETE, Some(name), None) => delete(state, &target, name, &query, headers, &body),
+        (&Method::GET, Some(name), Some("scale")) => get_scale(state, &target, name),
+        (&Method::PUT, Some(name), Some("scale")) => {
+            update_scale(state, &target, name, &query, headers, &body, false)
+        }
+        (&Method::PATCH, Some(name), Some("scale")) => {
+            update_scale(state, &target, name, &query, headers, &body, true)
+        }
         _ => Err(ApiError::method_not_supported(
             target.group(),
             target.plural(),
@@ -533,8 +541,15 @@ fn admit_object(
         ));
     }
     let mut warnings = Vec::new();
-    let validator = state.validator(&target.resource.gvk);
-    if let Some(validator) = validator.as_ref() {
+    if crd::is_crd(&target.resource) {
+        errors.extend(crd::validate(object));
+    }
+    let built_in = state.validator(&target.resource.gvk);
+    let validator = match &target.resource.custom {
+        Some(custom) => Some(&custom.validator),
+        None => built_in.as_ref().as_ref(),
+    };
+    if let Some(validator) = validator {
         let pruned = kro_schema::prune(validator.schema(), object, true);
         if !pruned.is_empty() {
             let unknown: Vec<String> = pruned
@@ -587,6 +602,15 @@ fn create(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     require_verb(target, "create")?;
+    if let Some(custom) = &target.resource.custom
+        && crd::is_terminating(state, &custom.crd_name)
+    {
+        return Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating".to_owned(),
+        ));
+    }
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     let mut object = decode_object(headers, body)?;
@@ -614,6 +638,10 @@ fn create(
         admit_namespace(state, target, &name)?;
     }
     objects::prepare_create(&target.resource, &mut object);
+    if crd::is_crd(&target.resource) {
+        crd::default_names(&mut object);
+        crd::initial_status(&mut object);
+    }
     crate::defaults::apply(state, &target.resource, &mut object, None)?;
     let warnings = admit_object(state, target, &mut object, None, validation)?;
     // generateName retries with a fresh suffix on collision, up to 8 attempts.
@@ -639,7 +667,13 @@ fn create(
                 None => Ok(Mutation::Put(candidate)),
             });
         match committed {
-            Ok(Committed::Stored { object, .. }) => {
+            Ok(committed @ Committed::Stored { .. }) => {
+                if !dry_run {
+                    after_commit(state, target, &committed);
+                }
+                let Committed::Stored { object, .. } = committed else {
+                    unreachable!("matched above");
+                };
                 return Ok(object_response(StatusCode::CREATED, &object, &warnings));
             }
             Ok(Committed::Deleted(_)) => {
@@ -718,6 +752,10 @@ fn decide_update(
     }
     check_type(target, &mut new)?;
     let mut new = objects::prepare_update(&target.resource, current, new, update_target);
+    if crd::is_crd(&target.resource) && update_target == UpdateTarget::Main {
+        crd::default_names(&mut new);
+        crd::carry_stored_versions(&mut new);
+    }
     crate::defaults::apply(state, &target.resource, &mut new, Some(current))?;
     warnings.extend(admit_object(
         state,
@@ -791,12 +829,30 @@ fn update(
         .mutate_with(&target.key(name), dry_run, |current| {
             decide_update(&request, current, object, &mut warnings)
         })?;
+    if !dry_run {
+        after_commit(state, target, &committed);
+    }
     Ok(committed_response(committed, &warnings))
 }
 
 /// Whether a PUT without resourceVersion is accepted (built-ins yes, custom resources no).
-fn allows_unconditional_update(_target: &Target) -> bool {
-    true
+fn allows_unconditional_update(target: &Target) -> bool {
+    target.resource.custom.is_none()
+}
+
+/// What follows a committed write: a definition's names and endpoints, and the release of a
+/// deleted definition once its last instance is gone.
+fn after_commit(state: &AppState, target: &Target, committed: &Committed) {
+    let object = match committed {
+        Committed::Stored { object, .. } | Committed::Deleted(object) => object,
+    };
+    if crd::is_crd(&target.resource) {
+        if let Some(name) = meta_str(object, "name") {
+            crd::reconcile(state, name);
+        }
+    } else if matches!(committed, Committed::Deleted(_)) {
+        crd::instance_deleted(state, &target.resource);
+    }
 }
 
 const JSON_PATCH: &str = "application/json-patch+json";
@@ -880,7 +936,123 @@ fn patch(
             }
             decide_update(&request, Some(stored), patched, &mut warnings)
         })?;
+    if !dry_run {
+        after_commit(state, target, &committed);
+    }
     Ok(committed_response(committed, &warnings))
+}
+
+/// Where the scale subresource of a resource reads and writes: a definition's paths, or the
+/// workloads' `spec.replicas`, `status.replicas` and `spec.selector`.
+fn scale_paths(target: &Target) -> Option<crd::ScalePaths> {
+    target.resource.subresource("scale")?;
+    match &target.resource.custom {
+        Some(custom) => custom.scale.clone(),
+        None => Some(crd::ScalePaths {
+            spec_replicas: ".spec.replicas".to_owned(),
+            status_replicas: ".status.replicas".to_owned(),
+            label_selector: Some(".spec.selector".to_owned()),
+        }),
+    }
+}
+
+fn get_scale(state: &AppState, target: &Target, name: &str) -> Result<Response, ApiError> {
+    require_verb(target, "get")?;
+    let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
+    match state.store.get(&target.key(name)) {
+        Some(object) => Ok(json_response(
+            StatusCode::OK,
+            &crd::scale_of(&object, &paths),
+        )),
+        None => Err(ApiError::not_found(target.group(), target.plural(), name)),
+    }
+}
+
+/// PUT or PATCH of `/scale`: the new Scale's `spec.replicas` is written into the object.
+fn update_scale(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+    patching: bool,
+) -> Result<Response, ApiError> {
+    require_verb(target, if patching { "patch" } else { "update" })?;
+    let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
+    let dry_run = query.dry_run()?;
+    let validation = query.field_validation()?;
+    let media_type = content_type(headers);
+    let document = if patching {
+        let accepted = accepted_patch_types(target);
+        if !accepted.contains(&media_type.as_str()) {
+            return Err(ApiError::unsupported_media_type(accepted));
+        }
+        decode_body(body, "application/json")?
+    } else {
+        decode_object(headers, body)?
+    };
+    let scale_kind = kro_schema::Gvk::new("autoscaling", "v1", "Scale");
+    let request = UpdateRequest {
+        state,
+        target,
+        name,
+        endpoint: UpdateTarget::Main,
+        validation,
+        unconditional_allowed: true,
+    };
+    let mut warnings = Vec::new();
+    let committed = state
+        .store
+        .mutate_with(&target.key(name), dry_run, |current| {
+            let Some(stored) = current else {
+                return Err(ApiError::not_found(target.group(), target.plural(), name));
+            };
+            let scale = crd::scale_of(stored, &paths);
+            let new_scale = match (patching, media_type.as_str()) {
+                (false, _) => document.clone(),
+                (true, JSON_PATCH) => patch::json_patch(&scale, &document)?,
+                (true, _) => {
+                    let mut patched = scale;
+                    patch::merge_patch(&mut patched, &document);
+                    patched
+                }
+            };
+            let stored_version = meta_str(stored, "resourceVersion").unwrap_or_default();
+            if let Some(version) = meta_str(&new_scale, "resourceVersion")
+                && !version.is_empty()
+                && version != stored_version
+            {
+                return Err(ApiError::conflict_modified(
+                    target.group(),
+                    target.plural(),
+                    name,
+                ));
+            }
+            let replicas = new_scale
+                .pointer("/spec/replicas")
+                .cloned()
+                .unwrap_or(json!(0));
+            if replicas.as_i64().is_none_or(|count| count < 0) {
+                let error = FieldError::invalid(
+                    FieldPath::new("spec").child("replicas"),
+                    kro_schema::BadValue::Value(replicas),
+                    "must be greater than or equal to 0",
+                );
+                return Err(ApiError::invalid(&scale_kind, name, &[error]));
+            }
+            let mut object = Value::clone(stored);
+            crd::write_path(&mut object, &paths.spec_replicas, replicas);
+            decide_update(&request, Some(stored), object, &mut warnings)
+        })?;
+    let object = match committed {
+        Committed::Stored { object, .. } | Committed::Deleted(object) => object,
+    };
+    Ok(object_response(
+        StatusCode::OK,
+        &crd::scale_of(&object, &paths),
+        &warnings,
+    ))
 }
 
 /// `DeleteOptions`, from the body and the query.
@@ -980,6 +1152,9 @@ fn decide_delete(
         }
     }
     let mut object = Value::clone(current);
+    if crd::is_crd(&target.resource) && object.pointer("/metadata/deletionTimestamp").is_none() {
+        crd::hold_for_cleanup(&mut object);
+    }
     let mut finalizers = objects::finalizers(&object);
     let added = match options.propagation.as_deref() {
         Some("Foreground") => Some("foregroundDeletion"),
@@ -1047,6 +1222,9 @@ fn delete(
         .mutate_with(&target.key(name), options.dry_run, |current| {
             decide_delete(target, name, current, &options)
         })?;
+    if !options.dry_run {
+        after_commit(state, target, &committed);
+    }
     Ok(deleted_response(target, committed))
 }
 
@@ -1078,8 +1256,15 @@ fn delete_collection(
         match state.store.mutate_with(&key, options.dry_run, |current| {
             decide_delete(target, &name, current, &options)
         }) {
-            Ok(Committed::Stored { object, .. } | Committed::Deleted(object)) => {
-                items.push(Value::clone(&object))
+            Ok(committed) => {
+                if !options.dry_run {
+                    after_commit(state, target, &committed);
+                }
+                match committed {
+                    Committed::Stored { object, .. } | Committed::Deleted(object) => {
+                        items.push(Value::clone(&object))
+                    }
+                }
             }
             // Deleted meanwhile, or immortal: skipped as kube-apiserver skips them.
             Err(error) if matches!(error.code, 404 | 403) => {}

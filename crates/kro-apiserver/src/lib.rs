@@ -9,6 +9,7 @@
 //!
 //! **Must not:** be called by the controller except over HTTP, as any other API server would be.
 
+pub mod crd;
 mod defaults;
 pub mod error;
 mod handlers;

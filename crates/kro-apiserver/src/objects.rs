@@ -108,17 +108,18 @@ pub fn generate_name(prefix: &str) -> String {
 /// Whether the resource's objects carry `metadata.generation`, bumped on changes of their
 /// desired state (custom resources and the built-in types whose strategies set it).
 pub fn tracks_generation(resource: &ResourceType) -> bool {
-    matches!(
-        (resource.group(), resource.plural.as_str()),
-        ("apps", _)
-            | ("batch", _)
-            | ("autoscaling", _)
-            | ("policy", "poddisruptionbudgets")
-            | ("networking.k8s.io", "ingresses" | "networkpolicies")
-            | ("apiextensions.k8s.io", _)
-            | ("admissionregistration.k8s.io", _)
-            | ("", "replicationcontrollers")
-    )
+    resource.custom.is_some()
+        || matches!(
+            (resource.group(), resource.plural.as_str()),
+            ("apps", _)
+                | ("batch", _)
+                | ("autoscaling", _)
+                | ("policy", "poddisruptionbudgets")
+                | ("networking.k8s.io", "ingresses" | "networkpolicies")
+                | ("apiextensions.k8s.io", _)
+                | ("admissionregistration.k8s.io", _)
+                | ("", "replicationcontrollers")
+        )
 }
 
 /// Whether a change of annotations also bumps the generation (Deployments, as upstream).

@@ -254,10 +254,12 @@ const COMMON_DEFINITIONS: &[&str] = &[
 
 /// Builds the schemas of `roots` and everything they reference, with `x-kubernetes-group-
 /// version-kind` on the kinds' definitions.
-fn built_in_schemas(catalog: &Catalog, roots: &[(String, Gvk)]) -> Map<String, Value> {
+fn built_in_schemas(catalog: &Catalog, roots: &[(String, Option<Gvk>)]) -> Map<String, Value> {
     let mut kinds: BTreeMap<String, Vec<&Gvk>> = BTreeMap::new();
     for (name, gvk) in roots {
-        kinds.entry(name.clone()).or_default().push(gvk);
+        if let Some(gvk) = gvk {
+            kinds.entry(name.clone()).or_default().push(gvk);
+        }
     }
     let mut pending: Vec<String> = roots.iter().map(|(name, _)| name.clone()).collect();
     pending.extend(COMMON_DEFINITIONS.iter().map(|name| (*name).to_owned()));
@@ -287,8 +289,80 @@ fn built_in_schemas(catalog: &Catalog, roots: &[(String, Gvk)]) -> Map<String, V
     schemas
 }
 
-/// The OpenAPI v3 document of one built-in group-version.
-pub fn built_in_document(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+/// The definition name of a custom kind: the group reversed, then version and kind
+/// (`com.example.v1.Widget`), as kube-apiserver names them.
+pub fn custom_definition_name(gvk: &Gvk) -> String {
+    let mut parts: Vec<&str> = gvk.group().split('.').collect();
+    parts.reverse();
+    format!("{}.{}.{}", parts.join("."), gvk.version(), gvk.kind())
+}
+
+const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+const KIND_DESCRIPTION: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+
+fn gvk_tag(gvk: &Gvk) -> Value {
+    json!([{"group": gvk.group(), "version": gvk.version(), "kind": gvk.kind()}])
+}
+
+/// The schemas of a custom kind and its list, from the definition's schema.
+fn custom_schemas(resource: &ResourceType, schemas: &mut Map<String, Value>) -> String {
+    let name = custom_definition_name(&resource.gvk);
+    let mut schema = resource
+        .custom
+        .as_ref()
+        .map(|custom| serde_json::to_value(&custom.schema).unwrap_or(Value::Null))
+        .unwrap_or_else(|| json!({"type": "object"}));
+    if let Value::Object(map) = &mut schema {
+        let properties = map.entry("properties").or_insert_with(|| json!({}));
+        if let Value::Object(properties) = properties {
+            properties.insert(
+                "apiVersion".to_owned(),
+                json!({"description": API_VERSION_DESCRIPTION, "type": "string"}),
+            );
+            properties.insert(
+                "kind".to_owned(),
+                json!({"description": KIND_DESCRIPTION, "type": "string"}),
+            );
+            properties.insert(
+                "metadata".to_owned(),
+                json!({
+                    "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+                    "allOf": [schema_ref("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")],
+                }),
+            );
+        }
+        map.insert(
+            "x-kubernetes-group-version-kind".to_owned(),
+            gvk_tag(&resource.gvk),
+        );
+    }
+    schemas.insert(name.clone(), schema);
+    let list_gvk = Gvk::new(
+        resource.group(),
+        resource.gvk.version(),
+        &resource.list_kind(),
+    );
+    schemas.insert(
+        format!("{name}List"),
+        json!({
+            "description": format!("{} is a list of {}", resource.list_kind(), resource.gvk.kind()),
+            "type": "object",
+            "required": ["items"],
+            "properties": {
+                "apiVersion": {"description": API_VERSION_DESCRIPTION, "type": "string"},
+                "kind": {"description": KIND_DESCRIPTION, "type": "string"},
+                "items": {"type": "array", "items": schema_ref(&name)},
+                "metadata": {"allOf": [schema_ref("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta")]},
+            },
+            "x-kubernetes-group-version-kind": gvk_tag(&list_gvk),
+        }),
+    );
+    name
+}
+
+/// The OpenAPI v3 document of one group-version: built-in kinds from the catalog, custom
+/// kinds from their definitions.
+pub fn document(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let api_group = registry.group(group)?;
     let (_, resources) = api_group
         .versions
@@ -297,7 +371,26 @@ pub fn built_in_document(registry: &Registry, group: &str, version: &str) -> Opt
     let catalog = Catalog::kubernetes();
     let mut paths = Map::new();
     let mut roots = Vec::new();
+    let mut custom = Map::new();
+    let mut title = "Kubernetes";
     for resource in resources {
+        if resource.custom.is_some() {
+            let definition = custom_schemas(resource, &mut custom);
+            resource_paths(resource, &definition, CUSTOM_PATCH_TYPES, &mut paths);
+            roots.push((
+                "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta".to_owned(),
+                None,
+            ));
+            roots.push((
+                "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta".to_owned(),
+                None,
+            ));
+            if resource.subresource("scale").is_some() {
+                roots.push(("io.k8s.api.autoscaling.v1.Scale".to_owned(), None));
+            }
+            title = "Kubernetes CRD Swagger";
+            continue;
+        }
         let Some(kind) = catalog.resolve(&resource.gvk).found() else {
             continue;
         };
@@ -305,15 +398,17 @@ pub fn built_in_document(registry: &Registry, group: &str, version: &str) -> Opt
         resource_paths(resource, &definition, BUILT_IN_PATCH_TYPES, &mut paths);
         let list_gvk = Gvk::new(group, version, &resource.list_kind());
         if let Some(list) = catalog.resolve(&list_gvk).found() {
-            roots.push((list.definition_name().to_owned(), list_gvk));
+            roots.push((list.definition_name().to_owned(), Some(list_gvk)));
         }
-        roots.push((definition, resource.gvk.clone()));
+        roots.push((definition, Some(resource.gvk.clone())));
     }
+    let mut schemas = built_in_schemas(catalog, &roots);
+    schemas.extend(custom);
     Some(json!({
         "openapi": "3.0.0",
-        "info": { "title": "Kubernetes", "version": "v1.33.0" },
+        "info": { "title": title, "version": "v1.33.0" },
         "paths": paths,
-        "components": { "schemas": built_in_schemas(catalog, &roots) },
+        "components": { "schemas": schemas },
     }))
 }
 
@@ -331,7 +426,7 @@ mod tests {
     #[test]
     fn the_apps_document_advertises_field_validation_and_carries_schemas() {
         let registry = Registry::built_in().expect("registry");
-        let document = built_in_document(&registry, "apps", "v1").expect("apps/v1");
+        let document = document(&registry, "apps", "v1").expect("apps/v1");
         let patch =
             &document["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
         assert_eq!(
@@ -370,10 +465,10 @@ mod tests {
     #[test]
     fn the_core_document_has_cluster_and_namespaced_paths() {
         let registry = Registry::built_in().expect("registry");
-        let document = built_in_document(&registry, "", "v1").expect("v1");
+        let document = document(&registry, "", "v1").expect("v1");
         let paths = document["paths"].as_object().expect("paths");
         assert!(paths.contains_key("/api/v1/namespaces/{name}"));
         assert!(paths.contains_key("/api/v1/namespaces/{namespace}/configmaps/{name}"));
-        assert!(built_in_document(&registry, "nope", "v1").is_none());
+        assert!(super::document(&registry, "nope", "v1").is_none());
     }
 }

@@ -42,6 +42,8 @@ pub struct ResourceType {
     pub categories: Vec<String>,
     /// Subresources.
     pub subresources: Vec<Subresource>,
+    /// For the resources of a CustomResourceDefinition: its schema and subresource paths.
+    pub custom: Option<Arc<crate::crd::CustomResource>>,
 }
 
 impl ResourceType {
@@ -223,6 +225,7 @@ impl Registry {
                         short_names: resource.short_names,
                         categories: resource.categories,
                         subresources,
+                        custom: None,
                     });
                 }
             }
@@ -594,6 +597,7 @@ mod tests {
             short_names: Vec::new(),
             categories: Vec::new(),
             subresources: Vec::new(),
+            custom: None,
         });
         assert!(registry.group("example.com").is_some());
         assert!(

@@ -141,6 +141,20 @@ impl AppState {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    pub(crate) fn registry_mut(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.registry
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Drops the cached OpenAPI document of a group-version (its resources changed).
+    pub(crate) fn forget_openapi(&self, group: &str, version: &str) {
+        self.openapi
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&(group.to_owned(), version.to_owned()));
+    }
+
     /// The compiled validator of a built-in kind (`None` when the catalog has no schema).
     pub(crate) fn validator(&self, gvk: &Gvk) -> Arc<Option<Validator>> {
         let mut validators = self
@@ -176,7 +190,7 @@ impl AppState {
         {
             return Some(Arc::clone(cached));
         }
-        let document = openapi::built_in_document(&self.registry(), group, version)?;
+        let document = openapi::document(&self.registry(), group, version)?;
         let hash = openapi::document_hash(&document);
         let entry = Arc::new(PublishedDocument { document, hash });
         self.openapi

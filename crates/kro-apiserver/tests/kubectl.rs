@@ -487,3 +487,180 @@ fn a_wrong_token_is_unauthorized() {
         "{refused}"
     );
 }
+
+const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd], categories: [all]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas, labelSelectorPath: .status.selector}
+    additionalPrinterColumns:
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+    - {name: Size, type: string, jsonPath: .spec.size, priority: 1}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              replicas: {type: integer, default: 1, minimum: 0}
+              size: {type: string, x-kubernetes-validations: [{rule: \"self != 'huge'\", message: too big}]}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+              selector: {type: string}
+";
+
+const WIDGET: &str = "apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1}
+spec: {size: small}
+";
+
+#[test]
+fn custom_resources_are_served_validated_scaled_and_deleted_with_their_definition() {
+    let sandbox = Sandbox::start();
+    let created = sandbox.ok_with(&["apply", "-f", "-"], Some(WIDGET_CRD));
+    assert_eq!(
+        created.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"
+    );
+    sandbox.ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=10s",
+    ]);
+    let created = sandbox.ok_with(&["apply", "-f", "-"], Some(WIDGET));
+    assert_eq!(created.trim(), "widget.example.com/w1 created");
+    // Defaulted from the schema; generation starts at 1.
+    assert_eq!(
+        sandbox.ok(&[
+            "get",
+            "wd",
+            "w1",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}"
+        ]),
+        "1 1"
+    );
+    let again = sandbox.ok_with(&["apply", "-f", "-"], Some(WIDGET));
+    assert_eq!(again.trim(), "widget.example.com/w1 unchanged");
+
+    // x-kubernetes-validations run on the server.
+    let rejected = sandbox.fails(
+        &[
+            "patch",
+            "widget",
+            "w1",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"size":"huge"}}"#,
+        ],
+        None,
+    );
+    assert!(
+        rejected
+            .contains(r#"The Widget "w1" is invalid: spec.size: Invalid value: "string": too big"#),
+        "{rejected}"
+    );
+    // No strategic merge patch for custom resources.
+    let refused = sandbox.fails(
+        &["patch", "widget", "w1", "-p", r#"{"spec":{"size":"big"}}"#],
+        None,
+    );
+    assert!(
+        refused.contains(
+            "application/strategic-merge-patch+json is not supported by example.com/v1, Kind=Widget"
+        ),
+        "{refused}"
+    );
+
+    // The scale subresource reads and writes the definition's paths.
+    let scaled = sandbox.ok(&["scale", "widget", "w1", "--replicas=3"]);
+    assert_eq!(scaled.trim(), "widget.example.com/w1 scaled");
+    assert_eq!(
+        sandbox.ok(&[
+            "get",
+            "widget",
+            "w1",
+            "-o",
+            "jsonpath={.spec.replicas} {.metadata.generation}"
+        ]),
+        "3 2"
+    );
+    let scale = sandbox.ok(&[
+        "get",
+        "--raw",
+        "/apis/example.com/v1/namespaces/default/widgets/w1/scale",
+    ]);
+    let scale: serde_json::Value = serde_json::from_str(&scale).expect("Scale JSON");
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 3);
+    let negative = sandbox.fails(&["scale", "widget", "w1", "--replicas=-1"], None);
+    assert!(negative.contains("replicas"), "{negative}");
+
+    let explained = sandbox.ok(&["explain", "widget.spec"]);
+    assert!(explained.contains("replicas\t<integer>"), "{explained}");
+    let resources = sandbox.ok(&["api-resources", "--api-group=example.com"]);
+    assert!(
+        resources.contains("widgets") && resources.contains("wd"),
+        "{resources}"
+    );
+
+    // Deleting the definition deletes its instances; a finalizer holds both.
+    sandbox.ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ]);
+    sandbox.ok(&["delete", "crd", "widgets.example.com", "--wait=false"]);
+    let terminating = sandbox.ok(&[
+        "get",
+        "crd",
+        "widgets.example.com",
+        "-o",
+        "jsonpath={.metadata.finalizers} {.status.conditions[?(@.type==\"Terminating\")].status}",
+    ]);
+    assert_eq!(
+        terminating,
+        r#"["customresourcecleanup.apiextensions.k8s.io"] True"#
+    );
+    let refused = sandbox.fails(
+        &["create", "-f", "-"],
+        Some("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w2}\n"),
+    );
+    assert!(
+        refused.contains("create not allowed while custom resource definition is terminating"),
+        "{refused}"
+    );
+    sandbox.ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+    ]);
+    let gone = sandbox.fails(&["get", "crd", "widgets.example.com"], None);
+    assert!(gone.contains("NotFound"), "{gone}");
+    // kubectl's discovery cache still knows the type; the server no longer serves it.
+    let unserved = sandbox.fails(&["get", "widgets"], None);
+    assert!(
+        unserved.contains(r#"Unable to list "example.com/v1, Resource=widgets": the server could not find the requested resource"#),
+        "{unserved}"
+    );
+}
