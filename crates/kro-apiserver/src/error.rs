@@ -72,6 +72,13 @@ impl ApiError {
         self
     }
 
+    /// Sets `details.group` and `details.kind`.
+    pub fn with_group_kind(mut self, group: &str, kind: &str) -> Self {
+        self.details.group = Some(group.to_owned());
+        self.details.kind = Some(kind.to_owned());
+        self
+    }
+
     /// Adds a cause.
     pub fn with_cause(mut self, reason: &str, message: &str, field: &str) -> Self {
         self.details.causes.push(Cause {

@@ -17,6 +17,7 @@ use tokio::sync::{broadcast, mpsc};
 use crate::crd;
 use crate::error::ApiError;
 use crate::http_util::{content_type, decode_body, json_response, require_json};
+use crate::managed;
 use crate::objects::{self, UpdateTarget, meta_str};
 use crate::patch;
 use crate::registry::ResourceType;
@@ -637,13 +638,8 @@ fn create(
     if !(target.group().is_empty() && target.plural() == "namespaces") {
         admit_namespace(state, target, &name)?;
     }
-    objects::prepare_create(&target.resource, &mut object);
-    if crd::is_crd(&target.resource) {
-        crd::default_names(&mut object);
-        crd::initial_status(&mut object);
-    }
-    crate::defaults::apply(state, &target.resource, &mut object, None)?;
-    let warnings = admit_object(state, target, &mut object, None, validation)?;
+    let manager = field_manager(query, headers)?;
+    let warnings = admit_new_object(state, target, &mut object, validation, Some(&manager))?;
     // generateName retries with a fresh suffix on collision, up to 8 attempts.
     let attempts = if given_name.is_none() { 8 } else { 1 };
     let mut name = name;
@@ -701,6 +697,73 @@ fn create(
     ))
 }
 
+/// Prepares a new object for storage: server-set metadata, defaults, validation and, for
+/// non-apply writes, the writer's managed fields. Returns the warnings to send.
+fn admit_new_object(
+    state: &AppState,
+    target: &Target,
+    object: &mut Value,
+    validation: FieldValidation,
+    updater: Option<&str>,
+) -> Result<Vec<String>, ApiError> {
+    objects::prepare_create(&target.resource, object);
+    if crd::is_crd(&target.resource) {
+        crd::default_names(object);
+        crd::initial_status(object);
+    }
+    crate::defaults::apply(state, &target.resource, object, None)?;
+    let warnings = admit_object(state, target, object, None, validation)?;
+    if let Some(manager) = updater {
+        let api_version = target.resource.api_version();
+        let writer = managed::Writer {
+            manager,
+            api_version: &api_version,
+            endpoint: endpoint_of(target, UpdateTarget::Main),
+        };
+        managed::record_update(None, object, shape_of(target), &writer)?;
+    }
+    Ok(warnings)
+}
+
+/// The schema managed fields and apply follow.
+fn shape_of(target: &Target) -> managed::Shape<'_> {
+    managed::Shape::of_kind(
+        &target.resource.gvk,
+        target.resource.custom.as_ref().map(|custom| &custom.schema),
+    )
+}
+
+fn endpoint_of(target: &Target, update_target: UpdateTarget) -> managed::Endpoint {
+    match update_target {
+        UpdateTarget::Status => managed::Endpoint::Status,
+        UpdateTarget::Main => managed::Endpoint::Main {
+            has_status: target.resource.subresource("status").is_some(),
+        },
+    }
+}
+
+/// The field manager of a non-apply write: `fieldManager`, or derived from the User-Agent.
+fn field_manager(query: &Query, headers: &HeaderMap) -> Result<String, ApiError> {
+    match query.get("fieldManager") {
+        Some(manager) => check_field_manager(manager),
+        None => Ok(managed::manager_from_user_agent(
+            headers
+                .get(http::header::USER_AGENT)
+                .and_then(|value| value.to_str().ok()),
+        )),
+    }
+}
+
+fn check_field_manager(manager: &str) -> Result<String, ApiError> {
+    if manager.len() > 128 {
+        return Err(ApiError::invalid_request(format!(
+            "fieldManager: Too long: may not be more than 128 bytes, got {}",
+            manager.len()
+        )));
+    }
+    Ok(manager.to_owned())
+}
+
 /// What an update (PUT or PATCH) is about and how it is checked.
 struct UpdateRequest<'a> {
     state: &'a AppState,
@@ -710,6 +773,9 @@ struct UpdateRequest<'a> {
     validation: FieldValidation,
     /// Whether a body without resourceVersion is accepted.
     unconditional_allowed: bool,
+    /// The manager recorded for a non-apply write (`None` for an apply, which records its
+    /// own).
+    updater: Option<String>,
 }
 
 /// The outcome of running an update decision against the stored object.
@@ -726,6 +792,7 @@ fn decide_update(
         endpoint: update_target,
         validation,
         unconditional_allowed,
+        ref updater,
     } = *request;
     let Some(current) = current else {
         return Err(ApiError::not_found(target.group(), target.plural(), name));
@@ -764,6 +831,15 @@ fn decide_update(
         Some(current),
         validation,
     )?);
+    if let Some(manager) = updater {
+        let api_version = target.resource.api_version();
+        let writer = managed::Writer {
+            manager,
+            api_version: &api_version,
+            endpoint: endpoint_of(target, update_target),
+        };
+        managed::record_update(Some(current), &mut new, shape_of(target), &writer)?;
+    }
     let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
     if deleting && objects::finalizers(&new).is_empty() && !has_namespace_finalizers(target, &new) {
         return Ok(Mutation::Delete);
@@ -822,6 +898,7 @@ fn update(
         endpoint: update_target,
         validation,
         unconditional_allowed: allows_unconditional_update(target),
+        updater: Some(field_manager(query, headers)?),
     };
     let mut warnings = Vec::new();
     let committed = state
@@ -858,6 +935,7 @@ fn after_commit(state: &AppState, target: &Target, committed: &Committed) {
 const JSON_PATCH: &str = "application/json-patch+json";
 const MERGE_PATCH: &str = "application/merge-patch+json";
 const STRATEGIC_MERGE_PATCH: &str = "application/strategic-merge-patch+json";
+const APPLY_PATCH: &str = "application/apply-patch+yaml";
 
 /// The schema strategic merge patches of a resource follow: the built-in catalog's, or none
 /// for kinds the catalog does not have (custom resources), which cannot be patched that way.
@@ -871,9 +949,9 @@ fn strategic_schema(target: &Target) -> Option<kro_schema::FieldSchema<'static>>
 /// The patch types accepted for a resource.
 fn accepted_patch_types(target: &Target) -> &'static [&'static str] {
     if strategic_schema(target).is_some() {
-        &[JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
+        &[JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH]
     } else {
-        &[JSON_PATCH, MERGE_PATCH]
+        &[JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
     }
 }
 
@@ -889,6 +967,9 @@ fn patch(
     require_verb(target, "patch")?;
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
+    if content_type(headers) == APPLY_PATCH {
+        return apply_patch(state, target, name, update_target, query, headers, body);
+    }
     if query.get("force").is_some() {
         return Err(ApiError::invalid_request(
             "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".to_owned(),
@@ -910,6 +991,7 @@ fn patch(
         endpoint: update_target,
         validation,
         unconditional_allowed: true,
+        updater: Some(field_manager(query, headers)?),
     };
     let mut warnings = Vec::new();
     let committed = state
@@ -936,6 +1018,128 @@ fn patch(
             }
             decide_update(&request, Some(stored), patched, &mut warnings)
         })?;
+    if !dry_run {
+        after_commit(state, target, &committed);
+    }
+    Ok(committed_response(committed, &warnings))
+}
+
+/// A server-side apply (`application/apply-patch+yaml`): creates the object when it does not
+/// exist, otherwise merges the manager's configuration into it with ownership and conflicts.
+fn apply_patch(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    update_target: UpdateTarget,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    let dry_run = query.dry_run()?;
+    let validation = query.field_validation()?;
+    let Some(manager) = query.get("fieldManager") else {
+        return Err(ApiError::new(
+            422,
+            "Invalid",
+            "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch".to_owned(),
+        )
+        .with_group_kind("meta.k8s.io", "PatchOptions")
+        .with_cause(
+            "FieldValueRequired",
+            "Required value: is required for apply patch",
+            "fieldManager",
+        ));
+    };
+    let manager = check_field_manager(manager)?;
+    let force = match query.get("force") {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "invalid boolean value for force: {other:?}"
+            )));
+        }
+    };
+    let mut config = decode_object(headers, body)?;
+    let api_version = config
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = config.get("kind").and_then(Value::as_str).unwrap_or("");
+    if api_version != target.resource.api_version() || kind != target.resource.gvk.kind() {
+        let (group, version) = match api_version.split_once('/') {
+            Some((group, version)) => (group, version),
+            None => ("", api_version),
+        };
+        return Err(ApiError::bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        )));
+    }
+    if config.pointer("/metadata/managedFields").is_some() {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    match meta_str(&config, "name") {
+        Some(found) if found != name => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({found}) does not match the name on the URL ({name})"
+            )));
+        }
+        Some(_) => {}
+        None => {
+            objects::metadata_mut(&mut config).insert("name".to_owned(), json!(name));
+        }
+    }
+    check_namespace(target, &mut config)?;
+    let key = target.key(name);
+    if state.store.get(&key).is_none() {
+        if update_target == UpdateTarget::Status {
+            return Err(ApiError::not_found(target.group(), target.plural(), name));
+        }
+        if let Some(custom) = &target.resource.custom
+            && crd::is_terminating(state, &custom.crd_name)
+        {
+            return Err(ApiError::new(
+                405,
+                "MethodNotAllowed",
+                "create not allowed while custom resource definition is terminating".to_owned(),
+            ));
+        }
+        if !(target.group().is_empty() && target.plural() == "namespaces") {
+            admit_namespace(state, target, name)?;
+        }
+    }
+    let version = target.resource.api_version();
+    let writer = managed::Writer {
+        manager: &manager,
+        api_version: &version,
+        endpoint: endpoint_of(target, update_target),
+    };
+    let request = UpdateRequest {
+        state,
+        target,
+        name,
+        endpoint: update_target,
+        validation,
+        unconditional_allowed: true,
+        updater: None,
+    };
+    let mut warnings = Vec::new();
+    let committed = state.store.mutate_with(&key, dry_run, |current| {
+        match current {
+            None => {
+                let mut object = managed::apply(None, &config, shape_of(target), &writer, force)?;
+                warnings = admit_new_object(state, target, &mut object, validation, None)?;
+                Ok(Mutation::Put(object))
+            }
+            Some(stored) => {
+                // A resourceVersion in the configuration is a precondition; without one the
+                // merged object carries the stored one.
+                let merged =
+                    managed::apply(Some(stored), &config, shape_of(target), &writer, force)?;
+                decide_update(&request, Some(stored), merged, &mut warnings)
+            }
+        }
+    })?;
     if !dry_run {
         after_commit(state, target, &committed);
     }
@@ -1000,6 +1204,7 @@ fn update_scale(
         endpoint: UpdateTarget::Main,
         validation,
         unconditional_allowed: true,
+        updater: Some(field_manager(query, headers)?),
     };
     let mut warnings = Vec::new();
     let committed = state

@@ -14,6 +14,7 @@ mod defaults;
 pub mod error;
 mod handlers;
 mod http_util;
+mod managed;
 mod objects;
 pub mod openapi;
 mod patch;

@@ -664,3 +664,113 @@ fn custom_resources_are_served_validated_scaled_and_deleted_with_their_definitio
         "{unserved}"
     );
 }
+
+#[test]
+fn server_side_apply_tracks_owners_conflicts_and_removals() {
+    let sandbox = Sandbox::start();
+    let config = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: owned, labels: {team: a}}
+data: {k1: v1, k2: v2}
+";
+    let applied = sandbox.ok_with(&["apply", "--server-side", "-f", "-"], Some(config));
+    assert_eq!(applied.trim(), "configmap/owned serverside-applied");
+    let before = sandbox.resource_version(&["configmap", "owned"]);
+    sandbox.ok_with(&["apply", "--server-side", "-f", "-"], Some(config));
+    assert_eq!(
+        sandbox.resource_version(&["configmap", "owned"]),
+        before,
+        "an unchanged apply writes nothing"
+    );
+    let managers = sandbox.ok(&[
+        "get",
+        "configmap",
+        "owned",
+        "--show-managed-fields",
+        "-o",
+        "jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}",
+    ]);
+    assert_eq!(managers, "kubectl/Apply");
+
+    sandbox.ok(&[
+        "patch",
+        "configmap",
+        "owned",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"k1":"changed","k3":"v3"}}"#,
+    ]);
+    let conflict = sandbox.fails(&["apply", "--server-side", "-f", "-"], Some(config));
+    assert!(
+        conflict.contains(
+            r#"Apply failed with 1 conflict: conflict with "kubectl-patch" using v1: .data.k1"#
+        ),
+        "{conflict}"
+    );
+    // Forced with a smaller configuration: k1 is taken back, k2 and the label go, k3 (owned
+    // by the patch) stays.
+    let smaller = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: owned}
+data: {k1: v1}
+";
+    sandbox.ok_with(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        Some(smaller),
+    );
+    let state = sandbox.ok(&[
+        "get",
+        "configmap",
+        "owned",
+        "-o",
+        "jsonpath={.data} {.metadata.labels}",
+    ]);
+    assert_eq!(state.trim(), r#"{"k1":"v1","k3":"v3"}"#);
+    let yaml = sandbox.ok(&[
+        "get",
+        "configmap",
+        "owned",
+        "-o",
+        "yaml",
+        "--show-managed-fields",
+    ]);
+    assert!(yaml.contains("manager: kubectl-patch"), "{yaml}");
+    assert!(yaml.contains("f:k3: {}"), "{yaml}");
+
+    // Apply creates, and merges list items by key with another manager's.
+    sandbox.ok_with(&["apply", "--server-side", "-f", "-"], Some(DEPLOYMENT));
+    let sidecar = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: sidecar, image: busybox}
+";
+    sandbox.ok_with(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=sidecar-injector",
+            "-f",
+            "-",
+        ],
+        Some(sidecar),
+    );
+    let names = sandbox.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[*].name} {.spec.replicas}",
+    ]);
+    assert_eq!(names, "web sidecar 2");
+    let diff = sandbox.run(&["diff", "--server-side", "-f", "-"], Some(DEPLOYMENT));
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "no differences: {}",
+        String::from_utf8_lossy(&diff.stdout)
+    );
+}
