@@ -88,12 +88,29 @@ fn service(state: &AppState, object: &mut Value, old: Option<&Value>) -> Result<
     Ok(())
 }
 
-/// The lowest free address of the range, remembered so concurrent creates differ.
+/// The lowest address of the range never handed out. Runs inside a store write, so it must
+/// not read the store: the set of allocated addresses is seeded from the stored Services
+/// when the server starts ([`seed_service_ips`]).
 fn allocate(state: &AppState) -> Result<String, ApiError> {
     let mut allocated = state
         .service_ips
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The first addresses are left to well-known services (kubernetes, kube-dns).
+    for offset in 9..SERVICE_RANGE_SIZE - 2 {
+        let candidate = SERVICE_RANGE_START + offset;
+        if !allocated.contains(&candidate) {
+            allocated.insert(candidate);
+            return Ok(Ipv4Addr::from(candidate).to_string());
+        }
+    }
+    Err(ApiError::internal(
+        "failed to allocate a serviceIP: range is full".to_owned(),
+    ))
+}
+
+/// The cluster IPs of stored Services (after a restart of a persistent server).
+pub(crate) fn seed_service_ips(state: &AppState) {
     let used: BTreeSet<u32> = state
         .store
         .list("", "services", None, false)
@@ -108,15 +125,9 @@ fn allocate(state: &AppState) -> Result<String, ApiError> {
         })
         .map(u32::from)
         .collect();
-    // The first addresses are left to well-known services (kubernetes, kube-dns).
-    for offset in 9..SERVICE_RANGE_SIZE - 2 {
-        let candidate = SERVICE_RANGE_START + offset;
-        if !used.contains(&candidate) && !allocated.contains(&candidate) {
-            allocated.insert(candidate);
-            return Ok(Ipv4Addr::from(candidate).to_string());
-        }
-    }
-    Err(ApiError::internal(
-        "failed to allocate a serviceIP: range is full".to_owned(),
-    ))
+    state
+        .service_ips
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend(used);
 }

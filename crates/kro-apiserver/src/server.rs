@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub bookmark_interval: Duration,
     /// Storage limits (change log length for watch resumption).
     pub store_limits: StoreLimits,
+    /// Where objects are persisted (SQLite); `None` keeps them in memory only.
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +58,7 @@ impl Default for ServerConfig {
             max_watches: 1_000,
             bookmark_interval: Duration::from_secs(60),
             store_limits: StoreLimits::default(),
+            data_dir: None,
         }
     }
 }
@@ -107,6 +110,18 @@ pub enum StartError {
     /// The serving certificate could not be made.
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    /// The credentials could not be kept in the data directory.
+    #[error("cannot write {path}: {source}")]
+    Credentials {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The persistent store could not be opened.
+    #[error(transparent)]
+    Persistence(#[from] crate::storage::PersistenceError),
     /// The vendored discovery data did not load (a build defect).
     #[error(transparent)]
     Discovery(#[from] crate::registry::DiscoveryDataError),
@@ -301,8 +316,12 @@ impl Drop for RunningServer {
 }
 
 fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
+    let store = match &config.data_dir {
+        Some(directory) => Store::open(config.store_limits, directory)?,
+        None => Store::new(config.store_limits),
+    };
     let state = Arc::new(AppState {
-        store: Store::new(config.store_limits),
+        store,
         registry: RwLock::new(Registry::built_in()?),
         watches: AtomicUsize::new(0),
         watch_expiry: tokio::sync::watch::Sender::new(0),
@@ -312,7 +331,64 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         config,
     });
     state.bootstrap();
+    crate::defaults::seed_service_ips(&state);
+    // Definitions found in a persisted store are served again.
+    let definitions: Vec<String> = state
+        .store
+        .list(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            None,
+            false,
+        )
+        .objects
+        .iter()
+        .filter_map(|crd| objects::meta_str(crd, "name").map(str::to_owned))
+        .collect();
+    for name in definitions {
+        crate::crd::reconcile(&state, &name);
+    }
     Ok(state)
+}
+
+/// The TLS credentials and token: those kept in the data directory when they fit, else new
+/// ones (kept there for the next start).
+fn credentials(
+    config: &ServerConfig,
+    address: std::net::IpAddr,
+) -> Result<crate::tls::Credentials, StartError> {
+    let Some(directory) = &config.data_dir else {
+        return Ok(crate::tls::Credentials::generate(
+            address,
+            config.token.clone(),
+        )?);
+    };
+    let path = directory.join("credentials.json");
+    if let Ok(text) = std::fs::read_to_string(&path)
+        && let Ok(stored) = serde_json::from_str::<crate::tls::Credentials>(&text)
+        && stored.address == address.to_string()
+        && stored.token.is_some() == config.token.is_some()
+    {
+        return Ok(stored);
+    }
+    let fresh = crate::tls::Credentials::generate(address, config.token.clone())?;
+    std::fs::create_dir_all(directory)
+        .and_then(|()| write_private(&path, &serde_json::to_string(&fresh).unwrap_or_default()))
+        .map_err(|source| StartError::Credentials { path, source })?;
+    Ok(fresh)
+}
+
+/// Writes a file readable by its owner only.
+fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(contents.as_bytes())
 }
 
 /// Starts the server on the current tokio runtime.
@@ -327,11 +403,18 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let local = listener
         .local_addr()
         .map_err(|source| StartError::Bind { address, source })?;
+    let mut config = config;
+    let tls = if config.tls || config.data_dir.is_some() {
+        let credentials = credentials(&config, local.ip())?;
+        // A persistent server keeps its token across restarts.
+        if config.token.is_some() {
+            config.token.clone_from(&credentials.token);
+        }
+        config.tls.then(|| credentials.serving()).transpose()?
+    } else {
+        None
+    };
     let token = config.token.clone();
-    let tls = config
-        .tls
-        .then(|| crate::tls::serving_certificate(local.ip()))
-        .transpose()?;
     let state = build_state(config)?;
     let (shutdown, stopped) = oneshot::channel::<()>();
     let app = router(Arc::clone(&state));

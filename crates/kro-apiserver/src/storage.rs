@@ -1,12 +1,17 @@
 //! Object storage: objects keyed by resource, namespace and name; one global increasing
 //! resourceVersion; a bounded change log that watches resume from, with compaction.
 //!
+//! Objects live in memory; a store opened on a data directory also writes every change
+//! through to SQLite (WAL) before it is acknowledged, so a write that was answered survives
+//! `kill -9`, and reopening resumes the resourceVersion sequence.
+//!
 //! Every write happens under one lock, so revisions are assigned in the order changes become
 //! visible, and a watch that starts at revision N sees exactly the changes after N. A write
 //! whose result equals the stored object (resourceVersion aside) is not a change: it keeps the
 //! resourceVersion and emits no event, as etcd-backed Kubernetes does.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
@@ -127,6 +132,8 @@ impl Default for StoreLimits {
 
 struct Inner {
     objects: BTreeMap<ObjectKey, Arc<Value>>,
+    /// The SQLite database changes are written through to, when persistent.
+    durable: Option<rusqlite::Connection>,
     revision: u64,
     log: VecDeque<Arc<Change>>,
     /// The oldest revision a watch may resume from: changes after it are all in the log.
@@ -159,6 +166,79 @@ pub struct ListStart {
     pub revision: u64,
     /// Changes after `revision` (only when asked for).
     pub live: Option<broadcast::Receiver<Arc<Change>>>,
+}
+
+/// Why a persistent store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum PersistenceError {
+    /// The data directory could not be created.
+    #[error("cannot create the data directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// SQLite failed.
+    #[error("the store's database: {0}")]
+    Database(#[from] rusqlite::Error),
+    /// A stored object is not JSON.
+    #[error("the stored object {key} is not valid JSON: {source}")]
+    Corrupt {
+        /// Which object.
+        key: String,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Writes one change through to the database (nothing for an in-memory store).
+fn persist(
+    inner: &Inner,
+    key: &ObjectKey,
+    object: Option<&Value>,
+    revision: u64,
+) -> Result<(), ApiError> {
+    let Some(connection) = &inner.durable else {
+        return Ok(());
+    };
+    let write = || -> rusqlite::Result<()> {
+        let transaction = connection.unchecked_transaction()?;
+        match object {
+            Some(object) => {
+                transaction.execute(
+                    "INSERT INTO objects (grp, resource, namespace, name, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (grp, resource, namespace, name) DO UPDATE SET body = ?5",
+                    rusqlite::params![
+                        key.group,
+                        key.resource,
+                        key.namespace,
+                        key.name,
+                        object.to_string()
+                    ],
+                )?;
+            }
+            None => {
+                transaction.execute(
+                    "DELETE FROM objects WHERE grp = ?1 AND resource = ?2 AND namespace = ?3 AND name = ?4",
+                    rusqlite::params![key.group, key.resource, key.namespace, key.name],
+                )?;
+            }
+        }
+        transaction.execute(
+            "INSERT INTO meta (key, value) VALUES ('revision', ?1)
+             ON CONFLICT (key) DO UPDATE SET value = ?1",
+            rusqlite::params![i64::try_from(revision).unwrap_or(i64::MAX)],
+        )?;
+        transaction.commit()
+    };
+    write().map_err(|error| {
+        tracing::error!(%error, "writing to the store's database failed");
+        ApiError::internal(format!("storage failure: {error}"))
+    })
 }
 
 /// Sets `metadata.resourceVersion`.
@@ -204,6 +284,7 @@ impl Store {
         Store {
             inner: Mutex::new(Inner {
                 objects: BTreeMap::new(),
+                durable: None,
                 revision: 0,
                 log: VecDeque::new(),
                 oldest_resumable: 0,
@@ -211,6 +292,82 @@ impl Store {
             changes,
             limits,
         }
+    }
+
+    /// A store persisted in `directory` (created if missing): the objects and revision found
+    /// there are loaded, and every change is written through before it is acknowledged.
+    ///
+    /// # Errors
+    /// [`PersistenceError`] when the directory or database cannot be opened or holds
+    /// something that is not a store.
+    pub fn open(limits: StoreLimits, directory: &Path) -> Result<Self, PersistenceError> {
+        std::fs::create_dir_all(directory).map_err(|source| PersistenceError::Directory {
+            path: directory.to_owned(),
+            source,
+        })?;
+        let path = directory.join("kro-apiserver.sqlite");
+        let connection = rusqlite::Connection::open(&path)?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        // NORMAL in WAL mode loses nothing when the process dies; only a machine crash can
+        // lose the last transactions.
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.execute_batch(
+            "CREATE TABLE IF NOT EXISTS objects (
+                grp TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
+                name TEXT NOT NULL, body TEXT NOT NULL,
+                PRIMARY KEY (grp, resource, namespace, name));
+             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+        )?;
+        let revision: u64 = connection
+            .query_row("SELECT value FROM meta WHERE key = 'revision'", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|value| u64::try_from(value).unwrap_or(0))
+            .or_else(|error| match error {
+                rusqlite::Error::QueryReturnedNoRows => Ok(0),
+                other => Err(other),
+            })?;
+        let mut objects = BTreeMap::new();
+        {
+            let mut statement =
+                connection.prepare("SELECT grp, resource, namespace, name, body FROM objects")?;
+            let rows = statement.query_map([], |row| {
+                Ok((
+                    ObjectKey {
+                        group: row.get(0)?,
+                        resource: row.get(1)?,
+                        namespace: row.get(2)?,
+                        name: row.get(3)?,
+                    },
+                    row.get::<_, String>(4)?,
+                ))
+            })?;
+            for row in rows {
+                let (key, body) = row?;
+                let object: Value =
+                    serde_json::from_str(&body).map_err(|source| PersistenceError::Corrupt {
+                        key: format!(
+                            "{}/{}/{}/{}",
+                            key.group, key.resource, key.namespace, key.name
+                        ),
+                        source,
+                    })?;
+                objects.insert(key, Arc::new(object));
+            }
+        }
+        let (changes, _) = broadcast::channel(limits.watch_buffer.max(1));
+        Ok(Store {
+            inner: Mutex::new(Inner {
+                objects,
+                durable: Some(connection),
+                revision,
+                log: VecDeque::new(),
+                // Changes before the restart are not kept: older watches get 410 and re-list.
+                oldest_resumable: revision,
+            }),
+            changes,
+            limits,
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -355,9 +512,10 @@ impl Store {
                         changed: false,
                     });
                 }
-                inner.revision += 1;
-                let revision = inner.revision;
+                let revision = inner.revision + 1;
                 set_resource_version(&mut object, revision);
+                persist(&inner, key, Some(&object), revision)?;
+                inner.revision = revision;
                 let object = Arc::new(object);
                 inner.objects.insert(key.clone(), Arc::clone(&object));
                 let change_type = if current.is_some() {
@@ -377,8 +535,9 @@ impl Store {
                 let Some(stored) = current else {
                     return Err(ApiError::not_found(&key.group, &key.resource, &key.name));
                 };
-                inner.revision += 1;
-                let revision = inner.revision;
+                let revision = inner.revision + 1;
+                persist(&inner, key, None, revision)?;
+                inner.revision = revision;
                 inner.objects.remove(key);
                 let mut last = (*stored).clone();
                 set_resource_version(&mut last, revision);

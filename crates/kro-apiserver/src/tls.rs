@@ -27,6 +27,9 @@ pub enum TlsError {
     /// rustls refused the certificate.
     #[error("cannot configure TLS: {0}")]
     Config(#[from] rustls::Error),
+    /// Stored credentials are damaged.
+    #[error("the stored credentials are damaged: {0}")]
+    Stored(&'static str),
 }
 
 /// The certificate authority's PEM (for kubeconfigs) and the server's TLS configuration.
@@ -37,43 +40,84 @@ pub struct ServingCertificate {
     pub config: Arc<rustls::ServerConfig>,
 }
 
-/// Makes an authority and a serving certificate for `localhost` and `address`.
-///
-/// # Errors
-/// [`TlsError`] when generation fails.
-pub fn serving_certificate(address: IpAddr) -> Result<ServingCertificate, TlsError> {
-    let authority_key = KeyPair::generate()?;
-    let mut authority_params = CertificateParams::new(Vec::<String>::new())?;
-    authority_params
-        .distinguished_name
-        .push(DnType::CommonName, "kro-apiserver-ca");
-    authority_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    authority_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let authority = authority_params.self_signed(&authority_key)?;
-    let issuer = Issuer::new(authority_params, authority_key);
+/// The authority and the serving certificate with its key, in forms that can be kept in a
+/// data directory so a restarted server presents the same ones.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Credentials {
+    /// The address the certificate was made for (besides `localhost` and `127.0.0.1`).
+    pub address: String,
+    /// The certificate authority, PEM-encoded.
+    pub authority_pem: String,
+    /// The serving certificate, DER, base64.
+    pub certificate: String,
+    /// Its PKCS#8 private key, DER, base64.
+    pub key: String,
+    /// The bearer token (when authentication is on).
+    pub token: Option<String>,
+}
 
-    let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
-    if !address.is_unspecified() && address.to_string() != "127.0.0.1" {
-        names.push(address.to_string());
+impl Credentials {
+    /// Makes an authority and a serving certificate for `localhost` and `address`.
+    ///
+    /// # Errors
+    /// [`TlsError`] when generation fails.
+    pub fn generate(address: IpAddr, token: Option<String>) -> Result<Credentials, TlsError> {
+        use base64::Engine as _;
+        let authority_key = KeyPair::generate()?;
+        let mut authority_params = CertificateParams::new(Vec::<String>::new())?;
+        authority_params
+            .distinguished_name
+            .push(DnType::CommonName, "kro-apiserver-ca");
+        authority_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        authority_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let authority = authority_params.self_signed(&authority_key)?;
+        let issuer = Issuer::new(authority_params, authority_key);
+
+        let mut names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        if !address.is_unspecified() && address.to_string() != "127.0.0.1" {
+            names.push(address.to_string());
+        }
+        let server_key = KeyPair::generate()?;
+        let mut server_params = CertificateParams::new(names)?;
+        server_params
+            .distinguished_name
+            .push(DnType::CommonName, "kro-apiserver");
+        let server = server_params.signed_by(&server_key, &issuer)?;
+        let engine = base64::engine::general_purpose::STANDARD;
+        Ok(Credentials {
+            address: address.to_string(),
+            authority_pem: authority.pem(),
+            certificate: engine.encode(server.der()),
+            key: engine.encode(server_key.serialize_der()),
+            token,
+        })
     }
-    let server_key = KeyPair::generate()?;
-    let mut server_params = CertificateParams::new(names)?;
-    server_params
-        .distinguished_name
-        .push(DnType::CommonName, "kro-apiserver");
-    let server = server_params.signed_by(&server_key, &issuer)?;
 
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(vec![server.der().clone()], key)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(ServingCertificate {
-        authority_pem: authority.pem(),
-        config: Arc::new(config),
-    })
+    /// The TLS configuration serving these credentials.
+    ///
+    /// # Errors
+    /// [`TlsError`] when the stored certificate or key is not usable.
+    pub fn serving(&self) -> Result<ServingCertificate, TlsError> {
+        use base64::Engine as _;
+        let engine = base64::engine::general_purpose::STANDARD;
+        let certificate = engine
+            .decode(&self.certificate)
+            .map_err(|_| TlsError::Stored("the certificate is not base64"))?;
+        let key = engine
+            .decode(&self.key)
+            .map_err(|_| TlsError::Stored("the key is not base64"))?;
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key));
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_no_client_auth()
+            .with_single_cert(vec![certificate.into()], key)?;
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(ServingCertificate {
+            authority_pem: self.authority_pem.clone(),
+            config: Arc::new(config),
+        })
+    }
 }
 
 /// A listener yielding TLS streams whose handshakes completed; handshakes run concurrently,

@@ -20,6 +20,11 @@ pub struct Args {
     /// Write a kubeconfig for the server (with its bearer token) to this path.
     #[arg(long, value_name = "PATH")]
     kubeconfig_out: Option<PathBuf>,
+    /// Keep objects in SQLite in this directory (created if missing), with the TLS
+    /// credentials and token, so the server can be restarted where it stopped. Without it,
+    /// objects live in memory only.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
     /// Serve plain HTTP without authentication (by default: HTTPS with a certificate made at
     /// start, and a bearer token, both written into the kubeconfig).
     #[arg(long)]
@@ -32,6 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         address: SocketAddr::new(args.address, args.port),
         token: (!args.insecure).then(kro_apiserver::random_token),
         tls: !args.insecure,
+        data_dir: args.data_dir.clone(),
         ..ServerConfig::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
