@@ -25,6 +25,7 @@ use crate::selectors::{FieldSelector, LabelSelector};
 use crate::server::{AppState, WatchSlot};
 use crate::storage::{Change, ChangeType, Committed, Mutation, ObjectKey};
 use crate::strategic;
+use crate::tables;
 
 /// Namespaces that can never be deleted.
 const IMMORTAL_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"];
@@ -165,11 +166,13 @@ async fn handle(
     let query = Query::parse(uri)?;
     require_json(headers)?;
     match (method, &target.name, target.subresource.as_deref()) {
-        (&Method::GET, None, None) if query.flag("watch") => watch(state, &target, &query),
-        (&Method::GET, None, None) => list(state, &target, &query),
+        (&Method::GET, None, None) if query.flag("watch") => watch(state, &target, &query, headers),
+        (&Method::GET, None, None) => list(state, &target, &query, headers),
         (&Method::POST, None, None) => create(state, &target, &query, headers, &body),
         (&Method::DELETE, None, None) => delete_collection(state, &target, &query, headers, &body),
-        (&Method::GET, Some(name), None | Some("status")) => get(state, &target, name),
+        (&Method::GET, Some(name), None | Some("status")) => {
+            get(state, &target, name, &query, headers)
+        }
         (&Method::PUT, Some(name), None) => update(
             state,
             &target,
@@ -301,11 +304,42 @@ fn object_response(code: StatusCode, object: &Value, warnings: &[String]) -> Res
     response
 }
 
-fn get(state: &AppState, target: &Target, name: &str) -> Result<Response, ApiError> {
+/// The Table form a request asked for: its version and what rows carry.
+fn table_request(
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Option<(&'static str, tables::IncludeObject)>, ApiError> {
+    let Some(version) = tables::wanted(headers) else {
+        return Ok(None);
+    };
+    let include = tables::IncludeObject::parse(query.get("includeObject")).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "invalid includeObject {:?}: use None, Metadata or Object",
+            query.get("includeObject").unwrap_or_default()
+        ))
+    })?;
+    Ok(Some((version, include)))
+}
+
+fn get(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
     require_verb(target, "get")?;
-    match state.store.get(&target.key(name)) {
-        Some(object) => Ok(json_response(StatusCode::OK, &object)),
-        None => Err(ApiError::not_found(target.group(), target.plural(), name)),
+    let Some(object) = state.store.get(&target.key(name)) else {
+        return Err(ApiError::not_found(target.group(), target.plural(), name));
+    };
+    match table_request(query, headers)? {
+        Some((version, include)) => {
+            let printer = tables::Printer::of(&target.resource);
+            let metadata = json!({"resourceVersion": meta_str(&object, "resourceVersion").unwrap_or_default()});
+            let table = printer.table(version, std::iter::once(&*object), metadata, include, true);
+            Ok(json_response(StatusCode::OK, &table))
+        }
+        None => Ok(json_response(StatusCode::OK, &object)),
     }
 }
 
@@ -354,7 +388,13 @@ impl Selection {
     }
 }
 
-fn list(state: &AppState, target: &Target, query: &Query) -> Result<Response, ApiError> {
+fn list(
+    state: &AppState,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let table = table_request(query, headers)?;
     require_verb(target, "list")?;
     let selection = Selection::parse(target, query)?;
     if query
@@ -427,6 +467,17 @@ fn list(state: &AppState, target: &Target, query: &Query) -> Result<Response, Ap
     {
         metadata["continue"] = json!(encode_continue(revision, &namespace, &name));
         metadata["remainingItemCount"] = json!(remaining);
+    }
+    if let Some((version, include)) = table {
+        let printer = tables::Printer::of(&target.resource);
+        let table = printer.table(
+            version,
+            items.iter(),
+            tables::list_metadata(&metadata),
+            include,
+            true,
+        );
+        return Ok(json_response(StatusCode::OK, &table));
     }
     let body = json!({
         "kind": target.resource.list_kind(),
@@ -1485,6 +1536,32 @@ fn delete_collection(
     Ok(json_response(StatusCode::OK, &body))
 }
 
+/// How watch events carry objects: as they are, or as one-row Tables (the first with the
+/// column definitions) when the client asked for Tables.
+struct EventFormat {
+    table: Option<(&'static str, tables::IncludeObject, tables::Printer)>,
+    headers_sent: bool,
+}
+
+impl EventFormat {
+    fn line(&mut self, event_type: &str, object: &Value) -> Bytes {
+        let Some((version, include, printer)) = &self.table else {
+            return event_line(event_type, object);
+        };
+        let metadata =
+            json!({"resourceVersion": meta_str(object, "resourceVersion").unwrap_or_default()});
+        let table = printer.table(
+            version,
+            std::iter::once(object),
+            metadata,
+            *include,
+            !self.headers_sent,
+        );
+        self.headers_sent = true;
+        event_line(event_type, &table)
+    }
+}
+
 /// One line of a watch stream.
 fn event_line(event_type: &str, object: &Value) -> Bytes {
     let mut line =
@@ -1524,8 +1601,18 @@ fn filter_change<'a>(
     }
 }
 
-fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Response, ApiError> {
+fn watch(
+    state: &Arc<AppState>,
+    target: &Target,
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
     require_verb(target, "watch")?;
+    let mut format = EventFormat {
+        table: table_request(query, headers)?
+            .map(|(version, include)| (version, include, tables::Printer::of(&target.resource))),
+        headers_sent: false,
+    };
     if query.flag("sendInitialEvents") {
         return Err(ApiError::invalid_request(
             "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled".to_owned(),
@@ -1565,7 +1652,7 @@ fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Respon
                 .iter()
                 .filter(|object| selection.matches(object))
             {
-                initial.push(event_line("ADDED", object));
+                initial.push(format.line("ADDED", object));
             }
             (listed.live, listed.revision)
         }
@@ -1579,7 +1666,7 @@ fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Respon
                         if let Some((event_type, object)) =
                             filter_change(target, &selection, change)
                         {
-                            initial.push(event_line(event_type, object));
+                            initial.push(format.line(event_type, object));
                         }
                     }
                     (Some(start.live), start.revision)
@@ -1642,7 +1729,7 @@ fn watch(state: &Arc<AppState>, target: &Target, query: &Query) -> Result<Respon
                         }
                         last_revision = change.revision;
                         if let Some((event_type, object)) = filter_change(&target, &selection, &change)
-                            && sender.send(event_line(event_type, object)).await.is_err()
+                            && sender.send(format.line(event_type, object)).await.is_err()
                         {
                             return;
                         }

@@ -23,6 +23,7 @@ pub mod selectors;
 mod server;
 pub mod storage;
 mod strategic;
+mod tables;
 mod tls;
 
 pub use error::ApiError;

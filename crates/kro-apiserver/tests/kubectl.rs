@@ -150,6 +150,28 @@ fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
         "jsonpath={.metadata.generation}",
     ]);
     assert_eq!(generation, "1");
+    // Server-side columns, as kube-apiserver's printers give them.
+    let wide = sandbox.ok(&["get", "deployment", "-o", "wide"]);
+    let lines: Vec<Vec<&str>> = wide
+        .lines()
+        .map(|line| line.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        [
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ],
+        "{wide}"
+    );
+    assert_eq!(lines[1][..4], ["web", "0/2", "0", "0"], "{wide}");
+    assert_eq!(lines[1][5..], ["web", "nginx:1.27", "app=web"], "{wide}");
     let yaml = sandbox.ok(&["get", "deployment", "web", "-o", "yaml"]);
     assert!(
         yaml.contains("kubectl.kubernetes.io/last-applied-configuration"),
@@ -556,6 +578,23 @@ fn custom_resources_are_served_validated_scaled_and_deleted_with_their_definitio
     );
     let again = sandbox.ok_with(&["apply", "-f", "-"], Some(WIDGET));
     assert_eq!(again.trim(), "widget.example.com/w1 unchanged");
+    // additionalPrinterColumns, the priority-1 column only with -o wide.
+    let table = sandbox.ok(&["get", "widgets"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "REPLICAS"], "{table}");
+    let wide = sandbox.ok(&["get", "widgets", "-o", "wide"]);
+    let row: Vec<&str> = wide
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row, ["w1", "1", "small"], "{wide}");
 
     // x-kubernetes-validations run on the server.
     let rejected = sandbox.fails(
