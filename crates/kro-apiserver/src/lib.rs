@@ -14,6 +14,7 @@ mod defaults;
 pub mod error;
 mod handlers;
 mod http_util;
+pub mod knobs;
 mod managed;
 mod objects;
 pub mod openapi;
@@ -27,6 +28,7 @@ mod tables;
 mod tls;
 
 pub use error::ApiError;
+pub use knobs::{InjectedFailure, RequestKind};
 pub use server::{
     RunningServer, ServerConfig, StartError, kubeconfig, random_token, start, start_in_background,
 };

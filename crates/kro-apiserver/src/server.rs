@@ -145,6 +145,7 @@ pub(crate) struct AppState {
     /// Bumped to end every open watch with an in-stream 410 (a test knob).
     pub(crate) watch_expiry: tokio::sync::watch::Sender<u64>,
     pub(crate) service_ips: Mutex<std::collections::BTreeSet<u32>>,
+    pub(crate) knobs: crate::knobs::Knobs,
     validators: Mutex<HashMap<Gvk, Arc<Option<Validator>>>>,
     openapi: Mutex<HashMap<(String, String), Arc<PublishedDocument>>>,
 }
@@ -289,6 +290,43 @@ impl RunningServer {
         self.state.watch_expiry.send_modify(|epoch| *epoch += 1);
     }
 
+    /// Adds `latency` before every resource request is handled (test knob; zero turns it off).
+    pub fn set_latency(&self, latency: Duration) {
+        self.state.knobs.set_latency(latency);
+    }
+
+    /// Fails a chosen request with a status code (test knob).
+    pub fn inject_failure(&self, failure: crate::knobs::InjectedFailure) {
+        self.state.knobs.inject(failure);
+    }
+
+    /// Drops the failures injected and not yet fired.
+    pub fn clear_failures(&self) {
+        self.state.knobs.clear_failures();
+    }
+
+    /// Resource requests served so far, by (verb, resource); `resource` carries
+    /// `/<subresource>` for subresources (test knob).
+    pub fn request_counts(&self) -> std::collections::BTreeMap<(String, String), u64> {
+        self.state.knobs.counts()
+    }
+
+    /// How many requests with `verb` were served, over every resource.
+    pub fn requests_with_verb(&self, verb: &str) -> u64 {
+        self.state
+            .knobs
+            .counts()
+            .iter()
+            .filter(|((counted, _), _)| counted == verb)
+            .map(|(_, count)| count)
+            .sum()
+    }
+
+    /// Starts counting from zero.
+    pub fn reset_request_counts(&self) {
+        self.state.knobs.reset_counts();
+    }
+
     /// The current resourceVersion of the store.
     pub fn revision(&self) -> u64 {
         self.state.store.revision()
@@ -326,6 +364,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         watches: AtomicUsize::new(0),
         watch_expiry: tokio::sync::watch::Sender::new(0),
         service_ips: Mutex::new(std::collections::BTreeSet::new()),
+        knobs: crate::knobs::Knobs::default(),
         validators: Mutex::new(HashMap::new()),
         openapi: Mutex::new(HashMap::new()),
         config,
@@ -524,6 +563,10 @@ fn router(state: Arc<AppState>) -> Router {
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
             Arc::clone(&state),
+            apply_knobs,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
             authenticate,
         ))
         .with_state(state)
@@ -550,6 +593,41 @@ async fn authenticate(
     } else {
         ApiError::unauthorized().into_response()
     }
+}
+
+/// Counts resource requests, delays them and fails the chosen ones (test knobs).
+async fn apply_knobs(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let Some(kind) = crate::knobs::classify(
+        request.method(),
+        request.uri().path(),
+        request.uri().query(),
+    ) else {
+        return next.run(request).await;
+    };
+    let latency = state.knobs.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(code) = state.knobs.observe(&kind) {
+        let reason = match code {
+            409 => "Conflict",
+            429 => "TooManyRequests",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "",
+        };
+        return ApiError::new(
+            code,
+            reason,
+            format!(
+                "injected failure for {} {} (test knob)",
+                kind.verb, kind.resource
+            ),
+        )
+        .into_response();
+    }
+    next.run(request).await
 }
 
 fn constant_time_eq(a: &str, b: &str) -> bool {

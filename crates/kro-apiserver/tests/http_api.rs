@@ -294,3 +294,56 @@ fn a_watch_from_a_compacted_version_gets_410_in_the_stream() {
     );
     assert_eq!(ahead.code, 504);
 }
+
+#[test]
+fn test_knobs_delay_fail_and_count_requests() {
+    let server = server();
+    let path = "/api/v1/namespaces/default/configmaps";
+    let created = request(
+        &server,
+        "POST",
+        path,
+        &[JSON],
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"k"}}"#,
+    );
+    assert_eq!(created.code, 201);
+    server.reset_request_counts();
+
+    server.inject_failure(kro_apiserver::InjectedFailure::new(
+        "patch",
+        "configmaps",
+        2,
+        503,
+    ));
+    let merge = ("Content-Type", "application/merge-patch+json");
+    let item = format!("{path}/k");
+    let patch = |value: &str| {
+        request(
+            &server,
+            "PATCH",
+            &item,
+            &[merge],
+            format!(r#"{{"data":{{"v":"{value}"}}}}"#).as_bytes(),
+        )
+    };
+    assert_eq!(patch("1").code, 200);
+    let failed = patch("2");
+    assert_eq!(failed.code, 503);
+    assert_eq!(failed.json()["reason"], "ServiceUnavailable");
+    assert_eq!(patch("3").code, 200, "an injected failure fires once");
+    let stored = request(&server, "GET", &item, &[], b"");
+    assert_eq!(stored.json()["data"]["v"], "3");
+
+    // Latency applies to resource requests (a lower bound, not a timing target).
+    server.set_latency(std::time::Duration::from_millis(50));
+    let started = std::time::Instant::now();
+    assert_eq!(request(&server, "GET", &item, &[], b"").code, 200);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(50));
+    server.set_latency(std::time::Duration::ZERO);
+
+    let counts = server.request_counts();
+    assert_eq!(counts[&("patch".to_owned(), "configmaps".to_owned())], 3);
+    assert_eq!(counts[&("get".to_owned(), "configmaps".to_owned())], 2);
+    assert_eq!(server.requests_with_verb("patch"), 3);
+    assert_eq!(server.requests_with_verb("create"), 0);
+}
