@@ -1,5 +1,6 @@
 //! What kube-apiserver fills in on built-in objects that readers (kro diffs desired against
-//! observed) see: Service defaults and cluster IP allocation.
+//! observed, kubectl describe dereferences) see: Service defaults and cluster IP allocation,
+//! and the defaults of workloads and their pod templates (`pkg/apis/*/v1/defaults.go`).
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
@@ -27,10 +28,205 @@ pub(crate) fn apply(
     if resource.group().is_empty() && resource.plural == "services" {
         service(state, object, old)?;
     }
+    match (resource.group(), resource.plural.as_str()) {
+        ("apps", "deployments") => deployment(object),
+        ("apps", "replicasets") => replica_set(object),
+        ("apps", "statefulsets") => stateful_set(object),
+        ("apps", "daemonsets") => daemon_set(object),
+        ("batch", "jobs") => job(object),
+        ("batch", "cronjobs") => cron_job(object),
+        ("", "pods") => {
+            if let Some(spec) = object.get_mut("spec") {
+                pod_spec(spec);
+            }
+        }
+        _ => {}
+    }
     if let Some(custom) = &resource.custom {
         kro_schema::apply_defaults(&custom.schema, object);
     }
     Ok(())
+}
+
+/// Sets `field` of `object` (an object) to `value` unless it is set.
+fn default(object: &mut Value, field: &str, value: Value) {
+    if let Value::Object(map) = object
+        && map.get(field).is_none_or(Value::is_null)
+    {
+        map.insert(field.to_owned(), value);
+    }
+}
+
+/// The object at `field`, created empty when missing.
+fn child<'a>(object: &'a mut Value, field: &str) -> Option<&'a mut Value> {
+    default(object, field, json!({}));
+    object.get_mut(field).filter(|value| value.is_object())
+}
+
+fn pod_template(spec: &mut Value) {
+    if let Some(template) = child(spec, "template")
+        && let Some(pod) = child(template, "spec")
+    {
+        pod_spec(pod);
+    }
+}
+
+fn pod_spec(spec: &mut Value) {
+    if !spec.is_object() {
+        return;
+    }
+    default(spec, "restartPolicy", json!("Always"));
+    default(spec, "terminationGracePeriodSeconds", json!(30));
+    default(spec, "dnsPolicy", json!("ClusterFirst"));
+    default(spec, "schedulerName", json!("default-scheduler"));
+    default(spec, "securityContext", json!({}));
+    for list in ["containers", "initContainers"] {
+        for container in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            let image = container["image"].as_str().unwrap_or_default().to_owned();
+            let tag = image.rsplit('/').next().and_then(|last| {
+                if last.contains('@') {
+                    Some("digest")
+                } else {
+                    last.split_once(':').map(|(_, tag)| tag)
+                }
+            });
+            let pull = match tag {
+                None | Some("latest") => "Always",
+                Some(_) => "IfNotPresent",
+            };
+            default(container, "imagePullPolicy", json!(pull));
+            default(
+                container,
+                "terminationMessagePath",
+                json!("/dev/termination-log"),
+            );
+            default(container, "terminationMessagePolicy", json!("File"));
+            default(container, "resources", json!({}));
+            for port in container
+                .get_mut("ports")
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                default(port, "protocol", json!("TCP"));
+            }
+        }
+    }
+}
+
+fn deployment(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    default(spec, "revisionHistoryLimit", json!(10));
+    default(spec, "progressDeadlineSeconds", json!(600));
+    if let Some(strategy) = child(spec, "strategy") {
+        default(strategy, "type", json!("RollingUpdate"));
+        if strategy["type"] == "RollingUpdate"
+            && let Some(rolling) = child(strategy, "rollingUpdate")
+        {
+            default(rolling, "maxSurge", json!("25%"));
+            default(rolling, "maxUnavailable", json!("25%"));
+        }
+    }
+    pod_template(spec);
+}
+
+fn replica_set(object: &mut Value) {
+    if let Some(spec) = child(object, "spec") {
+        default(spec, "replicas", json!(1));
+        pod_template(spec);
+    }
+}
+
+fn stateful_set(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default(spec, "replicas", json!(1));
+    default(spec, "podManagementPolicy", json!("OrderedReady"));
+    default(spec, "revisionHistoryLimit", json!(10));
+    if let Some(strategy) = child(spec, "updateStrategy") {
+        default(strategy, "type", json!("RollingUpdate"));
+        if strategy["type"] == "RollingUpdate"
+            && let Some(rolling) = child(strategy, "rollingUpdate")
+        {
+            default(rolling, "partition", json!(0));
+        }
+    }
+    if let Some(retention) = child(spec, "persistentVolumeClaimRetentionPolicy") {
+        default(retention, "whenDeleted", json!("Retain"));
+        default(retention, "whenScaled", json!("Retain"));
+    }
+    pod_template(spec);
+}
+
+fn daemon_set(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default(spec, "revisionHistoryLimit", json!(10));
+    if let Some(strategy) = child(spec, "updateStrategy") {
+        default(strategy, "type", json!("RollingUpdate"));
+        if strategy["type"] == "RollingUpdate"
+            && let Some(rolling) = child(strategy, "rollingUpdate")
+        {
+            default(rolling, "maxUnavailable", json!(1));
+            default(rolling, "maxSurge", json!(0));
+        }
+    }
+    pod_template(spec);
+}
+
+fn job_spec(spec: &mut Value) {
+    default(spec, "parallelism", json!(1));
+    default(spec, "completions", json!(1));
+    default(spec, "backoffLimit", json!(6));
+    default(spec, "completionMode", json!("NonIndexed"));
+    default(spec, "suspend", json!(false));
+    default(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
+    if let Some(template) = child(spec, "template")
+        && let Some(pod) = child(template, "spec")
+    {
+        // Jobs' pods must set restartPolicy (Never or OnFailure); none is defaulted.
+        let restart = pod.get("restartPolicy").cloned();
+        pod_spec(pod);
+        match restart {
+            Some(value) => pod["restartPolicy"] = value,
+            None => {
+                if let Value::Object(map) = pod {
+                    map.remove("restartPolicy");
+                }
+            }
+        }
+    }
+}
+
+fn job(object: &mut Value) {
+    if let Some(spec) = child(object, "spec") {
+        job_spec(spec);
+    }
+}
+
+fn cron_job(object: &mut Value) {
+    let Some(spec) = child(object, "spec") else {
+        return;
+    };
+    default(spec, "concurrencyPolicy", json!("Allow"));
+    default(spec, "suspend", json!(false));
+    default(spec, "successfulJobsHistoryLimit", json!(3));
+    default(spec, "failedJobsHistoryLimit", json!(1));
+    if let Some(template) = child(spec, "jobTemplate")
+        && let Some(job) = child(template, "spec")
+    {
+        job_spec(job);
+    }
 }
 
 fn service(state: &AppState, object: &mut Value, old: Option<&Value>) -> Result<(), ApiError> {
@@ -130,4 +326,30 @@ pub(crate) fn seed_service_ips(state: &AppState) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .extend(used);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deployments_get_kube_apiserver_defaults() {
+        let mut object = json!({"spec": {"selector": {"matchLabels": {"app": "d"}},
+            "template": {"spec": {"containers": [{"name": "a", "image": "nginx:1.27",
+                "ports": [{"containerPort": 80}]}, {"name": "b", "image": "busybox"}]}}}});
+        deployment(&mut object);
+        let spec = &object["spec"];
+        assert_eq!(spec["replicas"], 1);
+        assert_eq!(spec["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+        assert_eq!(pod["containers"][0]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(pod["containers"][1]["imagePullPolicy"], "Always");
+        assert_eq!(pod["containers"][0]["ports"][0]["protocol"], "TCP");
+        // Values given are kept.
+        let mut recreate = json!({"spec": {"replicas": 0, "strategy": {"type": "Recreate"}}});
+        deployment(&mut recreate);
+        assert_eq!(recreate["spec"]["replicas"], 0);
+        assert!(recreate["spec"]["strategy"].get("rollingUpdate").is_none());
+    }
 }

@@ -172,6 +172,16 @@ fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
     );
     assert_eq!(lines[1][..4], ["web", "0/2", "0", "0"], "{wide}");
     assert_eq!(lines[1][5..], ["web", "nginx:1.27", "app=web"], "{wide}");
+    // describe dereferences the defaults kube-apiserver sets.
+    let described = sandbox.ok(&["describe", "deployment", "web"]);
+    assert!(
+        described.contains("StrategyType:           RollingUpdate"),
+        "{described}"
+    );
+    assert!(
+        described.contains("Image:         nginx:1.27"),
+        "{described}"
+    );
     let yaml = sandbox.ok(&["get", "deployment", "web", "-o", "yaml"]);
     assert!(
         yaml.contains("kubectl.kubernetes.io/last-applied-configuration"),
