@@ -654,15 +654,7 @@ fn create(
     body: &[u8],
 ) -> Result<Response, ApiError> {
     require_verb(target, "create")?;
-    if let Some(custom) = &target.resource.custom
-        && crd::is_terminating(state, &custom.crd_name)
-    {
-        return Err(ApiError::new(
-            405,
-            "MethodNotAllowed",
-            "create not allowed while custom resource definition is terminating".to_owned(),
-        ));
-    }
+    refuse_while_terminating(state, target)?;
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     let mut object = decode_object(headers, body)?;
@@ -746,6 +738,28 @@ fn create(
         target.plural(),
         &name,
     ))
+}
+
+/// A body naming another object than the URL is refused.
+fn check_name_matches(object: &Value, name: &str) -> Result<(), ApiError> {
+    match meta_str(object, "name").filter(|found| *found != name) {
+        Some(found) => Err(ApiError::bad_request(format!(
+            "the name of the object ({found}) does not match the name on the URL ({name})"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The resources of a definition being deleted take no new objects.
+fn refuse_while_terminating(state: &AppState, target: &Target) -> Result<(), ApiError> {
+    match &target.resource.custom {
+        Some(custom) if crd::is_terminating(state, &custom.crd_name) => Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "create not allowed while custom resource definition is terminating".to_owned(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Prepares a new object for storage: server-set metadata, defaults, validation and, for
@@ -936,11 +950,7 @@ fn update(
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     let mut object = decode_object(headers, body)?;
-    if let Some(found) = meta_str(&object, "name").filter(|found| *found != name) {
-        return Err(ApiError::bad_request(format!(
-            "the name of the object ({found}) does not match the name on the URL ({name})"
-        )));
-    }
+    check_name_matches(&object, name)?;
     check_namespace(target, &mut object)?;
     let request = UpdateRequest {
         state,
@@ -1062,11 +1072,7 @@ fn patch(
                     patched
                 }
             };
-            if let Some(found) = meta_str(&patched, "name").filter(|found| *found != name) {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({found}) does not match the name on the URL ({name})"
-                )));
-            }
+            check_name_matches(&patched, name)?;
             decide_update(&request, Some(stored), patched, &mut warnings)
         })?;
     if !dry_run {
@@ -1129,16 +1135,9 @@ fn apply_patch(
     if config.pointer("/metadata/managedFields").is_some() {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    match meta_str(&config, "name") {
-        Some(found) if found != name => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({found}) does not match the name on the URL ({name})"
-            )));
-        }
-        Some(_) => {}
-        None => {
-            objects::metadata_mut(&mut config).insert("name".to_owned(), json!(name));
-        }
+    check_name_matches(&config, name)?;
+    if meta_str(&config, "name").is_none() {
+        objects::metadata_mut(&mut config).insert("name".to_owned(), json!(name));
     }
     check_namespace(target, &mut config)?;
     let key = target.key(name);
@@ -1146,15 +1145,7 @@ fn apply_patch(
         if update_target == UpdateTarget::Status {
             return Err(ApiError::not_found(target.group(), target.plural(), name));
         }
-        if let Some(custom) = &target.resource.custom
-            && crd::is_terminating(state, &custom.crd_name)
-        {
-            return Err(ApiError::new(
-                405,
-                "MethodNotAllowed",
-                "create not allowed while custom resource definition is terminating".to_owned(),
-            ));
-        }
+        refuse_while_terminating(state, target)?;
         if !(target.group().is_empty() && target.plural() == "namespaces") {
             admit_namespace(state, target, name)?;
         }
