@@ -133,3 +133,113 @@ async fn a_watcher_follows_changes_across_a_forced_410() {
     watch.abort();
     server.stop();
 }
+
+/// A reflector's store on a custom resource stays in step with the server across a forced
+/// 410: the changes made while the watch was expired show up, and a deletion made then too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reflector_on_a_custom_resource_recovers_from_a_forced_410() {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{ApiResource, DeleteParams, DynamicObject};
+    use kube::runtime::reflector;
+
+    let server = start(ServerConfig {
+        token: None,
+        tls: false,
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("the server starts");
+    let url = server.url().parse().expect("URL");
+    let client = kube::Client::try_from(kube::Config::new(url)).expect("client");
+    let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}
+    }))
+    .expect("CRD");
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &crd)
+        .await
+        .expect("CRD created");
+    let resource = ApiResource {
+        group: "example.com".to_owned(),
+        version: "v1".to_owned(),
+        api_version: "example.com/v1".to_owned(),
+        kind: "Widget".to_owned(),
+        plural: "widgets".to_owned(),
+    };
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &resource);
+    let widget = |name: &str, size: i64| -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": name}, "spec": {"size": size}}))
+        .expect("Widget")
+    };
+    let size = |object: &DynamicObject| object.data["spec"]["size"].as_i64();
+
+    let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
+    let reader = writer.as_reader();
+    let watched = api.clone();
+    let reflect = tokio::spawn(async move {
+        let stream = reflector::reflector(
+            writer,
+            watcher(watched, watcher::Config::default()).default_backoff(),
+        )
+        .applied_objects();
+        futures_util::pin_mut!(stream);
+        while stream.next().await.is_some() {}
+    });
+    let state = |reader: &reflector::Store<DynamicObject>| -> Vec<(String, Option<i64>)> {
+        let mut objects: Vec<(String, Option<i64>)> = reader
+            .state()
+            .iter()
+            .map(|object| {
+                (
+                    object.metadata.name.clone().unwrap_or_default(),
+                    size(object),
+                )
+            })
+            .collect();
+        objects.sort();
+        objects
+    };
+    let converge = async |reader: &reflector::Store<DynamicObject>,
+                          expected: Vec<(String, Option<i64>)>| {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while state(reader) != expected {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the reflector holds {:?}, expected {expected:?}",
+                state(reader)
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+
+    for name in ["a", "b"] {
+        api.create(&PostParams::default(), &widget(name, 1))
+            .await
+            .expect("created");
+    }
+    converge(&reader, vec![("a".into(), Some(1)), ("b".into(), Some(1))]).await;
+
+    server.compact();
+    server.expire_watches();
+    let patch = serde_json::json!({"spec": {"size": 2}});
+    api.patch("a", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patched");
+    api.delete("b", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    api.create(&PostParams::default(), &widget("c", 3))
+        .await
+        .expect("created");
+    converge(&reader, vec![("a".into(), Some(2)), ("c".into(), Some(3))]).await;
+    reflect.abort();
+    server.stop();
+}
