@@ -24,8 +24,8 @@ async fn set_value(api: &Api<ConfigMap>, name: &str, value: &str) {
         .expect("merge patch");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_watcher_follows_changes_across_a_forced_410() {
+/// An in-process server over plain HTTP, and a kube-rs client of it.
+async fn serve() -> (kro_apiserver::RunningServer, kube::Client) {
     let server = start(ServerConfig {
         token: None,
         tls: false,
@@ -35,6 +35,12 @@ async fn a_watcher_follows_changes_across_a_forced_410() {
     .expect("the server starts");
     let url = server.url().parse().expect("URL");
     let client = kube::Client::try_from(kube::Config::new(url)).expect("client");
+    (server, client)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_follows_changes_across_a_forced_410() {
+    let (server, client) = serve().await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
 
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
@@ -142,15 +148,7 @@ async fn a_reflector_on_a_custom_resource_recovers_from_a_forced_410() {
     use kube::api::{ApiResource, DeleteParams, DynamicObject};
     use kube::runtime::reflector;
 
-    let server = start(ServerConfig {
-        token: None,
-        tls: false,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the server starts");
-    let url = server.url().parse().expect("URL");
-    let client = kube::Client::try_from(kube::Config::new(url)).expect("client");
+    let (server, client) = serve().await;
     let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
