@@ -18,6 +18,7 @@ pub mod knobs;
 mod managed;
 mod objects;
 pub mod openapi;
+pub mod openapi_v2;
 mod patch;
 pub mod registry;
 pub mod selectors;

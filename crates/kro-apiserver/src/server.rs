@@ -22,9 +22,9 @@ use tokio::sync::oneshot;
 use crate::error::ApiError;
 use crate::http_util::{accepted, json_response, json_response_typed};
 use crate::objects;
-use crate::openapi;
 use crate::registry::{AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1, Registry};
 use crate::storage::{Mutation, ObjectKey, Store, StoreLimits};
+use crate::{openapi, openapi_v2};
 
 /// How to run the server.
 #[derive(Debug, Clone)]
@@ -148,6 +148,14 @@ pub(crate) struct AppState {
     pub(crate) knobs: crate::knobs::Knobs,
     validators: Mutex<HashMap<Gvk, Arc<Option<Validator>>>>,
     openapi: Mutex<HashMap<(String, String), Arc<PublishedDocument>>>,
+    openapi_v2: Mutex<Option<Arc<PublishedV2Document>>>,
+}
+
+/// The OpenAPI v2 document in both encodings, built once per change of the served resources.
+pub(crate) struct PublishedV2Document {
+    json: axum::body::Bytes,
+    protobuf: axum::body::Bytes,
+    etag: String,
 }
 
 impl AppState {
@@ -169,6 +177,10 @@ impl AppState {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(&(group.to_owned(), version.to_owned()));
+        *self
+            .openapi_v2
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     /// The compiled validator of a built-in kind (`None` when the catalog has no schema).
@@ -214,6 +226,52 @@ impl AppState {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(key, Arc::clone(&entry));
         Some(entry)
+    }
+
+    /// The OpenAPI v2 document (all group-versions), built from the v3 documents.
+    fn openapi_v2_document(&self) -> Arc<PublishedV2Document> {
+        if let Some(cached) = self
+            .openapi_v2
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            return Arc::clone(cached);
+        }
+        let v3: Vec<Arc<PublishedDocument>> = self
+            .served_group_versions()
+            .iter()
+            .filter_map(|(group, version)| self.openapi_document(group, version))
+            .collect();
+        let document = openapi_v2::document(v3.iter().map(|published| &published.document));
+        let json = serde_json::to_vec(&document).unwrap_or_default();
+        let protobuf = openapi_v2::encode_document(&document);
+        let etag = format!("\"{}\"", openapi::document_hash(&document));
+        let published = Arc::new(PublishedV2Document {
+            json: json.into(),
+            protobuf: protobuf.into(),
+            etag,
+        });
+        *self
+            .openapi_v2
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&published));
+        published
+    }
+
+    /// Every served group-version, in discovery order.
+    fn served_group_versions(&self) -> Vec<(String, String)> {
+        self.registry()
+            .groups()
+            .iter()
+            .flat_map(|group| {
+                group
+                    .versions
+                    .iter()
+                    .map(|(version, _)| (group.name.clone(), version.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     }
 
     fn bootstrap(&self) {
@@ -367,6 +425,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         knobs: crate::knobs::Knobs::default(),
         validators: Mutex::new(HashMap::new()),
         openapi: Mutex::new(HashMap::new()),
+        openapi_v2: Mutex::new(None),
         config,
     });
     state.bootstrap();
@@ -557,6 +616,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/readyz", get(health))
         .route("/api", get(api_root))
         .route("/apis", get(apis_root))
+        .route("/openapi/v2", get(openapi_v2_document))
         .route("/openapi/v3", get(openapi_index))
         .route("/openapi/v3/{*path}", get(openapi_document))
         .fallback(crate::handlers::resource_request)
@@ -712,21 +772,66 @@ async fn apis_root(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Re
     discovery(&state, &headers, false)
 }
 
+/// The media types the v2 document is served as: JSON, and gnostic's protobuf under both of
+/// the names client-go has used.
+const OPENAPI_V2_PROTOBUF: [&str; 2] = [
+    "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+];
+
+async fn openapi_v2_document(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let mut protobuf = None;
+    for range in accepted(&headers) {
+        let media = range.media_type.as_str();
+        if OPENAPI_V2_PROTOBUF.contains(&media) {
+            protobuf = Some(true);
+            break;
+        }
+        if matches!(media, "application/json" | "application/*" | "*/*") {
+            protobuf = Some(false);
+            break;
+        }
+    }
+    let Some(protobuf) = protobuf else {
+        // kube-openapi answers an unservable Accept with an empty 406.
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        return response;
+    };
+    let document = state.openapi_v2_document();
+    let (body, content_type) = if protobuf {
+        (document.protobuf.clone(), OPENAPI_V2_PROTOBUF[1])
+    } else {
+        (document.json.clone(), "application/json")
+    };
+    let not_modified = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|tag| tag == document.etag);
+    let mut response = if not_modified {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Body::from(body));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            http::HeaderValue::from_static(content_type),
+        );
+        response
+    };
+    if let Ok(etag) = http::HeaderValue::from_str(&document.etag) {
+        response.headers_mut().insert(header::ETAG, etag);
+    }
+    response
+        .headers_mut()
+        .insert(header::VARY, http::HeaderValue::from_static("Accept"));
+    response
+}
+
 async fn openapi_index(State(state): State<Arc<AppState>>) -> Response {
-    let group_versions: Vec<(String, String)> = state
-        .registry()
-        .groups()
-        .iter()
-        .flat_map(|group| {
-            group
-                .versions
-                .iter()
-                .map(|(version, _)| (group.name.clone(), version.clone()))
-                .collect::<Vec<_>>()
-        })
-        .collect();
     let mut paths = serde_json::Map::new();
-    for (group, version) in group_versions {
+    for (group, version) in state.served_group_versions() {
         if let Some(document) = state.openapi_document(&group, &version) {
             let key = openapi::index_key(&group, &version);
             paths.insert(

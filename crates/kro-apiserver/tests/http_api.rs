@@ -213,6 +213,58 @@ fn aggregated_discovery_is_recognised_by_its_content_type() {
 }
 
 #[test]
+fn openapi_v2_is_negotiated_as_kube_apiserver_does() {
+    let server = server();
+    let json = request(&server, "GET", "/openapi/v2", &[], b"");
+    assert_eq!(json.code, 200);
+    assert_eq!(json.header("content-type"), Some("application/json"));
+    let document = json.json();
+    assert_eq!(document["swagger"], "2.0");
+    assert!(
+        document["definitions"]
+            .get("io.k8s.api.core.v1.ConfigMap")
+            .is_some()
+    );
+    let etag = json.header("etag").expect("an ETag").to_owned();
+
+    let protobuf = request(
+        &server,
+        "GET",
+        "/openapi/v2",
+        &[(
+            "Accept",
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        )],
+        b"",
+    );
+    assert_eq!(protobuf.code, 200);
+    assert_eq!(
+        protobuf.header("content-type"),
+        Some("application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+    );
+    // Field 1 (swagger), length-delimited: "2.0".
+    assert_eq!(&protobuf.body[..5], b"\x0a\x032.0");
+    assert_eq!(protobuf.header("etag"), Some(etag.as_str()));
+
+    let unchanged = request(
+        &server,
+        "GET",
+        "/openapi/v2",
+        &[("If-None-Match", etag.as_str())],
+        b"",
+    );
+    assert_eq!(unchanged.code, 304);
+    let refused = request(
+        &server,
+        "GET",
+        "/openapi/v2",
+        &[("Accept", "text/plain")],
+        b"",
+    );
+    assert_eq!(refused.code, 406);
+}
+
+#[test]
 fn a_write_that_changes_nothing_keeps_the_resource_version() {
     let server = server();
     let created = create_config_map(&server, "same");

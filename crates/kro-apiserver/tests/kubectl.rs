@@ -1,22 +1,59 @@
 //! Real kubectl against the embedded API server, over TLS with a bearer token, as users run
-//! it: no `--validate=false`, a fresh HOME per test.
+//! it: no `--validate=false`, a fresh HOME per test. Every scenario runs with kubectl 1.27
+//! (which reads only the protobuf OpenAPI v2 document) and with kubectl 1.33 (OpenAPI v3,
+//! aggregated discovery).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use kro_apiserver::{RunningServer, ServerConfig, start_in_background};
-use kro_test_support::{kubectl, run_kubectl};
+use kro_test_support::{kubectl_release, run_kubectl_binary};
 
 struct Sandbox {
     server: RunningServer,
     _dir: tempfile::TempDir,
     kubeconfig: PathBuf,
     home: PathBuf,
+    kubectl: PathBuf,
 }
 
+/// Runs each named scenario (a `fn(&Sandbox)`) as two tests, `<scenario>::kubectl_1_27` and
+/// `<scenario>::kubectl_1_33`, each with its own server.
+macro_rules! with_each_kubectl {
+    ($($scenario:ident),* $(,)?) => {
+        $(mod $scenario {
+            #[test]
+            fn kubectl_1_27() {
+                super::$scenario(&super::Sandbox::start(27));
+            }
+
+            #[test]
+            fn kubectl_1_33() {
+                super::$scenario(&super::Sandbox::start(33));
+            }
+        })*
+    };
+}
+
+with_each_kubectl!(
+    version_discovery_and_explain,
+    client_side_apply_creates_then_reports_unchanged_without_a_write,
+    errors_read_as_kubernetes_words_them,
+    replace_with_a_stale_resource_version_conflicts,
+    label_annotate_patch_and_selectors,
+    finalizers_hold_deletion_until_removed,
+    services_get_a_cluster_ip_and_defaults,
+    get_watch_streams_changes,
+    a_wrong_token_is_unauthorized,
+    custom_resources_are_served_validated_scaled_and_deleted_with_their_definition,
+    server_side_apply_tracks_owners_conflicts_and_removals,
+);
+
 impl Sandbox {
-    fn start() -> Sandbox {
+    /// A fresh server and HOME driven by kubectl 1.`minor`.
+    fn start(minor: u32) -> Sandbox {
+        let kubectl = kubectl_release(minor);
         let server = start_in_background(ServerConfig::default()).expect("the server starts");
         let dir = tempfile::tempdir().expect("temporary directory");
         let kubeconfig = dir.path().join("kubeconfig");
@@ -28,11 +65,12 @@ impl Sandbox {
             _dir: dir,
             kubeconfig,
             home,
+            kubectl,
         }
     }
 
     fn run(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        run_kubectl(&self.kubeconfig, &self.home, args, stdin)
+        run_kubectl_binary(&self.kubectl, &self.kubeconfig, &self.home, args, stdin)
     }
 
     /// Runs kubectl, requires success, returns stdout.
@@ -95,9 +133,7 @@ data:
   colour: blue
 ";
 
-#[test]
-fn version_discovery_and_explain() {
-    let sandbox = Sandbox::start();
+fn version_discovery_and_explain(sandbox: &Sandbox) {
     let version = sandbox.ok(&["version", "-o", "json"]);
     let version: serde_json::Value = serde_json::from_str(&version).expect("version JSON");
     assert_eq!(version["serverVersion"]["minor"], "33");
@@ -127,15 +163,24 @@ fn version_discovery_and_explain() {
         explained.contains("FIELD: replicas <integer>"),
         "{explained}"
     );
+    // The OpenAPI v2 models (protobuf), parsed whole by kubectl: every reference resolves.
+    let explained = sandbox.ok(&[
+        "explain",
+        "deployment.spec.template.spec.containers",
+        "--output",
+        "plaintext-openapiv2",
+    ]);
+    assert!(
+        explained.contains("RESOURCE: containers <[]Object>"),
+        "{explained}"
+    );
     // `get all` needs the `all` category in discovery.
     sandbox.ok_with(&["apply", "-f", "-"], Some(DEPLOYMENT));
     let all = sandbox.ok(&["get", "all", "-o", "name"]);
     assert!(all.contains("deployment.apps/web"), "{all}");
 }
 
-#[test]
-fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
-    let sandbox = Sandbox::start();
+fn client_side_apply_creates_then_reports_unchanged_without_a_write(sandbox: &Sandbox) {
     let created = sandbox.ok_with(&["apply", "-f", "-"], Some(DEPLOYMENT));
     assert_eq!(created.trim(), "deployment.apps/web created");
     let before = sandbox.resource_version(&["deployment", "web"]);
@@ -174,14 +219,14 @@ fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
     assert_eq!(lines[1][5..], ["web", "nginx:1.27", "app=web"], "{wide}");
     // describe dereferences the defaults kube-apiserver sets.
     let described = sandbox.ok(&["describe", "deployment", "web"]);
-    assert!(
-        described.contains("StrategyType:           RollingUpdate"),
-        "{described}"
-    );
-    assert!(
-        described.contains("Image:         nginx:1.27"),
-        "{described}"
-    );
+    // (Column alignment differs between kubectl releases.)
+    let describes = |label: &str, value: &str| {
+        described
+            .lines()
+            .any(|line| line.split_whitespace().collect::<Vec<_>>() == [label, value])
+    };
+    assert!(describes("StrategyType:", "RollingUpdate"), "{described}");
+    assert!(describes("Image:", "nginx:1.27"), "{described}");
     let yaml = sandbox.ok(&["get", "deployment", "web", "-o", "yaml"]);
     assert!(
         yaml.contains("kubectl.kubernetes.io/last-applied-configuration"),
@@ -196,8 +241,13 @@ fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
         "image: nginx:1.27",
         "image: nginx:1.28\n      - name: sidecar\n        image: busybox",
     );
-    let configured = sandbox.ok_with(&["apply", "-f", "-"], Some(&changed));
-    assert_eq!(configured.trim(), "deployment.apps/web configured");
+    let output = sandbox.run(&["apply", "-f", "-"], Some(&changed));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "deployment.apps/web configured"
+    );
+    // kubectl 1.27 computes the patch from the OpenAPI v2 models and warns when it cannot.
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
     let images = sandbox.ok(&[
         "get",
         "deployment",
@@ -251,9 +301,7 @@ fn client_side_apply_creates_then_reports_unchanged_without_a_write() {
     );
 }
 
-#[test]
-fn errors_read_as_kubernetes_words_them() {
-    let sandbox = Sandbox::start();
+fn errors_read_as_kubernetes_words_them(sandbox: &Sandbox) {
     sandbox.ok_with(&["create", "-f", "-"], Some(CONFIG_MAP));
     let exists = sandbox.fails(&["create", "-f", "-"], Some(CONFIG_MAP));
     assert!(
@@ -293,9 +341,7 @@ fn errors_read_as_kubernetes_words_them() {
     );
 }
 
-#[test]
-fn replace_with_a_stale_resource_version_conflicts() {
-    let sandbox = Sandbox::start();
+fn replace_with_a_stale_resource_version_conflicts(sandbox: &Sandbox) {
     sandbox.ok_with(&["create", "-f", "-"], Some(CONFIG_MAP));
     let stale = sandbox.ok(&["get", "configmap", "settings", "-o", "json"]);
     sandbox.ok(&["label", "configmap", "settings", "team=a"]);
@@ -306,9 +352,7 @@ fn replace_with_a_stale_resource_version_conflicts() {
     );
 }
 
-#[test]
-fn label_annotate_patch_and_selectors() {
-    let sandbox = Sandbox::start();
+fn label_annotate_patch_and_selectors(sandbox: &Sandbox) {
     sandbox.ok_with(&["create", "-f", "-"], Some(CONFIG_MAP));
     let other = CONFIG_MAP.replace("name: settings", "name: other");
     sandbox.ok_with(&["create", "-f", "-"], Some(&other));
@@ -383,9 +427,7 @@ fn label_annotate_patch_and_selectors() {
     assert_eq!(paged.lines().count(), 2, "{paged}");
 }
 
-#[test]
-fn finalizers_hold_deletion_until_removed() {
-    let sandbox = Sandbox::start();
+fn finalizers_hold_deletion_until_removed(sandbox: &Sandbox) {
     let held = CONFIG_MAP.replace(
         "  name: settings",
         "  name: settings\n  finalizers: [example.com/hold]",
@@ -427,9 +469,7 @@ fn finalizers_hold_deletion_until_removed() {
     assert!(gone.contains("not found"), "{gone}");
 }
 
-#[test]
-fn services_get_a_cluster_ip_and_defaults() {
-    let sandbox = Sandbox::start();
+fn services_get_a_cluster_ip_and_defaults(sandbox: &Sandbox) {
     let service = "apiVersion: v1
 kind: Service
 metadata:
@@ -451,11 +491,8 @@ spec:
     assert_eq!(sandbox.resource_version(&["svc", "web"]), before);
 }
 
-#[test]
-fn get_watch_streams_changes() {
-    let sandbox = Sandbox::start();
-    let kubectl = kubectl().expect("kubectl is installed");
-    let mut watcher = Command::new(kubectl)
+fn get_watch_streams_changes(sandbox: &Sandbox) {
+    let mut watcher = Command::new(&sandbox.kubectl)
         .arg("--kubeconfig")
         .arg(&sandbox.kubeconfig)
         .args([
@@ -507,9 +544,7 @@ fn get_watch_streams_changes() {
     assert!(sandbox.server.revision() >= 3);
 }
 
-#[test]
-fn a_wrong_token_is_unauthorized() {
-    let sandbox = Sandbox::start();
+fn a_wrong_token_is_unauthorized(sandbox: &Sandbox) {
     let text = std::fs::read_to_string(&sandbox.kubeconfig).expect("kubeconfig");
     let token = sandbox.server.token().expect("a token");
     std::fs::write(&sandbox.kubeconfig, text.replace(token, "wrong")).expect("rewrite");
@@ -559,9 +594,9 @@ metadata: {name: w1}
 spec: {size: small}
 ";
 
-#[test]
-fn custom_resources_are_served_validated_scaled_and_deleted_with_their_definition() {
-    let sandbox = Sandbox::start();
+fn custom_resources_are_served_validated_scaled_and_deleted_with_their_definition(
+    sandbox: &Sandbox,
+) {
     let created = sandbox.ok_with(&["apply", "-f", "-"], Some(WIDGET_CRD));
     assert_eq!(
         created.trim(),
@@ -714,9 +749,7 @@ fn custom_resources_are_served_validated_scaled_and_deleted_with_their_definitio
     );
 }
 
-#[test]
-fn server_side_apply_tracks_owners_conflicts_and_removals() {
-    let sandbox = Sandbox::start();
+fn server_side_apply_tracks_owners_conflicts_and_removals(sandbox: &Sandbox) {
     let config = "apiVersion: v1
 kind: ConfigMap
 metadata: {name: owned, labels: {team: a}}

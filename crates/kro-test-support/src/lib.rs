@@ -109,6 +109,25 @@ pub fn kubectl() -> Option<PathBuf> {
     candidates.into_iter().find(|path| path.is_file())
 }
 
+/// Where the Google Cloud SDK installs the kubectl of each minor release (`kubectl.1.27` …).
+pub const KUBECTL_RELEASES_DIR: &str = "/usr/lib/google-cloud-sdk/bin";
+
+/// The kubectl of one minor release, `kubectl.1.<minor>` from the Google Cloud SDK.
+///
+/// # Panics
+/// When that release is not installed: a suite that names a kubectl version cannot run
+/// without it, and says which one is missing.
+pub fn kubectl_release(minor: u32) -> PathBuf {
+    let path = Path::new(KUBECTL_RELEASES_DIR).join(format!("kubectl.1.{minor}"));
+    assert!(
+        path.is_file(),
+        "kubectl 1.{minor} is not installed at {} (the Google Cloud SDK's kubectl.1.{minor}; \
+         `gcloud components install kubectl` provides them)",
+        path.display()
+    );
+    path
+}
+
 /// Runs `kubectl` (as found by [`kubectl`]) against `kubeconfig` with `HOME` set to `home`
 /// (so no cache or config of the user leaks in), feeding `stdin` when given.
 ///
@@ -120,7 +139,21 @@ pub fn run_kubectl(kubeconfig: &Path, home: &Path, args: &[&str], stdin: Option<
             "kubectl is not installed (kubectl.1.33 from the Google Cloud SDK, or Debian's kubernetes-client)"
         );
     };
-    let mut child = Command::new(&kubectl)
+    run_kubectl_binary(&kubectl, kubeconfig, home, args, stdin)
+}
+
+/// Runs the given kubectl binary as [`run_kubectl`] does.
+///
+/// # Panics
+/// When the binary cannot be started.
+pub fn run_kubectl_binary(
+    kubectl: &Path,
+    kubeconfig: &Path,
+    home: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Output {
+    let mut child = Command::new(kubectl)
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(args)
