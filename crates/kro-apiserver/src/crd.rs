@@ -132,8 +132,17 @@ fn names_of(names: &Value) -> Names {
     }
 }
 
-/// Fills in the defaults of `spec.names` (singular, listKind) as the API server does.
-pub(crate) fn default_names(object: &mut Value) {
+/// Fills in the defaults of the spec as the API server does: `spec.names` (singular,
+/// listKind) and `spec.conversion` (`strategy: None`).
+pub(crate) fn default_spec(object: &mut Value) {
+    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+        let conversion = spec.entry("conversion").or_insert_with(|| json!({}));
+        if let Some(conversion) = conversion.as_object_mut() {
+            conversion
+                .entry("strategy")
+                .or_insert_with(|| json!("None"));
+        }
+    }
     let names = names_of(&object["spec"]["names"]);
     if let Some(map) = object
         .pointer_mut("/spec/names")
@@ -157,6 +166,78 @@ fn is_dns1035_label(value: &str) -> bool {
         && bytes
             .iter()
             .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'-')
+}
+
+/// Go syntax (`%#v`) of a string list: `[]string{"v1"}`, `[]string(nil)` when empty, as a
+/// server-set list that was never filled is.
+fn go_strings(values: &[String]) -> String {
+    if values.is_empty() {
+        return "[]string(nil)".to_owned();
+    }
+    let quoted: Vec<String> = values
+        .iter()
+        .map(|value| kro_schema::go_quote(value))
+        .collect();
+    format!("[]string{{{}}}", quoted.join(", "))
+}
+
+/// `spec.versions` as kube-apiserver prints it in messages: Go syntax of its internal version
+/// type. The schema, subresources, columns and selectable fields that every version shares
+/// are held by the internal spec, so the versions show them as nil; where versions differ, Go
+/// would print a memory address, written here as `0xc000000000`.
+fn go_versions(versions: Option<&Value>) -> String {
+    const TYPE: &str = "apiextensions.CustomResourceDefinitionVersion";
+    let Some(Value::Array(versions)) = versions else {
+        return format!("[]{TYPE}(nil)");
+    };
+    let shared = |field: &str| {
+        versions
+            .windows(2)
+            .all(|pair| pair[0].get(field) == pair[1].get(field))
+    };
+    let pointer = |version: &Value, field: &str, type_name: &str| {
+        if version.get(field).is_none_or(Value::is_null) || shared(field) {
+            format!("(*{type_name})(nil)")
+        } else {
+            format!("(*{type_name})(0xc000000000)")
+        }
+    };
+    let list = |version: &Value, field: &str, type_name: &str| match version
+        .get(field)
+        .and_then(Value::as_array)
+    {
+        Some(items) if !items.is_empty() && !shared(field) => {
+            format!("[]{type_name}{{...}}")
+        }
+        _ => format!("[]{type_name}(nil)"),
+    };
+    let rendered: Vec<String> = versions
+        .iter()
+        .map(|version| {
+            let flag = |field: &str| version[field].as_bool().unwrap_or(false);
+            let warning = if version.get("deprecationWarning").is_some_and(Value::is_string) {
+                "(*string)(0xc000000000)"
+            } else {
+                "(*string)(nil)"
+            };
+            format!(
+                "{TYPE}{{Name:{}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:{warning}, Schema:{}, Subresources:{}, AdditionalPrinterColumns:{}, SelectableFields:{}}}",
+                kro_schema::go_quote(version["name"].as_str().unwrap_or_default()),
+                flag("served"),
+                flag("storage"),
+                flag("deprecated"),
+                pointer(version, "schema", "apiextensions.CustomResourceValidation"),
+                pointer(version, "subresources", "apiextensions.CustomResourceSubresources"),
+                list(
+                    version,
+                    "additionalPrinterColumns",
+                    "apiextensions.CustomResourceColumnDefinition"
+                ),
+                list(version, "selectableFields", "apiextensions.SelectableField"),
+            )
+        })
+        .collect();
+    format!("[]{TYPE}{{{}}}", rendered.join(", "))
 }
 
 const DNS1035_MESSAGE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
@@ -211,13 +292,7 @@ pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
     }
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();
     let versions_path = spec_path.child("versions");
-    if versions.is_empty() {
-        errors.push(FieldError::invalid(
-            versions_path.clone(),
-            BadValue::Value(json!([])),
-            "must have exactly one version marked as storage version",
-        ));
-    } else if versions
+    if versions
         .iter()
         .filter(|version| version["storage"] == json!(true))
         .count()
@@ -225,7 +300,7 @@ pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
     {
         errors.push(FieldError::invalid(
             versions_path.clone(),
-            BadValue::Value(Value::Array(versions.clone())),
+            BadValue::GoSyntax(go_versions(spec.get("versions"))),
             "must have exactly one version marked as storage version",
         ));
     }
@@ -266,6 +341,49 @@ pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
                 ));
             }
         }
+    }
+    errors.extend(stored_version_errors(object, &versions));
+    errors
+}
+
+/// `status.storedVersions` against the versions: at least one, the storage version among
+/// them, and none that left `spec.versions`.
+fn stored_version_errors(object: &Value, versions: &[Value]) -> Vec<FieldError> {
+    let stored = strings(&object["status"]["storedVersions"]);
+    let path = FieldPath::new("status").child("storedVersions");
+    if stored.is_empty() {
+        return vec![FieldError::invalid(
+            path,
+            BadValue::GoSyntax(go_strings(&stored)),
+            "must have at least one stored version",
+        )];
+    }
+    let mut errors = Vec::new();
+    let mut unlisted = stored.clone();
+    for version in versions {
+        let name = text(version, "/name");
+        let known = stored.contains(&name);
+        if version["storage"] == json!(true) && !known {
+            errors.push(FieldError::invalid(
+                path.clone(),
+                BadValue::GoSyntax(go_strings(&stored)),
+                &format!("must have the storage version {name}"),
+            ));
+        }
+        unlisted.retain(|listed| *listed != name);
+    }
+    for name in unlisted {
+        let index = stored
+            .iter()
+            .position(|listed| *listed == name)
+            .unwrap_or(0);
+        errors.push(FieldError::invalid(
+            path.index(index),
+            BadValue::text(&name),
+            &format!(
+                "missing from spec.versions; {name} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {name} and removes {name} from status.storedVersions"
+            ),
+        ));
     }
     errors
 }
@@ -344,8 +462,10 @@ fn storage_version(object: &Value) -> Option<String> {
 /// it from the create.
 pub(crate) fn initial_status(object: &mut Value) {
     let stored: Vec<String> = storage_version(object).into_iter().collect();
+    // `conditions` is a Go slice without omitempty: a new definition has it as null.
     object["status"] = json!({
         "acceptedNames": {"kind": "", "plural": ""},
+        "conditions": null,
         "storedVersions": stored,
     });
 }
@@ -509,12 +629,30 @@ pub(crate) fn reconcile(state: &AppState, name: &str) {
             };
             let mut updated = Value::clone(current);
             updated["status"] = new_status.clone();
+            record_status_write(current, &mut updated)?;
             Ok(Mutation::Put(updated))
         });
     }
     if conflict.is_none() {
         serve(state, name);
     }
+}
+
+/// Records the server's own status write in the definition's managed fields, as
+/// kube-apiserver's naming controller appears there (`kube-apiserver`, `Update`, `status`).
+fn record_status_write(current: &Value, updated: &mut Value) -> Result<(), crate::ApiError> {
+    let gvk = kro_schema::Gvk::new(GROUP, "v1", "CustomResourceDefinition");
+    let writer = crate::managed::Writer {
+        manager: "kube-apiserver",
+        api_version: "apiextensions.k8s.io/v1",
+        endpoint: crate::managed::Endpoint::Status,
+    };
+    crate::managed::record_update(
+        Some(current),
+        updated,
+        crate::managed::Shape::of_kind(&gvk, None),
+        &writer,
+    )
 }
 
 /// The resource types a definition serves.
@@ -757,8 +895,9 @@ pub(crate) fn instance_deleted(state: &AppState, resource: &ResourceType) {
     }
 }
 
-/// Prepares the deletion of a definition: the cleanup finalizer holds it until its
-/// instances are gone.
+/// Marks a definition deleted as kube-apiserver's definition registry does: the cleanup
+/// finalizer holds it until its instances are gone, the deletionTimestamp is set (without a
+/// grace period or a generation bump) and the Terminating condition says deletion is pending.
 pub(crate) fn hold_for_cleanup(object: &mut Value) {
     let mut finalizers = objects::finalizers(object);
     if !finalizers
@@ -767,6 +906,25 @@ pub(crate) fn hold_for_cleanup(object: &mut Value) {
     {
         finalizers.push(CLEANUP_FINALIZER.to_owned());
         objects::metadata_mut(object).insert("finalizers".to_owned(), json!(finalizers));
+    }
+    objects::metadata_mut(object)
+        .entry("deletionTimestamp")
+        .or_insert_with(|| json!(objects::now()));
+    let pending = condition(
+        "Terminating",
+        "True",
+        "InstanceDeletionPending",
+        "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        &object["status"],
+    );
+    let mut conditions: Vec<Value> = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    conditions.retain(|existing| existing["type"] != "Terminating");
+    conditions.push(pending);
+    if let Some(status) = object.get_mut("status").and_then(Value::as_object_mut) {
+        status.insert("conditions".to_owned(), json!(conditions));
     }
 }
 
@@ -875,15 +1033,16 @@ mod tests {
                 "names": {"plural": "widgets", "kind": "Widget"},
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "schema": {"openAPIV3Schema": {"type": "object"}}}]
-            }
+            },
+            "status": {"storedVersions": ["v1"]},
         })
     }
 
     #[test]
-    fn a_valid_definition_passes_and_gets_default_names() {
+    fn a_valid_definition_passes_and_gets_its_defaults() {
         let mut crd = widget_crd();
         assert_eq!(validate(&crd), Vec::new());
-        default_names(&mut crd);
+        default_spec(&mut crd);
         assert_eq!(crd["spec"]["names"]["singular"], "widget");
         assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
     }
@@ -902,7 +1061,9 @@ mod tests {
             "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group",
             "spec.scope: Unsupported value: \"Regional\": supported values: \"Cluster\", \"Namespaced\"",
             "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required",
-            "must have exactly one version marked as storage version",
+            // Go syntax of the internal versions, as kube-apiserver prints them.
+            "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:\"v1\", Served:true, Storage:false, Deprecated:false, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}: must have exactly one version marked as storage version",
+            "status.storedVersions: Invalid value: []string(nil): must have at least one stored version",
             "spec.names.plural: Invalid value: \"Gadgets\": a DNS-1035 label",
         ] {
             assert!(all.contains(expected), "{expected}\nnot in:\n{all}");

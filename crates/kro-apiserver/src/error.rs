@@ -42,6 +42,9 @@ pub struct Details {
     pub kind: Option<String>,
     /// `details.causes`.
     pub causes: Vec<Cause>,
+    /// Whether `details` is sent even when empty (`details: {}`, as for a failed JSON-patch
+    /// `test`).
+    pub sent_when_empty: bool,
 }
 
 /// How a resource is named in error messages: `configmaps` for the core group,
@@ -98,11 +101,13 @@ impl ApiError {
 
     /// 404 for a path the server does not serve.
     pub fn no_such_path() -> Self {
-        ApiError::new(
+        let mut error = ApiError::new(
             404,
             "NotFound",
             "the server could not find the requested resource".to_owned(),
-        )
+        );
+        error.details.sent_when_empty = true;
+        error
     }
 
     /// 409: `configmaps "x" already exists`.
@@ -159,9 +164,11 @@ impl ApiError {
         error
     }
 
-    /// 422 with a prepared message and no details (a failed JSON-patch `test`).
+    /// 422 with a prepared message and empty details (a failed JSON-patch `test`).
     pub fn invalid_request(message: String) -> Self {
-        ApiError::new(422, "Invalid", message)
+        let mut error = ApiError::new(422, "Invalid", message);
+        error.details.sent_when_empty = true;
+        error
     }
 
     /// 400 with a message.
@@ -262,7 +269,7 @@ impl ApiError {
             "code": self.code,
         });
         let mut details = serde_json::Map::new();
-        if let Some(name) = &self.details.name {
+        if let Some(name) = self.details.name.as_ref().filter(|name| !name.is_empty()) {
             details.insert("name".to_owned(), json!(name));
         }
         if let Some(group) = self
@@ -293,10 +300,15 @@ impl ApiError {
                 .collect();
             details.insert("causes".to_owned(), Value::Array(causes));
         }
-        if !details.is_empty() {
+        if !details.is_empty() || self.details.sent_when_empty {
             status["details"] = Value::Object(details);
         }
         // An empty reason is omitted, as the real server does for generic 500s.
+        if self.reason.is_empty()
+            && let Value::Object(map) = &mut status
+        {
+            map.remove("reason");
+        }
         status
     }
 }

@@ -2,6 +2,7 @@
 //! as kube-apiserver routes them, and the verbs get, list, watch, create, update, patch,
 //! delete and deletecollection on objects and their `status` subresource.
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -132,6 +133,17 @@ pub(crate) async fn resource_request(
     }
 }
 
+/// kube-apiserver's answer for a path no API serves.
+fn page_not_found() -> Response {
+    let mut response = Response::new(axum::body::Body::from("404 page not found\n"));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
 async fn handle(
     state: &Arc<AppState>,
     method: &Method,
@@ -141,6 +153,16 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let path = uri.path().trim_end_matches('/');
     let segments: Vec<&str> = path.split('/').skip(1).collect();
+    // Paths outside /api and the served API groups fall through kube-apiserver's handler
+    // chain to a plain-text 404.
+    let served = match segments.as_slice() {
+        ["api", ..] => true,
+        ["apis", group, ..] => state.registry().group(group).is_some(),
+        _ => false,
+    };
+    if !served {
+        return Ok(page_not_found());
+    }
     let (group, version, rest) = match segments.as_slice() {
         ["api", version, rest @ ..] => ("", *version, rest),
         ["apis", group] => {
@@ -164,7 +186,10 @@ async fn handle(
     }
     let target = resolve_target(state, group, version, rest)?;
     let query = Query::parse(uri)?;
-    require_json(headers)?;
+    // Reads may ask for Tables alone (`as=Table` without a JSON fallback).
+    if !(method == Method::GET && tables::wanted(headers).is_some()) {
+        require_json(headers)?;
+    }
     match (method, &target.name, target.subresource.as_deref()) {
         (&Method::GET, None, None) if query.flag("watch") => watch(state, &target, &query, headers),
         (&Method::GET, None, None) => list(state, &target, &query, headers),
@@ -379,6 +404,7 @@ impl Selection {
                 target.group(),
                 target.plural(),
                 target.resource.namespaced,
+                target.resource.custom.is_some(),
             )?,
         })
     }
@@ -479,13 +505,34 @@ fn list(
         );
         return Ok(json_response(StatusCode::OK, &table));
     }
-    let body = json!({
+    Ok(json_response(
+        StatusCode::OK,
+        &list_body(target, metadata, items),
+    ))
+}
+
+/// A list as kube-apiserver encodes it: items of built-in kinds without `apiVersion` and
+/// `kind` (typed lists drop them), items of custom resources with them and an empty
+/// `continue` on the last page (unstructured lists keep it).
+fn list_body(target: &Target, mut metadata: Value, mut items: Vec<Value>) -> Value {
+    if target.resource.custom.is_some() {
+        if metadata.get("continue").is_none() {
+            metadata["continue"] = json!("");
+        }
+    } else {
+        for item in &mut items {
+            if let Value::Object(map) = item {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+        }
+    }
+    json!({
         "kind": target.resource.list_kind(),
         "apiVersion": target.resource.api_version(),
         "metadata": metadata,
         "items": items,
-    });
-    Ok(json_response(StatusCode::OK, &body))
+    })
 }
 
 /// Fills `apiVersion` and `kind` and checks them against the resource.
@@ -621,11 +668,21 @@ fn admit_object(
                 FieldValidation::Ignore => {}
             }
         }
-        errors.extend(validator.validate(object, old));
+        let scale_errors = match &target.resource.custom {
+            Some(_) => scale_paths(target)
+                .and_then(|paths| scale_replicas_error(object, &paths.spec_replicas))
+                .into_iter()
+                .collect(),
+            None => Vec::new(),
+        };
+        errors.extend(validator.validate_with(object, old, scale_errors));
     }
     if let Some(old) = old
         && let Some(error) = objects::new_finalizers_error(old, object)
     {
+        // kube-apiserver checks metadata updates twice (the generic update path and the
+        // kind's strategy): the causes list the error twice, the message once.
+        errors.push(error.clone());
         errors.push(error);
     }
     if errors.is_empty() {
@@ -633,6 +690,33 @@ fn admit_object(
     } else {
         Err(ApiError::invalid(&target.resource.gvk, &name, &errors))
     }
+}
+
+/// The check kube-apiserver makes on a custom resource with a scale subresource: the spec
+/// replicas, when an integer, fit a non-negative int32 (the field is the path as written).
+fn scale_replicas_error(object: &Value, spec_replicas_path: &str) -> Option<FieldError> {
+    let replicas = crd::read_path(object, spec_replicas_path)?.as_i64()?;
+    let detail = if replicas < 0 {
+        "should be a non-negative integer".to_owned()
+    } else if replicas > i64::from(i32::MAX) {
+        format!("should be less than or equal to {}", i32::MAX)
+    } else {
+        return None;
+    };
+    Some(FieldError::invalid(
+        FieldPath::new(spec_replicas_path),
+        kro_schema::BadValue::Value(json!(replicas)),
+        &detail,
+    ))
+}
+
+/// A 422 about request options (`PatchOptions.meta.k8s.io "" is invalid: ...`).
+fn options_error(kind: &str, error: FieldError) -> ApiError {
+    ApiError::invalid(
+        &kro_schema::Gvk::new("meta.k8s.io", "v1", kind),
+        "",
+        &[error],
+    )
 }
 
 fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
@@ -773,11 +857,12 @@ fn admit_new_object(
 ) -> Result<Vec<String>, ApiError> {
     objects::prepare_create(&target.resource, object);
     if crd::is_crd(&target.resource) {
-        crd::default_names(object);
+        crd::default_spec(object);
         crd::initial_status(object);
     }
     crate::defaults::apply(state, &target.resource, object, None)?;
     let warnings = admit_object(state, target, object, None, validation)?;
+    crate::typed::round_trip(&target.resource.gvk, object);
     if let Some(manager) = updater {
         let api_version = target.resource.api_version();
         let writer = managed::Writer {
@@ -785,8 +870,11 @@ fn admit_new_object(
             api_version: &api_version,
             endpoint: endpoint_of(target, UpdateTarget::Main),
         };
-        managed::record_update(None, object, shape_of(target), &writer)?;
+        // A create is compared with the Go zero value of the kind, as kube-apiserver does.
+        let zero = crate::typed::zero_object(&target.resource.gvk);
+        managed::record_update(zero.as_ref(), object, shape_of(target), &writer)?;
     }
+    objects::finish_create(&target.resource, object);
     Ok(warnings)
 }
 
@@ -843,12 +931,22 @@ struct UpdateRequest<'a> {
     updater: Option<String>,
 }
 
+/// What an update decided besides the mutation: the warnings to send, and the object's final
+/// state when the update removed the last finalizer of an object being deleted (kube-apiserver
+/// answers with that state, without the finalizer, while the DELETED event carries the stored
+/// one).
+#[derive(Default)]
+struct UpdateOutcome {
+    warnings: Vec<String>,
+    deleted_as: Option<Value>,
+}
+
 /// The outcome of running an update decision against the stored object.
 fn decide_update(
     request: &UpdateRequest<'_>,
     current: Option<&Arc<Value>>,
     mut new: Value,
-    warnings: &mut Vec<String>,
+    outcome: &mut UpdateOutcome,
 ) -> Result<Mutation, ApiError> {
     let UpdateRequest {
         state,
@@ -885,17 +983,18 @@ fn decide_update(
     check_type(target, &mut new)?;
     let mut new = objects::prepare_update(&target.resource, current, new, update_target);
     if crd::is_crd(&target.resource) && update_target == UpdateTarget::Main {
-        crd::default_names(&mut new);
+        crd::default_spec(&mut new);
         crd::carry_stored_versions(&mut new);
     }
     crate::defaults::apply(state, &target.resource, &mut new, Some(current))?;
-    warnings.extend(admit_object(
+    outcome.warnings.extend(admit_object(
         state,
         target,
         &mut new,
         Some(current),
         validation,
     )?);
+    crate::typed::round_trip(&target.resource.gvk, &mut new);
     if let Some(manager) = updater {
         let api_version = target.resource.api_version();
         let writer = managed::Writer {
@@ -907,6 +1006,7 @@ fn decide_update(
     }
     let deleting = new.pointer("/metadata/deletionTimestamp").is_some();
     if deleting && objects::finalizers(&new).is_empty() && !has_namespace_finalizers(target, &new) {
+        outcome.deleted_as = Some(new);
         return Ok(Mutation::Delete);
     }
     Ok(Mutation::Put(new))
@@ -921,7 +1021,8 @@ fn has_namespace_finalizers(target: &Target, object: &Value) -> bool {
             .is_some_and(|list| !list.is_empty())
 }
 
-fn committed_response(committed: Committed, warnings: &[String]) -> Response {
+fn committed_response(committed: Committed, outcome: UpdateOutcome) -> Response {
+    let warnings = &outcome.warnings;
     match committed {
         Committed::Stored {
             object, created, ..
@@ -933,7 +1034,15 @@ fn committed_response(committed: Committed, warnings: &[String]) -> Response {
             };
             object_response(code, &object, warnings)
         }
-        Committed::Deleted(object) => object_response(StatusCode::OK, &object, warnings),
+        Committed::Deleted(object) => match outcome.deleted_as {
+            Some(mut last) => {
+                if let Some(version) = object.pointer("/metadata/resourceVersion") {
+                    last["metadata"]["resourceVersion"] = version.clone();
+                }
+                object_response(StatusCode::OK, &last, warnings)
+            }
+            None => object_response(StatusCode::OK, &object, warnings),
+        },
     }
 }
 
@@ -961,16 +1070,16 @@ fn update(
         unconditional_allowed: allows_unconditional_update(target),
         updater: Some(field_manager(query, headers)?),
     };
-    let mut warnings = Vec::new();
+    let mut outcome = UpdateOutcome::default();
     let committed = state
         .store
         .mutate_with(&target.key(name), dry_run, |current| {
-            decide_update(&request, current, object, &mut warnings)
+            decide_update(&request, current, object, &mut outcome)
         })?;
     if !dry_run {
         after_commit(state, target, &committed);
     }
-    Ok(committed_response(committed, &warnings))
+    Ok(committed_response(committed, outcome))
 }
 
 /// Whether a PUT without resourceVersion is accepted (built-ins yes, custom resources no).
@@ -1032,8 +1141,12 @@ fn patch(
         return apply_patch(state, target, name, update_target, query, headers, body);
     }
     if query.get("force").is_some() {
-        return Err(ApiError::invalid_request(
-            "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch".to_owned(),
+        return Err(options_error(
+            "PatchOptions",
+            FieldError::forbidden(
+                FieldPath::new("force"),
+                "may not be specified for non-apply patch",
+            ),
         ));
     }
     let media_type = content_type(headers);
@@ -1054,7 +1167,7 @@ fn patch(
         unconditional_allowed: true,
         updater: Some(field_manager(query, headers)?),
     };
-    let mut warnings = Vec::new();
+    let mut outcome = UpdateOutcome::default();
     let committed = state
         .store
         .mutate_with(&target.key(name), dry_run, |current| {
@@ -1073,12 +1186,12 @@ fn patch(
                 }
             };
             check_name_matches(&patched, name)?;
-            decide_update(&request, Some(stored), patched, &mut warnings)
+            decide_update(&request, Some(stored), patched, &mut outcome)
         })?;
     if !dry_run {
         after_commit(state, target, &committed);
     }
-    Ok(committed_response(committed, &warnings))
+    Ok(committed_response(committed, outcome))
 }
 
 /// A server-side apply (`application/apply-patch+yaml`): creates the object when it does not
@@ -1165,12 +1278,12 @@ fn apply_patch(
         unconditional_allowed: true,
         updater: None,
     };
-    let mut warnings = Vec::new();
+    let mut outcome = UpdateOutcome::default();
     let committed = state.store.mutate_with(&key, dry_run, |current| {
         match current {
             None => {
                 let mut object = managed::apply(None, &config, shape_of(target), &writer, force)?;
-                warnings = admit_new_object(state, target, &mut object, validation, None)?;
+                outcome.warnings = admit_new_object(state, target, &mut object, validation, None)?;
                 Ok(Mutation::Put(object))
             }
             Some(stored) => {
@@ -1178,14 +1291,14 @@ fn apply_patch(
                 // merged object carries the stored one.
                 let merged =
                     managed::apply(Some(stored), &config, shape_of(target), &writer, force)?;
-                decide_update(&request, Some(stored), merged, &mut warnings)
+                decide_update(&request, Some(stored), merged, &mut outcome)
             }
         }
     })?;
     if !dry_run {
         after_commit(state, target, &committed);
     }
-    Ok(committed_response(committed, &warnings))
+    Ok(committed_response(committed, outcome))
 }
 
 /// Where the scale subresource of a resource reads and writes: a definition's paths, or the
@@ -1246,9 +1359,17 @@ fn update_scale(
         endpoint: UpdateTarget::Main,
         validation,
         unconditional_allowed: true,
-        updater: Some(field_manager(query, headers)?),
+        // Recorded below, as the scale handler records it.
+        updater: None,
     };
-    let mut warnings = Vec::new();
+    let manager = field_manager(query, headers)?;
+    let api_version = target.resource.api_version();
+    let writer = managed::Writer {
+        manager: &manager,
+        api_version: &api_version,
+        endpoint: endpoint_of(target, UpdateTarget::Main),
+    };
+    let mut outcome = UpdateOutcome::default();
     let committed = state
         .store
         .mutate_with(&target.key(name), dry_run, |current| {
@@ -1290,7 +1411,13 @@ fn update_scale(
             }
             let mut object = Value::clone(stored);
             crd::write_path(&mut object, &paths.spec_replicas, replicas);
-            decide_update(&request, Some(stored), object, &mut warnings)
+            match decide_update(&request, Some(stored), object, &mut outcome)? {
+                Mutation::Put(mut new) => {
+                    managed::record_scale(stored, &mut new, &writer, &paths.spec_replicas)?;
+                    Ok(Mutation::Put(new))
+                }
+                other => Ok(other),
+            }
         })?;
     let object = match committed {
         Committed::Stored { object, .. } | Committed::Deleted(object) => object,
@@ -1298,7 +1425,7 @@ fn update_scale(
     Ok(object_response(
         StatusCode::OK,
         &crd::scale_of(&object, &paths),
-        &warnings,
+        &outcome.warnings,
     ))
 }
 
@@ -1335,9 +1462,14 @@ fn delete_options(
     if let Some(policy) = &propagation
         && !matches!(policy.as_str(), "Orphan" | "Background" | "Foreground")
     {
-        return Err(ApiError::invalid_request(format!(
-            "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"{policy}\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
-        )));
+        return Err(options_error(
+            "DeleteOptions",
+            FieldError::not_supported(
+                FieldPath::new("propagationPolicy"),
+                kro_schema::BadValue::text(policy),
+                &["Foreground", "Background", "Orphan", "nil"].map(str::to_owned),
+            ),
+        ));
     }
     let body_dry_run = options
         .get("dryRun")
@@ -1518,13 +1650,11 @@ fn delete_collection(
             Err(error) => return Err(error),
         }
     }
-    let body = json!({
-        "kind": target.resource.list_kind(),
-        "apiVersion": target.resource.api_version(),
-        "metadata": { "resourceVersion": state.store.revision().to_string() },
-        "items": items,
-    });
-    Ok(json_response(StatusCode::OK, &body))
+    let metadata = json!({ "resourceVersion": state.store.revision().to_string() });
+    Ok(json_response(
+        StatusCode::OK,
+        &list_body(target, metadata, items),
+    ))
 }
 
 /// How watch events carry objects: as they are, or as one-row Tables (the first with the
@@ -1562,11 +1692,14 @@ fn event_line(event_type: &str, object: &Value) -> Bytes {
 }
 
 /// What a change means to a watcher with a selection: the event to send, if any.
+/// The event a watcher of `target` with `selection` gets for `change`, if any. An object that
+/// leaves the selection is DELETED with its previous content at the change's
+/// resourceVersion, as kube-apiserver's watch cache sends it.
 fn filter_change<'a>(
     target: &Target,
     selection: &Selection,
     change: &'a Change,
-) -> Option<(&'static str, &'a Value)> {
+) -> Option<(&'static str, Cow<'a, Value>)> {
     if !change.key.group.eq(target.group()) || change.key.resource != target.resource.plural {
         return None;
     }
@@ -1580,13 +1713,24 @@ fn filter_change<'a>(
         .previous
         .as_deref()
         .is_some_and(|previous| selection.matches(previous));
+    let current = || Cow::Borrowed(&*change.object);
     match change.change_type {
-        ChangeType::Added => now.then_some(("ADDED", &*change.object)),
-        ChangeType::Deleted => before.then_some(("DELETED", &*change.object)),
+        ChangeType::Added => now.then(|| ("ADDED", current())),
+        ChangeType::Deleted => before.then(|| ("DELETED", current())),
         ChangeType::Modified => match (before, now) {
-            (true, true) => Some(("MODIFIED", &*change.object)),
-            (false, true) => Some(("ADDED", &*change.object)),
-            (true, false) => Some(("DELETED", &*change.object)),
+            (true, true) => Some(("MODIFIED", current())),
+            (false, true) => Some(("ADDED", current())),
+            (true, false) => {
+                let mut last = change
+                    .previous
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| Value::clone(&change.object));
+                if let Some(version) = change.object.pointer("/metadata/resourceVersion") {
+                    last["metadata"]["resourceVersion"] = version.clone();
+                }
+                Some(("DELETED", Cow::Owned(last)))
+            }
             (false, false) => None,
         },
     }
@@ -1657,7 +1801,7 @@ fn watch(
                         if let Some((event_type, object)) =
                             filter_change(target, &selection, change)
                         {
-                            initial.push(format.line(event_type, object));
+                            initial.push(format.line(event_type, &object));
                         }
                     }
                     (Some(start.live), start.revision)
@@ -1720,7 +1864,7 @@ fn watch(
                         }
                         last_revision = change.revision;
                         if let Some((event_type, object)) = filter_change(&target, &selection, &change)
-                            && sender.send(format.line(event_type, object)).await.is_err()
+                            && sender.send(format.line(event_type, &object)).await.is_err()
                         {
                             return;
                         }

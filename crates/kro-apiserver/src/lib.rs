@@ -15,6 +15,7 @@ pub mod error;
 mod handlers;
 mod http_util;
 pub mod knobs;
+mod label_parser;
 mod managed;
 mod objects;
 pub mod openapi;
@@ -27,6 +28,7 @@ pub mod storage;
 mod strategic;
 mod tables;
 mod tls;
+mod typed;
 
 pub use error::ApiError;
 pub use knobs::{InjectedFailure, RequestKind};

@@ -442,6 +442,18 @@ fn compare_at(
     if depth > MAX_DEPTH {
         return;
     }
+    // A null map or list (a Go nil) is the node present and empty, as structured-merge-diff
+    // reads it: its items are added, the node itself is not.
+    let (empty_map, empty_list) = (Value::Object(Map::new()), Value::Array(Vec::new()));
+    let as_container = |side: Option<&'_ Value>, other: Option<&Value>| match (side, other) {
+        (Some(Value::Null), Some(Value::Object(_))) => Some(&empty_map),
+        (Some(Value::Null), Some(Value::Array(_))) => Some(&empty_list),
+        _ => None,
+    };
+    let (old, new) = (
+        as_container(old, new).or(old),
+        as_container(new, old).or(new),
+    );
     let leaf = |comparison: &mut Comparison, path: &[Element]| match (old, new) {
         (None, Some(_)) => comparison.added.insert(path),
         (Some(_), None) => comparison.removed.insert(path),
@@ -943,6 +955,48 @@ pub(crate) fn record_update(
     Ok(())
 }
 
+/// Records a write through the `scale` subresource as kube-apiserver's scale handler does:
+/// when the replicas changed, the writer's `scale` entry owns the replicas path of the parent
+/// (with no time: the handler takes times from parent entries, and there is none for it) and
+/// every other entry loses it.
+pub(crate) fn record_scale(
+    old: &Value,
+    new: &mut Value,
+    writer: &Writer<'_>,
+    replicas_path: &str,
+) -> Result<(), ApiError> {
+    let path: Vec<Element> = replicas_path
+        .trim_start_matches('.')
+        .split('.')
+        .map(|field| Element::Field(field.to_owned()))
+        .collect();
+    let pointer: String = replicas_path
+        .trim_start_matches('.')
+        .split('.')
+        .map(|field| format!("/{field}"))
+        .collect();
+    let mut entries = read_entries(old)?;
+    if old.pointer(&pointer) != new.pointer(&pointer) {
+        let mut replicas = FieldSet::default();
+        replicas.insert(&path);
+        for entry in &mut entries {
+            entry.set = entry.set.difference(&replicas);
+        }
+        entries
+            .retain(|entry| !entry.is(writer.manager, "Update", writer.api_version, Some("scale")));
+        entries.push(Entry {
+            manager: writer.manager.to_owned(),
+            operation: "Update".to_owned(),
+            api_version: writer.api_version.to_owned(),
+            time: None,
+            subresource: Some("scale".to_owned()),
+            set: replicas,
+        });
+    }
+    write_entries(new, entries);
+    Ok(())
+}
+
 /// A server-side apply: merges `config` into `live` (absent for a create), with ownership,
 /// conflicts and removal of fields the manager stopped applying. Returns the object to store.
 pub(crate) fn apply(
@@ -1016,7 +1070,9 @@ pub(crate) fn apply(
     if !conflicts.is_empty() {
         return Err(conflict_error(&conflicts));
     }
-    if merged != live_clean || live.is_none() || entries[mine].time.is_none() {
+    // An apply that changes nothing leaves the time as it was (none for a new entry), as
+    // structured-merge-diff does.
+    if merged != live_clean || live.is_none() {
         entries[mine].time = Some(crate::objects::now());
     }
     write_entries(&mut merged, entries);

@@ -179,6 +179,14 @@ pub fn prepare_create(resource: &ResourceType, object: &mut Value) {
         if let Some(labels) = labels.as_object_mut() {
             labels.insert("kubernetes.io/metadata.name".to_owned(), json!(name));
         }
+        object["status"] = json!({"phase": "Active"});
+    }
+}
+
+/// What the kind's create strategy sets after managed fields are recorded (so no manager
+/// owns it): a namespace's `kubernetes` finalizer.
+pub fn finish_create(resource: &ResourceType, object: &mut Value) {
+    if resource.group().is_empty() && resource.plural == "namespaces" {
         let spec = object
             .as_object_mut()
             .map(|map| map.entry("spec").or_insert_with(|| json!({})));
@@ -190,7 +198,6 @@ pub fn prepare_create(resource: &ResourceType, object: &mut Value) {
                 list.push(json!("kubernetes"));
             }
         }
-        object["status"] = json!({"phase": "Active"});
     }
 }
 
@@ -419,6 +426,7 @@ mod tests {
     fn namespaces_are_created_active_with_the_kubernetes_finalizer() {
         let mut namespace = json!({"metadata": {"name": "team"}});
         prepare_create(&resource("", "namespaces"), &mut namespace);
+        finish_create(&resource("", "namespaces"), &mut namespace);
         assert_eq!(namespace["spec"]["finalizers"], json!(["kubernetes"]));
         assert_eq!(namespace["status"]["phase"], "Active");
         assert_eq!(

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::label_parser::Parsed;
 
 /// The longest selector accepted, in bytes.
 const MAX_SELECTOR_BYTES: usize = 16 * 1024;
@@ -27,169 +28,6 @@ pub struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
-fn label_error(selector: &str, detail: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "unable to parse requirement: {detail} (in label selector {selector:?})"
-    ))
-}
-
-/// Whether `key` is a valid label key: an optional DNS-subdomain prefix and `/`, then a name
-/// of at most 63 characters of alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric.
-fn valid_label_key(key: &str) -> bool {
-    let (prefix, name) = match key.split_once('/') {
-        Some((prefix, name)) => (Some(prefix), name),
-        None => (None, key),
-    };
-    if let Some(prefix) = prefix
-        && (prefix.is_empty()
-            || prefix.len() > 253
-            || !prefix.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .bytes()
-                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                    && !part.starts_with('-')
-                    && !part.ends_with('-')
-            }))
-    {
-        return false;
-    }
-    !name.is_empty() && name.len() <= 63 && valid_label_value(name)
-}
-
-/// Whether `value` is a valid label value (possibly empty).
-fn valid_label_value(value: &str) -> bool {
-    if value.is_empty() {
-        return true;
-    }
-    let bytes = value.as_bytes();
-    value.len() <= 63
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-/// Splits on commas outside parentheses.
-fn split_requirements(selector: &str) -> Result<Vec<&str>, ApiError> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (index, character) in selector.char_indices() {
-        match character {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| label_error(selector, "unbalanced ')'"))?;
-            }
-            ',' if depth == 0 => {
-                parts.push(&selector[start..index]);
-                start = index + 1;
-            }
-            _ => {}
-        }
-    }
-    if depth != 0 {
-        return Err(label_error(selector, "missing ')'"));
-    }
-    parts.push(&selector[start..]);
-    Ok(parts)
-}
-
-fn parse_set(selector: &str, text: &str) -> Result<BTreeSet<String>, ApiError> {
-    let inner = text
-        .trim()
-        .strip_prefix('(')
-        .and_then(|rest| rest.strip_suffix(')'))
-        .ok_or_else(|| label_error(selector, "expected '(' and ')' around the values"))?;
-    let mut values = BTreeSet::new();
-    for value in inner.split(',') {
-        let value = value.trim();
-        if !valid_label_value(value) {
-            return Err(label_error(
-                selector,
-                &format!("invalid label value: {value:?}"),
-            ));
-        }
-        values.insert(value.to_owned());
-    }
-    Ok(values)
-}
-
-fn checked_key<'a>(selector: &str, key: &'a str) -> Result<&'a str, ApiError> {
-    let key = key.trim();
-    if valid_label_key(key) {
-        Ok(key)
-    } else {
-        Err(label_error(selector, &format!("invalid label key {key:?}")))
-    }
-}
-
-fn checked_value(selector: &str, value: &str) -> Result<String, ApiError> {
-    let value = value.trim();
-    if valid_label_value(value) {
-        Ok(value.to_owned())
-    } else {
-        Err(label_error(
-            selector,
-            &format!("invalid label value: {value:?}"),
-        ))
-    }
-}
-
-fn parse_requirement(selector: &str, text: &str) -> Result<Requirement, ApiError> {
-    let text = text.trim();
-    if let Some(key) = text.strip_prefix('!') {
-        return Ok(Requirement::NotExists(
-            checked_key(selector, key)?.to_owned(),
-        ));
-    }
-    for (operator, build) in [(" notin ", false), (" in ", true)] {
-        if let Some((key, values)) = text.split_once(operator) {
-            let key = checked_key(selector, key)?.to_owned();
-            let values = parse_set(selector, values)?;
-            return Ok(if build {
-                Requirement::In(key, values)
-            } else {
-                Requirement::NotIn(key, values)
-            });
-        }
-    }
-    if let Some((key, value)) = text.split_once("!=") {
-        let key = checked_key(selector, key)?.to_owned();
-        return Ok(Requirement::NotIn(
-            key,
-            BTreeSet::from([checked_value(selector, value)?]),
-        ));
-    }
-    if let Some((key, value)) = text.split_once("==").or_else(|| text.split_once('=')) {
-        let key = checked_key(selector, key)?.to_owned();
-        return Ok(Requirement::In(
-            key,
-            BTreeSet::from([checked_value(selector, value)?]),
-        ));
-    }
-    for (operator, greater) in [('>', true), ('<', false)] {
-        if let Some((key, value)) = text.split_once(operator) {
-            let key = checked_key(selector, key)?.to_owned();
-            let number: i64 = value.trim().parse().map_err(|_| {
-                label_error(
-                    selector,
-                    &format!("for 'Gt', 'Lt' operators, the value must be an integer: {value:?}"),
-                )
-            })?;
-            return Ok(if greater {
-                Requirement::GreaterThan(key, number)
-            } else {
-                Requirement::LessThan(key, number)
-            });
-        }
-    }
-    Ok(Requirement::Exists(checked_key(selector, text)?.to_owned()))
-}
-
 impl LabelSelector {
     /// Parses a selector such as `app=web,tier in (a,b),!legacy`.
     ///
@@ -201,13 +39,18 @@ impl LabelSelector {
                 "label selector is longer than {MAX_SELECTOR_BYTES} bytes"
             )));
         }
-        if selector.trim().is_empty() {
-            return Ok(LabelSelector::default());
-        }
-        let requirements = split_requirements(selector)?
+        let parsed = crate::label_parser::parse(selector).map_err(ApiError::bad_request)?;
+        let requirements = parsed
             .into_iter()
-            .map(|text| parse_requirement(selector, text))
-            .collect::<Result<_, _>>()?;
+            .map(|requirement| match requirement {
+                Parsed::Exists(key) => Requirement::Exists(key),
+                Parsed::DoesNotExist(key) => Requirement::NotExists(key),
+                Parsed::In(key, values) => Requirement::In(key, values),
+                Parsed::NotIn(key, values) => Requirement::NotIn(key, values),
+                Parsed::GreaterThan(key, number) => Requirement::GreaterThan(key, number),
+                Parsed::LessThan(key, number) => Requirement::LessThan(key, number),
+            })
+            .collect();
         Ok(LabelSelector { requirements })
     }
 
@@ -261,6 +104,37 @@ pub struct FieldSelector {
 
 /// The extra selectable fields of built-in resources (beyond `metadata.name` and
 /// `metadata.namespace`), as kube-apiserver 1.33 registers them.
+/// Whether kube-apiserver registers a field-label conversion of its own for the resource (its
+/// errors then read `field label not supported`); the others use apimachinery's default.
+fn has_field_label_conversion(group: &str, resource: &str) -> bool {
+    matches!(
+        (group, resource),
+        (
+            "",
+            "pods"
+                | "nodes"
+                | "replicationcontrollers"
+                | "events"
+                | "namespaces"
+                | "secrets"
+                | "services"
+        ) | ("events.k8s.io", "events")
+            | ("batch", "jobs")
+            | ("certificates.k8s.io", "certificatesigningrequests")
+    )
+}
+
+/// kube-apiserver's message for a field it cannot select on.
+fn unsupported_field(group: &str, resource: &str, field: &str, converted: bool) -> String {
+    match (group, resource) {
+        ("batch", "jobs") => format!("field label \"{field}\" not supported for Job"),
+        _ if converted => format!("field label not supported: {field}"),
+        _ => format!(
+            "\"{field}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+        ),
+    }
+}
+
 fn extra_fields(group: &str, resource: &str) -> &'static [&'static str] {
     match (group, resource) {
         ("", "events") | ("events.k8s.io", "events") => &[
@@ -287,6 +161,7 @@ fn extra_fields(group: &str, resource: &str) -> &'static [&'static str] {
             "status.nominatedNodeName",
         ],
         ("", "secrets") => &["type"],
+        ("", "services") => &["spec.clusterIP", "spec.type"],
         ("", "namespaces") => &["status.phase"],
         ("", "nodes") => &["spec.unschedulable"],
         ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
@@ -327,6 +202,7 @@ impl FieldSelector {
         group: &str,
         resource: &str,
         namespaced: bool,
+        custom: bool,
     ) -> Result<Self, ApiError> {
         if selector.len() > MAX_SELECTOR_BYTES {
             return Err(ApiError::bad_request(format!(
@@ -351,12 +227,15 @@ impl FieldSelector {
                 )));
             };
             let field = field.trim();
+            let converted = custom || has_field_label_conversion(group, resource);
+            // Kinds without their own conversion accept metadata.namespace even when
+            // cluster-scoped (apimachinery's default conversion).
             let supported = field == "metadata.name"
-                || (namespaced && field == "metadata.namespace")
+                || (field == "metadata.namespace" && (namespaced || !converted))
                 || extra_fields(group, resource).contains(&field);
             if !supported {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {field}"
+                return Err(ApiError::bad_request(unsupported_field(
+                    group, resource, field, converted,
                 )));
             }
             terms.push(FieldTerm {
@@ -435,21 +314,38 @@ mod tests {
     fn field_selectors_accept_the_fields_each_resource_supports() {
         let pod =
             json!({"metadata": {"name": "p", "namespace": "ns"}, "status": {"phase": "Running"}});
-        let selector =
-            FieldSelector::parse("metadata.name=p,status.phase!=Pending", "", "pods", true)
-                .expect("pods support status.phase");
+        let selector = FieldSelector::parse(
+            "metadata.name=p,status.phase!=Pending",
+            "",
+            "pods",
+            true,
+            false,
+        )
+        .expect("pods support status.phase");
         assert!(selector.matches(&pod));
         assert_eq!(selector.pinned_name(), Some("p"));
-        let error =
-            FieldSelector::parse("spec.foo=x", "", "configmaps", true).expect_err("not supported");
+        let error = FieldSelector::parse("spec.foo=x", "", "configmaps", true, false)
+            .expect_err("not supported");
+        assert_eq!(
+            error.message,
+            r#""spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace""#
+        );
+        let error = FieldSelector::parse("spec.foo=x", "", "secrets", true, false)
+            .expect_err("not supported");
         assert_eq!(error.message, "field label not supported: spec.foo");
-        assert!(FieldSelector::parse("metadata.namespace=x", "", "namespaces", false).is_err());
+        let error = FieldSelector::parse("spec.foo=x", "example.com", "widgets", true, true)
+            .expect_err("not supported");
+        assert_eq!(error.message, "field label not supported: spec.foo");
+        assert!(
+            FieldSelector::parse("metadata.namespace=x", "", "namespaces", false, false).is_err()
+        );
         let event = json!({"metadata": {"name": "e"}, "involvedObject": {"name": "web", "kind": "Deployment"}});
         let selector = FieldSelector::parse(
             "involvedObject.name=web,involvedObject.kind=Deployment",
             "",
             "events",
             true,
+            false,
         )
         .expect("events");
         assert!(selector.matches(&event));

@@ -283,6 +283,8 @@ impl AppState {
             let mut object =
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
             objects::prepare_create(&namespaces, &mut object);
+            crate::typed::round_trip(&namespaces.gvk, &mut object);
+            objects::finish_create(&namespaces, &mut object);
             // Creating a missing namespace cannot fail.
             let _ = self.store.mutate(&key, |current| match current {
                 Some(existing) => Ok(Mutation::Put((**existing).clone())),

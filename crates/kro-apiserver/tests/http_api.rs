@@ -157,12 +157,22 @@ fn bad_input_gets_a_status_never_a_crash() {
         b"",
     );
     assert_eq!(selector.code, 400);
-    let unknown = request(&server, "GET", "/apis/nope.example.com/v1/things", &[], b"");
+    // An unknown group falls through to kube-apiserver's plain-text 404; an unknown
+    // resource of a served group is a NotFound Status.
+    let unknown_group = request(&server, "GET", "/apis/nope.example.com/v1/things", &[], b"");
+    assert_eq!(unknown_group.code, 404);
+    assert_eq!(
+        unknown_group.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert_eq!(unknown_group.body, b"404 page not found\n");
+    let unknown = request(&server, "GET", "/apis/apps/v1/things", &[], b"");
     assert_eq!(unknown.code, 404);
     assert_eq!(
         unknown.json()["message"],
         "the server could not find the requested resource"
     );
+    assert_eq!(unknown.json()["details"], json!({}));
     let protobuf_only = request(
         &server,
         "GET",

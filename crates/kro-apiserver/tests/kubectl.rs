@@ -331,7 +331,9 @@ fn errors_read_as_kubernetes_words_them(sandbox: &Sandbox) {
     );
     let selector = sandbox.fails(&["get", "configmaps", "--field-selector", "spec.x=y"], None);
     assert!(
-        selector.contains("field label not supported: spec.x"),
+        selector.contains(
+            r#""spec.x" is not a known field selector: only "metadata.name", "metadata.namespace""#
+        ),
         "{selector}"
     );
     let immortal = sandbox.fails(&["delete", "namespace", "default", "--wait=false"], None);

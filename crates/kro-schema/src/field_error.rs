@@ -20,6 +20,11 @@ use crate::gvk::Gvk;
 
 pub(crate) use go_text::{format_float, format_number, marshal_json, quote};
 
+/// `text` as Go's `%q` writes it, for messages that embed Go-syntax values.
+pub fn go_quote(text: &str) -> String {
+    quote(text)
+}
+
 /// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -222,6 +227,9 @@ pub enum BadValue {
     /// A value as decoded JSON: strings render quoted, numbers and booleans bare, `null`,
     /// objects and lists as JSON.
     Value(Value),
+    /// A value already written in Go syntax (`%#v`), as Kubernetes prints values of its
+    /// internal types, which it does not marshal to JSON (`[]string(nil)`).
+    GoSyntax(String),
 }
 
 impl BadValue {
@@ -258,6 +266,7 @@ impl fmt::Display for BadValue {
             BadValue::Value(Value::Number(number)) => f.write_str(&format_number(number)),
             BadValue::Value(Value::Bool(b)) => write!(f, "{b}"),
             BadValue::Value(other) => f.write_str(&marshal_json(other)),
+            BadValue::GoSyntax(text) => f.write_str(text),
         }
     }
 }

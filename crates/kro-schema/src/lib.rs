@@ -26,7 +26,7 @@ pub use catalog::{
 pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes, SharedDefinitions};
 pub use defaulting::apply_defaults;
 pub use field_error::{
-    BadValue, FieldError, FieldErrorType, FieldPath, PathElement, invalid_object_message,
+    BadValue, FieldError, FieldErrorType, FieldPath, PathElement, go_quote, invalid_object_message,
 };
 pub use gvk::{Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};

@@ -145,9 +145,22 @@ impl Validator {
     /// run only then, and problems in parts unchanged since `old` are not reported (Kubernetes'
     /// validation ratcheting). An empty list means valid.
     pub fn validate(&self, value: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        self.validate_with(value, old, Vec::new())
+    }
+
+    /// Like [`Validator::validate`], with errors of checks made outside the schema (such as a
+    /// custom resource's scale replicas) reported where kube-apiserver reports them: after
+    /// the schema keywords', before the embedded-resource, list-type and rule errors.
+    pub fn validate_with(
+        &self,
+        value: &Value,
+        old: Option<&Value>,
+        outside_schema: Vec<FieldError>,
+    ) -> Vec<FieldError> {
         let compiled = &*self.inner;
         let schema = &compiled.schema;
         let mut errors = keywords::check(schema, value, old, &compiled.patterns);
+        errors.extend(outside_schema);
         if compiled.has_embedded_resources {
             errors.extend(embedded::check(schema, value));
         }

@@ -1,0 +1,736 @@
+//! The label selector language of `k8s.io/apimachinery/pkg/labels` (`labels.Parse`): a lexer
+//! of identifiers and operator symbols and a recursive-descent parser over its tokens, with
+//! the same acceptance and the same error texts as kube-apiserver, because clients show those
+//! texts to people (`unable to parse requirement: found '=', expected: identifier`).
+
+use std::collections::BTreeSet;
+
+use kro_schema::{BadValue, FieldError, FieldPath};
+
+/// One parsed requirement: the key, the operator and its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Parsed {
+    /// `key`.
+    Exists(String),
+    /// `!key`.
+    DoesNotExist(String),
+    /// `key in (a,b)`, `key=a`, `key==a`.
+    In(String, BTreeSet<String>),
+    /// `key notin (a,b)`, `key!=a`.
+    NotIn(String, BTreeSet<String>),
+    /// `key>3`.
+    GreaterThan(String, i64),
+    /// `key<3`.
+    LessThan(String, i64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Token {
+    Error,
+    End,
+    ClosedPar,
+    Comma,
+    DoesNotExist,
+    DoubleEquals,
+    Equals,
+    GreaterThan,
+    Identifier,
+    In,
+    LessThan,
+    NotEquals,
+    NotIn,
+    OpenPar,
+}
+
+fn keyword(text: &str) -> Option<Token> {
+    Some(match text {
+        ")" => Token::ClosedPar,
+        "," => Token::Comma,
+        "!" => Token::DoesNotExist,
+        "==" => Token::DoubleEquals,
+        "=" => Token::Equals,
+        ">" => Token::GreaterThan,
+        "in" => Token::In,
+        "<" => Token::LessThan,
+        "!=" => Token::NotEquals,
+        "notin" => Token::NotIn,
+        "(" => Token::OpenPar,
+        _ => return None,
+    })
+}
+
+fn is_whitespace(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn is_special(byte: u8) -> bool {
+    matches!(byte, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
+}
+
+/// Splits the selector into tokens, ending with [`Token::End`]. Works on bytes, as Go's lexer
+/// does (a NUL byte ends the input there, as it does for Go).
+fn lex(selector: &str) -> Vec<(Token, String)> {
+    let bytes = selector.as_bytes();
+    let mut position = 0;
+    let mut tokens = Vec::new();
+    loop {
+        while bytes.get(position).is_some_and(|byte| is_whitespace(*byte)) {
+            position += 1;
+        }
+        let Some(&first) = bytes.get(position).filter(|byte| **byte != 0) else {
+            tokens.push((Token::End, String::new()));
+            return tokens;
+        };
+        if is_special(first) {
+            // The longest run of symbols that is still an operator.
+            let start = position;
+            let mut last: Option<(Token, usize)> = None;
+            while bytes.get(position).is_some_and(|byte| is_special(*byte)) {
+                let candidate = &selector[start..=position];
+                match keyword(candidate) {
+                    Some(token) => {
+                        last = Some((token, position + 1));
+                        position += 1;
+                    }
+                    None if last.is_some() => break,
+                    None => position += 1,
+                }
+            }
+            match last {
+                Some((token, end)) => {
+                    tokens.push((token, selector[start..end].to_owned()));
+                    position = end;
+                }
+                None => tokens.push((
+                    Token::Error,
+                    format!(
+                        "error expected: keyword found '{}'",
+                        &selector[start..position]
+                    ),
+                )),
+            }
+        } else {
+            let start = position;
+            while bytes
+                .get(position)
+                .is_some_and(|byte| *byte != 0 && !is_special(*byte) && !is_whitespace(*byte))
+            {
+                position += 1;
+            }
+            let text = String::from_utf8_lossy(&bytes[start..position]).into_owned();
+            let token = keyword(&text).unwrap_or(Token::Identifier);
+            tokens.push((token, text));
+        }
+    }
+}
+
+/// Whether parsing reads values (where `in` and `notin` are plain identifiers) or operators.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    KeyAndOperator,
+    Values,
+}
+
+struct Parser {
+    tokens: Vec<(Token, String)>,
+    position: usize,
+}
+
+impl Parser {
+    fn token_at(&self, index: usize, context: Context) -> (Token, String) {
+        let (token, text) = self
+            .tokens
+            .get(index)
+            .cloned()
+            .unwrap_or((Token::End, String::new()));
+        let token = match token {
+            Token::In | Token::NotIn if context == Context::Values => Token::Identifier,
+            other => other,
+        };
+        (token, text)
+    }
+
+    fn lookahead(&self, context: Context) -> (Token, String) {
+        self.token_at(self.position, context)
+    }
+
+    fn consume(&mut self, context: Context) -> (Token, String) {
+        let item = self.token_at(self.position, context);
+        self.position += 1;
+        item
+    }
+
+    fn parse(&mut self) -> Result<Vec<Parsed>, String> {
+        let mut requirements = Vec::new();
+        loop {
+            let (token, text) = self.lookahead(Context::Values);
+            match token {
+                Token::Identifier | Token::DoesNotExist => {
+                    let requirement = self
+                        .requirement()
+                        .map_err(|error| format!("unable to parse requirement: {error}"))?;
+                    requirements.push(requirement);
+                    let (next, next_text) = self.consume(Context::Values);
+                    match next {
+                        Token::End => return Ok(requirements),
+                        Token::Comma => {
+                            let (after, after_text) = self.lookahead(Context::Values);
+                            if after != Token::Identifier && after != Token::DoesNotExist {
+                                return Err(format!(
+                                    "found '{after_text}', expected: identifier after ','"
+                                ));
+                            }
+                        }
+                        _ => {
+                            return Err(format!(
+                                "found '{next_text}', expected: ',' or 'end of string'"
+                            ));
+                        }
+                    }
+                }
+                Token::End => return Ok(requirements),
+                _ => {
+                    return Err(format!(
+                        "found '{text}', expected: !, identifier, or 'end of string'"
+                    ));
+                }
+            }
+        }
+    }
+
+    fn requirement(&mut self) -> Result<Parsed, String> {
+        let mut does_not_exist = false;
+        let (mut token, mut key) = self.consume(Context::Values);
+        if token == Token::DoesNotExist {
+            does_not_exist = true;
+            (token, key) = self.consume(Context::Values);
+        }
+        if token != Token::Identifier {
+            return Err(format!("found '{key}', expected: identifier"));
+        }
+        if let Some(error) = key_error(&key, FieldPath::new("<nil>")) {
+            return Err(error.to_string());
+        }
+        if does_not_exist {
+            // Whatever follows `!key` is checked when the caller reads the next token.
+            return Ok(Parsed::DoesNotExist(key));
+        }
+        if matches!(self.lookahead(Context::Values).0, Token::End | Token::Comma) {
+            return Ok(Parsed::Exists(key));
+        }
+        let (operator, operator_text) = self.consume(Context::KeyAndOperator);
+        let values = match operator {
+            Token::In | Token::NotIn => self.set_values()?,
+            Token::Equals
+            | Token::DoubleEquals
+            | Token::NotEquals
+            | Token::GreaterThan
+            | Token::LessThan => self.exact_value()?,
+            _ => {
+                return Err(format!(
+                    "found '{operator_text}', expected: in, notin, =, ==, !=, gt, lt"
+                ));
+            }
+        };
+        new_requirement(key, operator, values)
+    }
+
+    fn set_values(&mut self) -> Result<BTreeSet<String>, String> {
+        let (token, text) = self.consume(Context::Values);
+        if token != Token::OpenPar {
+            return Err(format!("found '{text}' expected: '('"));
+        }
+        let (token, text) = self.lookahead(Context::Values);
+        match token {
+            Token::Identifier | Token::Comma => {
+                let values = self.identifier_list()?;
+                let (closing, _) = self.consume(Context::Values);
+                if closing != Token::ClosedPar {
+                    return Err(format!("found '{text}', expected: ')'"));
+                }
+                Ok(values)
+            }
+            Token::ClosedPar => {
+                self.consume(Context::Values);
+                Ok(BTreeSet::from([String::new()]))
+            }
+            _ => Err(format!("found '{text}', expected: ',', ')' or identifier")),
+        }
+    }
+
+    fn identifier_list(&mut self) -> Result<BTreeSet<String>, String> {
+        let mut values = BTreeSet::new();
+        loop {
+            let (token, text) = self.consume(Context::Values);
+            match token {
+                Token::Identifier => {
+                    values.insert(text);
+                    let (next, next_text) = self.lookahead(Context::Values);
+                    match next {
+                        Token::Comma => {}
+                        Token::ClosedPar => return Ok(values),
+                        _ => return Err(format!("found '{next_text}', expected: ',' or ')'")),
+                    }
+                }
+                Token::Comma => {
+                    if values.is_empty() {
+                        values.insert(String::new());
+                    }
+                    match self.lookahead(Context::Values).0 {
+                        Token::ClosedPar => {
+                            values.insert(String::new());
+                            return Ok(values);
+                        }
+                        Token::Comma => {
+                            self.consume(Context::Values);
+                            values.insert(String::new());
+                        }
+                        _ => {}
+                    }
+                }
+                _ => return Err(format!("found '{text}', expected: ',', or identifier")),
+            }
+        }
+    }
+
+    fn exact_value(&mut self) -> Result<BTreeSet<String>, String> {
+        let (token, _) = self.lookahead(Context::Values);
+        if matches!(token, Token::End | Token::Comma) {
+            return Ok(BTreeSet::from([String::new()]));
+        }
+        let (token, text) = self.consume(Context::Values);
+        if token == Token::Identifier {
+            Ok(BTreeSet::from([text]))
+        } else {
+            Err(format!("found '{text}', expected: identifier"))
+        }
+    }
+}
+
+/// Builds a requirement, checking it as apimachinery's `NewRequirement` does: every problem
+/// found, one message for one, `[a, b]` for several.
+fn new_requirement(
+    key: String,
+    operator: Token,
+    values: BTreeSet<String>,
+) -> Result<Parsed, String> {
+    let mut errors: Vec<FieldError> = Vec::new();
+    errors.extend(key_error(&key, FieldPath::new("key")));
+    let values_path = FieldPath::new("values");
+    let mut number = None;
+    if matches!(operator, Token::GreaterThan | Token::LessThan) {
+        for (index, value) in values.iter().enumerate() {
+            match value.parse::<i64>() {
+                Ok(parsed) => number = Some(parsed),
+                Err(_) => errors.push(FieldError::invalid(
+                    values_path.index(index),
+                    BadValue::text(value),
+                    "for 'Gt', 'Lt' operators, the value must be an integer",
+                )),
+            }
+        }
+    }
+    for (index, value) in values.iter().enumerate() {
+        let problems = value_problems(value);
+        if !problems.is_empty() {
+            errors.push(FieldError::invalid(
+                values_path.index(index).key(&key),
+                BadValue::text(value),
+                &problems.join("; "),
+            ));
+        }
+    }
+    let mut messages: Vec<String> = Vec::new();
+    for error in &errors {
+        let message = error.to_string();
+        if !messages.contains(&message) {
+            messages.push(message);
+        }
+    }
+    match messages.as_slice() {
+        [] => {}
+        [single] => return Err(single.clone()),
+        several => return Err(format!("[{}]", several.join(", "))),
+    }
+    Ok(match operator {
+        Token::In | Token::Equals | Token::DoubleEquals => Parsed::In(key, values),
+        Token::NotIn | Token::NotEquals => Parsed::NotIn(key, values),
+        Token::GreaterThan => Parsed::GreaterThan(key, number.unwrap_or_default()),
+        _ => Parsed::LessThan(key, number.unwrap_or_default()),
+    })
+}
+
+const QUALIFIED_NAME_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+const LABEL_VALUE_MESSAGE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+const SUBDOMAIN_MESSAGE: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
+fn is_qualified_name_part(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes
+            .iter()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`.
+fn is_subdomain(text: &str) -> bool {
+    text.split('.').all(|label| {
+        let bytes = label.as_bytes();
+        let alphanumeric = |byte: &u8| byte.is_ascii_lowercase() || byte.is_ascii_digit();
+        !bytes.is_empty()
+            && bytes.first().is_some_and(alphanumeric)
+            && bytes.last().is_some_and(alphanumeric)
+            && bytes.iter().all(|byte| alphanumeric(byte) || *byte == b'-')
+    })
+}
+
+/// apimachinery's `IsQualifiedName` problems of a label key.
+fn key_problems(key: &str) -> Vec<String> {
+    let parts: Vec<&str> = key.split('/').collect();
+    let mut problems = Vec::new();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                problems.push("prefix part must be non-empty".to_owned());
+            } else {
+                if prefix.len() > 253 {
+                    problems.push("prefix part must be no more than 253 characters".to_owned());
+                }
+                if !is_subdomain(prefix) {
+                    problems.push(format!("prefix part {SUBDOMAIN_MESSAGE}"));
+                }
+            }
+            name
+        }
+        _ => {
+            return vec![format!(
+                "a qualified name {QUALIFIED_NAME_MESSAGE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )];
+        }
+    };
+    if name.is_empty() {
+        problems.push("name part must be non-empty".to_owned());
+    } else if name.len() > 63 {
+        problems.push("name part must be no more than 63 characters".to_owned());
+    }
+    if !is_qualified_name_part(name) {
+        problems.push(format!("name part {QUALIFIED_NAME_MESSAGE}"));
+    }
+    problems
+}
+
+fn key_error(key: &str, path: FieldPath) -> Option<FieldError> {
+    let problems = key_problems(key);
+    (!problems.is_empty())
+        .then(|| FieldError::invalid(path, BadValue::text(key), &problems.join("; ")))
+}
+
+/// apimachinery's `IsValidLabelValue` problems.
+fn value_problems(value: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    if value.len() > 63 {
+        problems.push("must be no more than 63 characters".to_owned());
+    }
+    if !value.is_empty() && !is_qualified_name_part(value) {
+        problems.push(LABEL_VALUE_MESSAGE.to_owned());
+    }
+    problems
+}
+
+/// Parses a label selector; the error is kube-apiserver's message.
+pub(crate) fn parse(selector: &str) -> Result<Vec<Parsed>, String> {
+    let mut parser = Parser {
+        tokens: lex(selector),
+        position: 0,
+    };
+    let mut requirements = parser.parse()?;
+    requirements.sort_by(|a, b| key_of(a).cmp(key_of(b)));
+    Ok(requirements)
+}
+
+fn key_of(requirement: &Parsed) -> &str {
+    match requirement {
+        Parsed::Exists(key)
+        | Parsed::DoesNotExist(key)
+        | Parsed::In(key, _)
+        | Parsed::NotIn(key, _)
+        | Parsed::GreaterThan(key, _)
+        | Parsed::LessThan(key, _) => key,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Selectors and what kube-apiserver 1.33 answered for them (`None`: accepted), recorded
+    /// from `GET /api/v1/namespaces/default/configmaps?labelSelector=...`.
+    const RECORDED: &[(&str, Option<&str>)] = &[
+        (
+            "a===b",
+            Some(r#"unable to parse requirement: found '=', expected: identifier"#),
+        ),
+        (
+            "a=B_",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "B_": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+            ),
+        ),
+        (
+            "A_=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "A_": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ),
+        ),
+        (
+            "a in b",
+            Some(r#"unable to parse requirement: found 'b' expected: '('"#),
+        ),
+        (
+            "a>",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "a>x",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "=b",
+            Some(r#"found '=', expected: !, identifier, or 'end of string'"#),
+        ),
+        (
+            "a in (b",
+            Some(r#"unable to parse requirement: found '', expected: ',' or ')'"#),
+        ),
+        ("a,,b", Some(r#"found ',', expected: identifier after ','"#)),
+        (
+            "a!b",
+            Some(
+                r#"unable to parse requirement: found '!', expected: in, notin, =, ==, !=, gt, lt"#,
+            ),
+        ),
+        ("a", None),
+        ("!a", None),
+        ("a=b", None),
+        ("a==b", None),
+        ("a!=b", None),
+        ("a in (b,c)", None),
+        ("a notin (b,c)", None),
+        ("a in ()", None),
+        ("a in (,)", None),
+        ("a in (b,)", None),
+        ("a in (,b)", None),
+        ("a in (b,,c)", None),
+        ("example.com/a=b", None),
+        (
+            "Example.com/a=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "Example.com/a": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"#,
+            ),
+        ),
+        (
+            "/a=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "/a": prefix part must be non-empty"#,
+            ),
+        ),
+        (
+            "a/b/c=d",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
+            ),
+        ),
+        (
+            "a/=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ),
+        ),
+        ("a=", None),
+        ("a,b", None),
+        ("a,", Some(r#"found '', expected: identifier after ','"#)),
+        (
+            "!a=b",
+            Some(r#"found '=', expected: ',' or 'end of string'"#),
+        ),
+        (
+            "!",
+            Some(r#"unable to parse requirement: found '', expected: identifier"#),
+        ),
+        ("a in (in)", None),
+        ("in in (notin)", None),
+        ("a>1", None),
+        (
+            "a<-2",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "-2": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+            ),
+        ),
+        (
+            "a>1.5",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "1.5": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        ("a> 1", None),
+        (
+            "a=b c",
+            Some(r#"found 'c', expected: ',' or 'end of string'"#),
+        ),
+        (" a = b ", None),
+        ("a in(b)", None),
+        (
+            "a in (b c)",
+            Some(r#"unable to parse requirement: found 'c', expected: ',' or ')'"#),
+        ),
+        (
+            "a=(b)",
+            Some(r#"unable to parse requirement: found '(', expected: identifier"#),
+        ),
+        (
+            "a)",
+            Some(
+                r#"unable to parse requirement: found ')', expected: in, notin, =, ==, !=, gt, lt"#,
+            ),
+        ),
+        (
+            "(a)",
+            Some(r#"found '(', expected: !, identifier, or 'end of string'"#),
+        ),
+        ("a=b,!c,d in (e)", None),
+        (
+            "a=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": must be no more than 63 characters"#,
+            ),
+        ),
+        (
+            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx": name part must be no more than 63 characters"#,
+            ),
+        ),
+        ("a.b-c_d=e", None),
+        (
+            "-a=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "-a": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ),
+        ),
+        (
+            "a=-b",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "-b": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+            ),
+        ),
+        ("a==", None),
+        ("a!=", None),
+        (
+            "a in ((b))",
+            Some(r#"unable to parse requirement: found '(', expected: ',', ')' or identifier"#),
+        ),
+        (
+            "a>>1",
+            Some(r#"unable to parse requirement: found '>', expected: identifier"#),
+        ),
+        (
+            "a=!b",
+            Some(r#"unable to parse requirement: found '!', expected: identifier"#),
+        ),
+        (
+            "a<",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "a notin b",
+            Some(r#"unable to parse requirement: found 'b' expected: '('"#),
+        ),
+        (
+            "a,!b,c=d,",
+            Some(r#"found '', expected: identifier after ','"#),
+        ),
+        (
+            "a\tb",
+            Some(
+                r#"unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"#,
+            ),
+        ),
+        (
+            "!!a",
+            Some(r#"unable to parse requirement: found '!', expected: identifier"#),
+        ),
+        (
+            "a=b=c",
+            Some(r#"found '=', expected: ',' or 'end of string'"#),
+        ),
+        (
+            "a in (b)c",
+            Some(r#"found 'c', expected: ',' or 'end of string'"#),
+        ),
+    ];
+
+    #[test]
+    fn selectors_parse_or_fail_as_kube_apiserver_does() {
+        for (selector, expected) in RECORDED {
+            let parsed = parse(selector);
+            match expected {
+                None => assert!(parsed.is_ok(), "{selector:?}: {parsed:?}"),
+                Some(message) => assert_eq!(
+                    parsed.as_ref().err().map(String::as_str),
+                    Some(*message),
+                    "{selector:?}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn requirements_carry_their_operators_and_values() {
+        let parsed = parse("z in (b,a,),y notin (c),x=1,w!=2,!v,u,t>3,s<4").expect("valid");
+        assert_eq!(
+            parsed,
+            [
+                Parsed::LessThan("s".to_owned(), 4),
+                Parsed::GreaterThan("t".to_owned(), 3),
+                Parsed::Exists("u".to_owned()),
+                Parsed::DoesNotExist("v".to_owned()),
+                Parsed::NotIn("w".to_owned(), BTreeSet::from(["2".to_owned()])),
+                Parsed::In("x".to_owned(), BTreeSet::from(["1".to_owned()])),
+                Parsed::NotIn("y".to_owned(), BTreeSet::from(["c".to_owned()])),
+                Parsed::In(
+                    "z".to_owned(),
+                    BTreeSet::from([String::new(), "a".to_owned(), "b".to_owned()])
+                ),
+            ]
+        );
+        assert_eq!(parse("").expect("empty"), []);
+        assert_eq!(parse("   ").expect("blank"), []);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        for selector in [
+            "\0a",
+            "a\0=b",
+            "é=ü",
+            "a in (é)",
+            "((((",
+            "!!!!",
+            "=",
+            "a in (",
+            "a in (b,",
+        ] {
+            let _ = parse(selector);
+        }
+    }
+}
