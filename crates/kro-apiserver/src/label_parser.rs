@@ -7,13 +7,13 @@ use std::collections::BTreeSet;
 
 use kro_schema::{BadValue, FieldError, FieldPath};
 
-/// One parsed requirement: the key, the operator and its values.
+/// One requirement of a label selector: the key, the operator and its values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Parsed {
+pub(crate) enum Requirement {
     /// `key`.
     Exists(String),
     /// `!key`.
-    DoesNotExist(String),
+    NotExists(String),
     /// `key in (a,b)`, `key=a`, `key==a`.
     In(String, BTreeSet<String>),
     /// `key notin (a,b)`, `key!=a`.
@@ -160,7 +160,7 @@ impl Parser {
         item
     }
 
-    fn parse(&mut self) -> Result<Vec<Parsed>, String> {
+    fn parse(&mut self) -> Result<Vec<Requirement>, String> {
         let mut requirements = Vec::new();
         loop {
             let (token, text) = self.lookahead(Context::Values);
@@ -198,7 +198,7 @@ impl Parser {
         }
     }
 
-    fn requirement(&mut self) -> Result<Parsed, String> {
+    fn requirement(&mut self) -> Result<Requirement, String> {
         let mut does_not_exist = false;
         let (mut token, mut key) = self.consume(Context::Values);
         if token == Token::DoesNotExist {
@@ -213,10 +213,10 @@ impl Parser {
         }
         if does_not_exist {
             // Whatever follows `!key` is checked when the caller reads the next token.
-            return Ok(Parsed::DoesNotExist(key));
+            return Ok(Requirement::NotExists(key));
         }
         if matches!(self.lookahead(Context::Values).0, Token::End | Token::Comma) {
-            return Ok(Parsed::Exists(key));
+            return Ok(Requirement::Exists(key));
         }
         let (operator, operator_text) = self.consume(Context::KeyAndOperator);
         let values = match operator {
@@ -313,7 +313,7 @@ fn new_requirement(
     key: String,
     operator: Token,
     values: BTreeSet<String>,
-) -> Result<Parsed, String> {
+) -> Result<Requirement, String> {
     let mut errors: Vec<FieldError> = Vec::new();
     errors.extend(key_error(&key, FieldPath::new("key")));
     let values_path = FieldPath::new("values");
@@ -353,10 +353,10 @@ fn new_requirement(
         several => return Err(format!("[{}]", several.join(", "))),
     }
     Ok(match operator {
-        Token::In | Token::Equals | Token::DoubleEquals => Parsed::In(key, values),
-        Token::NotIn | Token::NotEquals => Parsed::NotIn(key, values),
-        Token::GreaterThan => Parsed::GreaterThan(key, number.unwrap_or_default()),
-        _ => Parsed::LessThan(key, number.unwrap_or_default()),
+        Token::In | Token::Equals | Token::DoubleEquals => Requirement::In(key, values),
+        Token::NotIn | Token::NotEquals => Requirement::NotIn(key, values),
+        Token::GreaterThan => Requirement::GreaterThan(key, number.unwrap_or_default()),
+        _ => Requirement::LessThan(key, number.unwrap_or_default()),
     })
 }
 
@@ -442,7 +442,7 @@ fn value_problems(value: &str) -> Vec<String> {
 }
 
 /// Parses a label selector; the error is kube-apiserver's message.
-pub(crate) fn parse(selector: &str) -> Result<Vec<Parsed>, String> {
+pub(crate) fn parse(selector: &str) -> Result<Vec<Requirement>, String> {
     let mut parser = Parser {
         tokens: lex(selector),
         position: 0,
@@ -452,14 +452,14 @@ pub(crate) fn parse(selector: &str) -> Result<Vec<Parsed>, String> {
     Ok(requirements)
 }
 
-fn key_of(requirement: &Parsed) -> &str {
+fn key_of(requirement: &Requirement) -> &str {
     match requirement {
-        Parsed::Exists(key)
-        | Parsed::DoesNotExist(key)
-        | Parsed::In(key, _)
-        | Parsed::NotIn(key, _)
-        | Parsed::GreaterThan(key, _)
-        | Parsed::LessThan(key, _) => key,
+        Requirement::Exists(key)
+        | Requirement::NotExists(key)
+        | Requirement::In(key, _)
+        | Requirement::NotIn(key, _)
+        | Requirement::GreaterThan(key, _)
+        | Requirement::LessThan(key, _) => key,
     }
 }
 
@@ -700,14 +700,14 @@ mod tests {
         assert_eq!(
             parsed,
             [
-                Parsed::LessThan("s".to_owned(), 4),
-                Parsed::GreaterThan("t".to_owned(), 3),
-                Parsed::Exists("u".to_owned()),
-                Parsed::DoesNotExist("v".to_owned()),
-                Parsed::NotIn("w".to_owned(), BTreeSet::from(["2".to_owned()])),
-                Parsed::In("x".to_owned(), BTreeSet::from(["1".to_owned()])),
-                Parsed::NotIn("y".to_owned(), BTreeSet::from(["c".to_owned()])),
-                Parsed::In(
+                Requirement::LessThan("s".to_owned(), 4),
+                Requirement::GreaterThan("t".to_owned(), 3),
+                Requirement::Exists("u".to_owned()),
+                Requirement::NotExists("v".to_owned()),
+                Requirement::NotIn("w".to_owned(), BTreeSet::from(["2".to_owned()])),
+                Requirement::In("x".to_owned(), BTreeSet::from(["1".to_owned()])),
+                Requirement::NotIn("y".to_owned(), BTreeSet::from(["c".to_owned()])),
+                Requirement::In(
                     "z".to_owned(),
                     BTreeSet::from([String::new(), "a".to_owned(), "b".to_owned()])
                 ),

@@ -1,26 +1,12 @@
 //! Label and field selectors of list and watch requests, in the string syntax of
 //! `k8s.io/apimachinery/pkg/labels` and `.../fields`.
-
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::label_parser::Parsed;
+use crate::label_parser::Requirement;
 
 /// The longest selector accepted, in bytes.
 const MAX_SELECTOR_BYTES: usize = 16 * 1024;
-
-/// One requirement of a label selector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Requirement {
-    Exists(String),
-    NotExists(String),
-    In(String, BTreeSet<String>),
-    NotIn(String, BTreeSet<String>),
-    GreaterThan(String, i64),
-    LessThan(String, i64),
-}
 
 /// A parsed label selector; the empty selector matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,18 +25,7 @@ impl LabelSelector {
                 "label selector is longer than {MAX_SELECTOR_BYTES} bytes"
             )));
         }
-        let parsed = crate::label_parser::parse(selector).map_err(ApiError::bad_request)?;
-        let requirements = parsed
-            .into_iter()
-            .map(|requirement| match requirement {
-                Parsed::Exists(key) => Requirement::Exists(key),
-                Parsed::DoesNotExist(key) => Requirement::NotExists(key),
-                Parsed::In(key, values) => Requirement::In(key, values),
-                Parsed::NotIn(key, values) => Requirement::NotIn(key, values),
-                Parsed::GreaterThan(key, number) => Requirement::GreaterThan(key, number),
-                Parsed::LessThan(key, number) => Requirement::LessThan(key, number),
-            })
-            .collect();
+        let requirements = crate::label_parser::parse(selector).map_err(ApiError::bad_request)?;
         Ok(LabelSelector { requirements })
     }
 
