@@ -1,5 +1,6 @@
 //! Label and field selectors of list and watch requests, in the string syntax of
 //! `k8s.io/apimachinery/pkg/labels` and `.../fields`.
+
 use serde_json::Value;
 
 use crate::error::ApiError;
