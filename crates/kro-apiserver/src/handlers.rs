@@ -216,6 +216,15 @@ async fn handle(
             headers,
             &body,
         ),
+        (&Method::PUT, Some(name), Some("finalize")) => update(
+            state,
+            &target,
+            name,
+            UpdateTarget::Finalize,
+            &query,
+            headers,
+            &body,
+        ),
         (&Method::PATCH, Some(name), None) => patch(
             state,
             &target,
@@ -889,7 +898,7 @@ fn shape_of(target: &Target) -> managed::Shape<'_> {
 fn endpoint_of(target: &Target, update_target: UpdateTarget) -> managed::Endpoint {
     match update_target {
         UpdateTarget::Status => managed::Endpoint::Status,
-        UpdateTarget::Main => managed::Endpoint::Main {
+        UpdateTarget::Main | UpdateTarget::Finalize => managed::Endpoint::Main {
             has_status: target.resource.subresource("status").is_some(),
         },
     }

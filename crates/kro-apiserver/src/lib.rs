@@ -24,6 +24,7 @@ mod patch;
 pub mod registry;
 pub mod selectors;
 mod server;
+pub mod simulators;
 pub mod storage;
 mod strategic;
 mod tables;
@@ -35,3 +36,4 @@ pub use knobs::{InjectedFailure, RequestKind};
 pub use server::{
     RunningServer, ServerConfig, StartError, kubeconfig, random_token, start, start_in_background,
 };
+pub use simulators::{Simulator, Simulators};

@@ -208,6 +208,8 @@ pub enum UpdateTarget {
     Main,
     /// The `/status` subresource.
     Status,
+    /// A namespace's `/finalize` subresource: only `spec.finalizers` changes.
+    Finalize,
 }
 
 fn without_metadata_and_status(object: &Value, drop_status: bool) -> Value {
@@ -233,7 +235,17 @@ pub fn prepare_update(
     target: UpdateTarget,
 ) -> Value {
     let has_status = resource.subresource("status").is_some();
-    if target == UpdateTarget::Status {
+    if target == UpdateTarget::Finalize {
+        let finalizers = new.pointer("/spec/finalizers").cloned();
+        let mut merged = old.clone();
+        if let Some(Value::Object(spec)) = merged.get_mut("spec") {
+            match finalizers {
+                Some(finalizers) => spec.insert("finalizers".to_owned(), finalizers),
+                None => spec.remove("finalizers"),
+            };
+        }
+        new = merged;
+    } else if target == UpdateTarget::Status {
         let status = new.get("status").cloned();
         let mut merged = old.clone();
         if let Some(map) = merged.as_object_mut() {

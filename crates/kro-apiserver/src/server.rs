@@ -46,6 +46,8 @@ pub struct ServerConfig {
     pub store_limits: StoreLimits,
     /// Where objects are persisted (SQLite); `None` keeps them in memory only.
     pub data_dir: Option<std::path::PathBuf>,
+    /// The simulated controllers to run (none by default: envtest-like).
+    pub simulators: crate::simulators::Simulators,
 }
 
 impl Default for ServerConfig {
@@ -59,6 +61,7 @@ impl Default for ServerConfig {
             bookmark_interval: Duration::from_secs(60),
             store_limits: StoreLimits::default(),
             data_dir: None,
+            simulators: crate::simulators::Simulators::none(),
         }
     }
 }
@@ -128,6 +131,9 @@ pub enum StartError {
     /// The thread of a background server could not start its runtime.
     #[error("cannot start the server's runtime: {0}")]
     Runtime(#[source] std::io::Error),
+    /// The simulated controllers could not start.
+    #[error(transparent)]
+    Simulators(#[from] crate::simulators::SimulatorStartError),
 }
 
 /// An OpenAPI document as served, with the hash it is addressed by.
@@ -515,8 +521,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         None
     };
     let token = config.token.clone();
+    let simulators = config.simulators.clone();
     let state = build_state(config)?;
     let (shutdown, stopped) = oneshot::channel::<()>();
+    // Turns true when the server stops; the simulators stop with it.
+    let (stop_simulators, simulators_stop) = tokio::sync::watch::channel(false);
     let app = router(Arc::clone(&state));
     let authority_pem = tls.as_ref().map(|tls| tls.authority_pem.clone());
     match tls {
@@ -526,6 +535,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             tokio::spawn(async move {
                 let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
                     let _ = stopped.await;
+                    let _ = stop_simulators.send(true);
                 });
                 if let Err(error) = serve.await {
                     tracing::error!(%error, "the API server stopped");
@@ -536,6 +546,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             tokio::spawn(async move {
                 let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
                     let _ = stopped.await;
+                    let _ = stop_simulators.send(true);
                 });
                 if let Err(error) = serve.await {
                     tracing::error!(%error, "the API server stopped");
@@ -543,14 +554,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
             });
         }
     }
-    Ok(RunningServer {
+    let server = RunningServer {
         address: local,
         token,
         authority_pem,
         shutdown: Some(shutdown),
         thread: None,
         state,
-    })
+    };
+    crate::simulators::spawn(&simulators, &server.kubeconfig(), simulators_stop).await?;
+    Ok(server)
 }
 
 /// Starts the server on a thread with its own runtime (for synchronous callers and tests).

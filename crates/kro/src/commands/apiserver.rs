@@ -29,6 +29,10 @@ pub struct Args {
     /// start, and a bearer token, both written into the kubeconfig).
     #[arg(long)]
     insecure: bool,
+    /// The simulated cluster controllers to run: `all`, `none` (envtest-like: deleted
+    /// namespaces stay Terminating), or a comma-separated list (`namespaces`).
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    simulators: kro_apiserver::Simulators,
 }
 
 /// Runs the server until interrupted.
@@ -38,6 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         token: (!args.insecure).then(kro_apiserver::random_token),
         tls: !args.insecure,
         data_dir: args.data_dir.clone(),
+        simulators: args.simulators.clone(),
         ..ServerConfig::default()
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
