@@ -69,10 +69,11 @@ impl Query {
         Ok(Query(pairs.0))
     }
 
+    /// The first value of a parameter given more than once, as kube-apiserver converts query
+    /// parameters into its options.
     fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
-            .rev()
             .find(|(key, _)| key == name)
             .map(|(_, value)| value.as_str())
     }

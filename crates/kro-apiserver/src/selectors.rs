@@ -286,6 +286,440 @@ mod tests {
         }
     }
 
+    /// Label selectors and kube-apiserver 1.33's answers to
+    /// `GET /api/v1/namespaces/default/configmaps?labelSelector=...` (`None`: a 200 list; else
+    /// the message of the 400 Status). Placeholders stand for repeated text: `{NAME}`,
+    /// `{VALUE}`, `{SUBDOMAIN}` for the regex descriptions of apimachinery's validation, and
+    /// `{X63}` and the like for a letter repeated that many times.
+    const KUBE_APISERVER_ANSWERS: &[(&str, Option<&str>)] = &[
+        (
+            "a===b",
+            Some("unable to parse requirement: found '=', expected: identifier"),
+        ),
+        (
+            "a=B_",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "B_": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"#,
+            ),
+        ),
+        (
+            "A_=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "A_": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+            ),
+        ),
+        (
+            "a in b",
+            Some("unable to parse requirement: found 'b' expected: '('"),
+        ),
+        (
+            "a>",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "a>x",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "=b",
+            Some("found '=', expected: !, identifier, or 'end of string'"),
+        ),
+        (
+            "a in (b",
+            Some("unable to parse requirement: found '', expected: ',' or ')'"),
+        ),
+        ("a,,b", Some("found ',', expected: identifier after ','")),
+        (
+            "a!b",
+            Some("unable to parse requirement: found '!', expected: in, notin, =, ==, !=, gt, lt"),
+        ),
+        ("", None),
+        ("   ", None),
+        ("a", None),
+        ("!a", None),
+        ("! a", None),
+        ("a=b", None),
+        ("a==b", None),
+        ("a!=b", None),
+        (" a = b ", None),
+        ("a=b,!c,d in (e)", None),
+        ("a in (b, c)", None),
+        ("a notin (b,c)", None),
+        ("a\tin\t(b)\n", None),
+        ("a in(b)", None),
+        ("a in (b,c,b)", None),
+        ("a=", None),
+        ("a==", None),
+        ("a!=", None),
+        ("a in ()", None),
+        ("a notin ()", None),
+        ("a in (,)", None),
+        ("a in (b,)", None),
+        ("a in (,b)", None),
+        ("a in (b,,c)", None),
+        ("a,", Some("found '', expected: identifier after ','")),
+        ("a=b,", Some("found '', expected: identifier after ','")),
+        (
+            ",a",
+            Some("found ',', expected: !, identifier, or 'end of string'"),
+        ),
+        ("a,b,c", None),
+        (
+            "!",
+            Some("unable to parse requirement: found '', expected: identifier"),
+        ),
+        (
+            "!=a",
+            Some("found '!=', expected: !, identifier, or 'end of string'"),
+        ),
+        (
+            "!(",
+            Some("unable to parse requirement: found '(', expected: identifier"),
+        ),
+        ("!a=b", Some("found '=', expected: ',' or 'end of string'")),
+        (
+            "!!a",
+            Some("unable to parse requirement: found '!', expected: identifier"),
+        ),
+        ("!a,!b", None),
+        (
+            "a in (b,c",
+            Some("unable to parse requirement: found '', expected: ',' or ')'"),
+        ),
+        (
+            "a in (b c)",
+            Some("unable to parse requirement: found 'c', expected: ',' or ')'"),
+        ),
+        (
+            "a in ((b))",
+            Some("unable to parse requirement: found '(', expected: ',', ')' or identifier"),
+        ),
+        (
+            "a in (b))",
+            Some("found ')', expected: ',' or 'end of string'"),
+        ),
+        (
+            "a in",
+            Some("unable to parse requirement: found '' expected: '('"),
+        ),
+        (
+            "a notin",
+            Some("unable to parse requirement: found '' expected: '('"),
+        ),
+        (
+            "a notin b",
+            Some("unable to parse requirement: found 'b' expected: '('"),
+        ),
+        (
+            "a in (b)c",
+            Some("found 'c', expected: ',' or 'end of string'"),
+        ),
+        ("a>1", None),
+        ("a<5", None),
+        ("a>1,a<5", None),
+        ("a> 1", None),
+        ("a>01", None),
+        (
+            "a>+1",
+            Some(r#"unable to parse requirement: values[0][a]: Invalid value: "+1": {VALUE}"#),
+        ),
+        (
+            "a>-1",
+            Some(r#"unable to parse requirement: values[0][a]: Invalid value: "-1": {VALUE}"#),
+        ),
+        (
+            "a>-x",
+            Some(
+                r#"unable to parse requirement: [values[0]: Invalid value: "-x": for 'Gt', 'Lt' operators, the value must be an integer, values[0][a]: Invalid value: "-x": {VALUE}]"#,
+            ),
+        ),
+        (
+            "a>1.5",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "1.5": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "a>99999999999999999999",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "99999999999999999999": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "a<",
+            Some(
+                r#"unable to parse requirement: values[0]: Invalid value: "": for 'Gt', 'Lt' operators, the value must be an integer"#,
+            ),
+        ),
+        (
+            "a>>1",
+            Some("unable to parse requirement: found '>', expected: identifier"),
+        ),
+        (
+            "a<=1",
+            Some("unable to parse requirement: found '=', expected: identifier"),
+        ),
+        (
+            "a gt 1",
+            Some("unable to parse requirement: found 'gt', expected: in, notin, =, ==, !=, gt, lt"),
+        ),
+        ("a=b c", Some("found 'c', expected: ',' or 'end of string'")),
+        ("a=b=c", Some("found '=', expected: ',' or 'end of string'")),
+        (
+            "a==b==c",
+            Some("found '==', expected: ',' or 'end of string'"),
+        ),
+        (
+            "a!==b",
+            Some("unable to parse requirement: found '=', expected: identifier"),
+        ),
+        (
+            "a=(b)",
+            Some("unable to parse requirement: found '(', expected: identifier"),
+        ),
+        (
+            "a=!b",
+            Some("unable to parse requirement: found '!', expected: identifier"),
+        ),
+        (
+            "a)",
+            Some("unable to parse requirement: found ')', expected: in, notin, =, ==, !=, gt, lt"),
+        ),
+        (
+            "(a)",
+            Some("found '(', expected: !, identifier, or 'end of string'"),
+        ),
+        (
+            "a(",
+            Some("unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt"),
+        ),
+        ("a=b)", Some("found ')', expected: ',' or 'end of string'")),
+        ("in=notin", None),
+        ("in in (in)", None),
+        ("notin notin (notin,in)", None),
+        ("a in (in)", None),
+        ("example.com/a=b", None),
+        ("example.com/a", None),
+        ("a.b-c_d=e", None),
+        (
+            "Example.com/a=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "Example.com/a": prefix part {SUBDOMAIN}"#,
+            ),
+        ),
+        (
+            "example..com/a",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "example..com/a": prefix part {SUBDOMAIN}"#,
+            ),
+        ),
+        (
+            "-a.com/b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "-a.com/b": prefix part {SUBDOMAIN}"#,
+            ),
+        ),
+        (
+            "/a=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "/a": prefix part must be non-empty"#,
+            ),
+        ),
+        (
+            "a/=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "a/": name part must be non-empty; name part {NAME}"#,
+            ),
+        ),
+        (
+            "a/b/c=d",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "a/b/c": a qualified name {NAME} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
+            ),
+        ),
+        (
+            "a/b/c/d",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "a/b/c/d": a qualified name {NAME} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"#,
+            ),
+        ),
+        (
+            "a=-b",
+            Some(r#"unable to parse requirement: values[0][a]: Invalid value: "-b": {VALUE}"#),
+        ),
+        (
+            "-a=b",
+            Some(r#"unable to parse requirement: <nil>: Invalid value: "-a": name part {NAME}"#),
+        ),
+        (
+            "a.=b",
+            Some(r#"unable to parse requirement: <nil>: Invalid value: "a.": name part {NAME}"#),
+        ),
+        (
+            "a=b.",
+            Some(r#"unable to parse requirement: values[0][a]: Invalid value: "b.": {VALUE}"#),
+        ),
+        ("a=Ab-1_z.9", None),
+        ("{X63}=b", None),
+        (
+            "{X64}=b",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "{X64}": name part must be no more than 63 characters"#,
+            ),
+        ),
+        ("a={Y63}", None),
+        (
+            "a={Y64}",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "{Y64}": must be no more than 63 characters"#,
+            ),
+        ),
+        (
+            "a={D64}",
+            Some(
+                r#"unable to parse requirement: values[0][a]: Invalid value: "{D64}": must be no more than 63 characters; {VALUE}"#,
+            ),
+        ),
+        (
+            "{E250}.com/k",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "{E250}.com/k": prefix part must be no more than 253 characters"#,
+            ),
+        ),
+        (
+            "k/{X64}",
+            Some(
+                r#"unable to parse requirement: <nil>: Invalid value: "k/{X64}": name part must be no more than 63 characters"#,
+            ),
+        ),
+        (
+            "a\x0bb",
+            Some(r#"unable to parse requirement: <nil>: Invalid value: "a\vb": name part {NAME}"#),
+        ),
+        (
+            r#"a"b=c"#,
+            Some(r#"unable to parse requirement: <nil>: Invalid value: "a\"b": name part {NAME}"#),
+        ),
+        (
+            r#"a\b"#,
+            Some(r#"unable to parse requirement: <nil>: Invalid value: "a\\b": name part {NAME}"#),
+        ),
+        (
+            "é=b",
+            Some(r#"unable to parse requirement: <nil>: Invalid value: "é": name part {NAME}"#),
+        ),
+        (
+            "a=é",
+            Some(r#"unable to parse requirement: values[0][a]: Invalid value: "é": {VALUE}"#),
+        ),
+        (
+            "a\0b",
+            Some("unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt"),
+        ),
+        ("a=\0b", None),
+        ("\0a", None),
+        ("a\0", None),
+        ("a\0\0b", None),
+        ("a \0b", None),
+        (
+            "a=b\0c",
+            Some("found 'c', expected: ',' or 'end of string'"),
+        ),
+        (
+            "a in (b\0c)",
+            Some("unable to parse requirement: found 'c', expected: ',' or ')'"),
+        ),
+        ("!\0a", None),
+        ("a\0=b", None),
+    ];
+
+    fn expand(text: &str) -> String {
+        const NAME: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+        const VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+        const SUBDOMAIN: &str = r"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+        text.replace("{NAME}", NAME)
+            .replace("{VALUE}", VALUE)
+            .replace("{SUBDOMAIN}", SUBDOMAIN)
+            .replace("{X63}", &"x".repeat(63))
+            .replace("{X64}", &"x".repeat(64))
+            .replace("{Y63}", &"y".repeat(63))
+            .replace("{Y64}", &"y".repeat(64))
+            .replace("{D64}", &"-".repeat(64))
+            .replace("{E250}", &"e".repeat(250))
+    }
+
+    #[test]
+    fn label_selectors_parse_or_fail_as_kube_apiserver_does() {
+        for (selector, expected) in KUBE_APISERVER_ANSWERS {
+            let selector = expand(selector);
+            let parsed = LabelSelector::parse(&selector);
+            match expected {
+                None => assert!(parsed.is_ok(), "{selector:?}: {parsed:?}"),
+                Some(message) => {
+                    let error = parsed.expect_err(&selector);
+                    assert_eq!(error.code, 400, "{selector:?}");
+                    assert_eq!(error.message, expand(message), "{selector:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn empty_values_nul_bytes_and_spacing_keep_their_meaning() {
+        let object = labelled(json!({"a": "", "b": "x", "in": "notin"}));
+        for (selector, expected) in [
+            ("a=", true),
+            ("a in ()", true),
+            ("a in (,)", true),
+            ("b in (x,)", true),
+            ("b in ()", false),
+            ("a!=", false),
+            ("b!=", true),
+            ("c!=", true),
+            ("c notin ()", true),
+            ("! c", true),
+            ("! b", false),
+            ("in in (notin)", true),
+            ("a=\0b", false),
+            ("b=\0x", true),
+            ("!\0b", false),
+            ("c\0\0b", false),
+            ("b \0c", true),
+            (" b\t=\nx ", true),
+        ] {
+            let parsed = LabelSelector::parse(selector).expect(selector);
+            assert_eq!(parsed.matches(&object), expected, "{selector:?}");
+        }
+    }
+
+    #[test]
+    fn arbitrary_label_selectors_never_panic() {
+        let long = "a".repeat(MAX_SELECTOR_BYTES + 1);
+        for selector in [
+            "\0",
+            "\0\0",
+            "a\0",
+            "é\0b",
+            "(((((",
+            "!!!!!",
+            ")))",
+            ",,,",
+            "a in (((",
+            "a in (é,\0",
+            &long,
+        ] {
+            let _ = LabelSelector::parse(selector);
+        }
+        assert_eq!(
+            LabelSelector::parse(&long).map_err(|error| error.code),
+            Err(400)
+        );
+    }
+
     #[test]
     fn field_selectors_accept_the_fields_each_resource_supports() {
         let pod =
