@@ -251,17 +251,9 @@ mod tests {
     fn built_in_document() -> Value {
         let registry = Registry::built_in().expect("registry");
         let documents: Vec<Value> = registry
-            .groups()
+            .group_versions()
             .iter()
-            .flat_map(|group| {
-                group
-                    .versions
-                    .iter()
-                    .filter_map(|(version, _)| {
-                        crate::openapi::document(&registry, &group.name, version)
-                    })
-                    .collect::<Vec<_>>()
-            })
+            .filter_map(|(group, version)| crate::openapi::document(&registry, group, version))
             .collect();
         document(&documents)
     }

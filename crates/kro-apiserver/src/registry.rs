@@ -314,6 +314,19 @@ impl Registry {
         &self.groups
     }
 
+    /// Every served (group, version), in discovery order.
+    pub fn group_versions(&self) -> Vec<(String, String)> {
+        self.groups
+            .iter()
+            .flat_map(|group| {
+                group
+                    .versions
+                    .iter()
+                    .map(|(version, _)| (group.name.clone(), version.clone()))
+            })
+            .collect()
+    }
+
     /// The group named `name`.
     pub fn group(&self, name: &str) -> Option<&ApiGroup> {
         self.groups.iter().find(|group| group.name == name)

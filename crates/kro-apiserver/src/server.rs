@@ -267,17 +267,7 @@ impl AppState {
 
     /// Every served group-version, in discovery order.
     fn served_group_versions(&self) -> Vec<(String, String)> {
-        self.registry()
-            .groups()
-            .iter()
-            .flat_map(|group| {
-                group
-                    .versions
-                    .iter()
-                    .map(|(version, _)| (group.name.clone(), version.clone()))
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+        self.registry().group_versions()
     }
 
     fn bootstrap(&self) {

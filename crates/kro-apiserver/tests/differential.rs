@@ -9,13 +9,17 @@
 //! embedded server alone and the comparison is skipped with a printed reason; under `CI=true`
 //! that is a failure.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
 use http::{Method, Request};
-use kro_apiserver::{ServerConfig, start};
+use kro_apiserver::Simulators;
 use kro_test_support::real_control_plane_or_skip;
 use serde_json::{Value, json};
+
+use common::serve;
 
 /// One server under test and the transcript of what it answered.
 struct Session {
@@ -1189,19 +1193,9 @@ async fn the_embedded_server_answers_as_kube_apiserver_does() {
             .map(|elapsed| elapsed.as_millis() % 1_000_000)
             .unwrap_or_default()
     );
-    let server = start(ServerConfig {
-        token: None,
-        tls: false,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the server starts");
-    let url = server.url().parse().expect("URL");
-    let ours = transcripts(
-        kube::Client::try_from(kube::Config::new(url)).expect("client"),
-        &run,
-    )
-    .await;
+    // kube-apiserver alone runs no controllers: neither do the simulators here.
+    let (_server, client) = serve(Simulators::none()).await;
+    let ours = transcripts(client, &run).await;
     let unexpected = server_errors(&ours);
     assert!(unexpected.is_empty(), "{}", unexpected.join("\n"));
 

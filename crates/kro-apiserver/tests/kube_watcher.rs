@@ -1,13 +1,17 @@
 //! kube-rs against the embedded server: a watcher sees every change of an object in order,
 //! and recovers by re-listing when its watch is expired (410) and the change log compacted.
 
+mod common;
+
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kro_apiserver::{ServerConfig, start};
+use kro_apiserver::Simulators;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
+
+use common::serve;
 
 fn config_map(name: &str, value: &str) -> ConfigMap {
     serde_json::from_value(serde_json::json!({
@@ -24,23 +28,9 @@ async fn set_value(api: &Api<ConfigMap>, name: &str, value: &str) {
         .expect("merge patch");
 }
 
-/// An in-process server over plain HTTP, and a kube-rs client of it.
-async fn serve() -> (kro_apiserver::RunningServer, kube::Client) {
-    let server = start(ServerConfig {
-        token: None,
-        tls: false,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the server starts");
-    let url = server.url().parse().expect("URL");
-    let client = kube::Client::try_from(kube::Config::new(url)).expect("client");
-    (server, client)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_follows_changes_across_a_forced_410() {
-    let (server, client) = serve().await;
+    let (server, client) = serve(Simulators::none()).await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
 
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
@@ -148,7 +138,7 @@ async fn a_reflector_on_a_custom_resource_recovers_from_a_forced_410() {
     use kube::api::{ApiResource, DeleteParams, DynamicObject};
     use kube::runtime::reflector;
 
-    let (server, client) = serve().await;
+    let (server, client) = serve(Simulators::none()).await;
     let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},

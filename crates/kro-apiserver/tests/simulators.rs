@@ -2,25 +2,15 @@
 //! namespace simulator (its content goes, finalizers hold it, then it goes) and without it
 //! (it stays Terminating with its content, as under envtest).
 
+mod common;
+
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kro_apiserver::{RunningServer, ServerConfig, Simulators, start};
+use kro_apiserver::Simulators;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 
-async fn serve(simulators: Simulators) -> (RunningServer, kube::Client) {
-    let server = start(ServerConfig {
-        token: None,
-        tls: false,
-        simulators,
-        ..ServerConfig::default()
-    })
-    .await
-    .expect("the server starts");
-    let url = server.url().parse().expect("URL");
-    let client = kube::Client::try_from(kube::Config::new(url)).expect("client");
-    (server, client)
-}
+use common::serve;
 
 async fn populate(client: &kube::Client, name: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
