@@ -35,5 +35,6 @@ pub use error::ApiError;
 pub use knobs::{InjectedFailure, RequestKind};
 pub use server::{
     RunningServer, ServerConfig, StartError, kubeconfig, random_token, start, start_in_background,
+    write_private,
 };
 pub use simulators::{Simulator, Simulators};

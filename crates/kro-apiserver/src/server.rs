@@ -474,8 +474,12 @@ fn credentials(
     Ok(fresh)
 }
 
-/// Writes a file readable by its owner only.
-fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
+/// Writes a file readable by its owner only (mode 0600 on Unix): credentials, and kubeconfigs
+/// holding the bearer token.
+///
+/// # Errors
+/// The I/O error of creating or writing the file.
+pub fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let kubeconfig = server.kubeconfig();
         match &args.kubeconfig_out {
             Some(path) => {
-                write_private(path, &kubeconfig).with_context(|| {
+                kro_apiserver::write_private(path, &kubeconfig).with_context(|| {
                     format!("cannot write the kubeconfig to {}", path.display())
                 })?;
                 eprintln!(
@@ -72,17 +72,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         server.stop();
         Ok(ExitCode::SUCCESS)
     })
-}
-
-/// Writes a file readable by its owner only (it holds the bearer token).
-fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)?.write_all(contents.as_bytes())
 }
