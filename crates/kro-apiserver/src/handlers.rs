@@ -188,7 +188,7 @@ async fn handle(
     let target = resolve_target(state, group, version, rest)?;
     let query = Query::parse(uri)?;
     // Reads may ask for Tables alone (`as=Table` without a JSON fallback).
-    if !(method == Method::GET && tables::wanted(headers).is_some()) {
+    if !(method == Method::GET && (tables::wanted(headers).is_some() || metadata_only(headers))) {
         require_json(headers)?;
     }
     match (method, &target.name, target.subresource.as_deref()) {
@@ -339,6 +339,34 @@ fn object_response(code: StatusCode, object: &Value, warnings: &[String]) -> Res
     response
 }
 
+/// Whether the client asked for objects as `PartialObjectMetadata` (metadata only, as
+/// kube-rs's and client-go's metadata informers do) before plain JSON.
+fn metadata_only(headers: &HeaderMap) -> bool {
+    for range in crate::http_util::accepted(headers) {
+        match range.parameter("as") {
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
+                if range.parameter("g") == Some("meta.k8s.io")
+                    && matches!(range.parameter("v"), Some("v1" | "v1beta1"))
+                {
+                    return true;
+                }
+            }
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
+/// An object as `PartialObjectMetadata`: its metadata alone.
+fn partial_object(object: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
 /// The Table form a request asked for: its version and what rows carry.
 fn table_request(
     query: &Query,
@@ -373,6 +401,9 @@ fn get(
             let metadata = json!({"resourceVersion": meta_str(&object, "resourceVersion").unwrap_or_default()});
             let table = printer.table(version, std::iter::once(&*object), metadata, include, true);
             Ok(json_response(StatusCode::OK, &table))
+        }
+        None if metadata_only(headers) => {
+            Ok(json_response(StatusCode::OK, &partial_object(&object)))
         }
         None => Ok(json_response(StatusCode::OK, &object)),
     }
@@ -514,6 +545,18 @@ fn list(
             true,
         );
         return Ok(json_response(StatusCode::OK, &table));
+    }
+    if metadata_only(headers) {
+        let items: Vec<Value> = items.iter().map(partial_object).collect();
+        return Ok(json_response(
+            StatusCode::OK,
+            &json!({
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": metadata,
+                "items": items,
+            }),
+        ));
     }
     Ok(json_response(
         StatusCode::OK,
@@ -1672,11 +1715,16 @@ fn delete_collection(
 struct EventFormat {
     table: Option<(&'static str, tables::IncludeObject, tables::Printer)>,
     headers_sent: bool,
+    /// Objects as `PartialObjectMetadata`.
+    metadata_only: bool,
 }
 
 impl EventFormat {
     fn line(&mut self, event_type: &str, object: &Value) -> Bytes {
         let Some((version, include, printer)) = &self.table else {
+            if self.metadata_only && event_type != "BOOKMARK" {
+                return event_line(event_type, &partial_object(object));
+            }
             return event_line(event_type, object);
         };
         let metadata =
@@ -1757,6 +1805,7 @@ fn watch(
         table: table_request(query, headers)?
             .map(|(version, include)| (version, include, tables::Printer::of(&target.resource))),
         headers_sent: false,
+        metadata_only: metadata_only(headers),
     };
     if query.flag("sendInitialEvents") {
         return Err(ApiError::invalid_request(

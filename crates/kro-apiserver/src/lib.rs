@@ -37,4 +37,4 @@ pub use server::{
     RunningServer, ServerConfig, StartError, kubeconfig, random_token, start, start_in_background,
     write_private,
 };
-pub use simulators::{Simulator, Simulators};
+pub use simulators::{PodSelector, SimulationKnobs, Simulator, Simulators};

@@ -184,8 +184,11 @@ pub fn prepare_create(resource: &ResourceType, object: &mut Value) {
 }
 
 /// What the kind's create strategy sets after managed fields are recorded (so no manager
-/// owns it): a namespace's `kubernetes` finalizer.
+/// owns it): a namespace's `kubernetes` finalizer; a Job's generated selector and pod labels.
 pub fn finish_create(resource: &ResourceType, object: &mut Value) {
+    if resource.group() == "batch" && resource.plural == "jobs" {
+        label_job(object);
+    }
     if resource.group().is_empty() && resource.plural == "namespaces" {
         let spec = object
             .as_object_mut()
@@ -198,6 +201,45 @@ pub fn finish_create(resource: &ResourceType, object: &mut Value) {
                 list.push(json!("kubernetes"));
             }
         }
+    }
+}
+
+/// The job strategy's selector generation: unless `spec.manualSelector`, the pod template
+/// gets the controller-uid and job-name labels (current and legacy keys) and the selector
+/// is the controller-uid label.
+fn label_job(object: &mut Value) {
+    if object.pointer("/spec/manualSelector") == Some(&json!(true)) {
+        return;
+    }
+    let uid = meta_str(object, "uid").unwrap_or_default().to_owned();
+    let name = meta_str(object, "name").unwrap_or_default().to_owned();
+    let Some(spec) = object.get_mut("spec").filter(|spec| spec.is_object()) else {
+        return;
+    };
+    if !spec.get("template").is_some_and(Value::is_object) {
+        spec["template"] = json!({});
+    }
+    let template = &mut spec["template"];
+    if !template.get("metadata").is_some_and(Value::is_object) {
+        template["metadata"] = json!({});
+    }
+    if !template["metadata"]
+        .get("labels")
+        .is_some_and(Value::is_object)
+    {
+        template["metadata"]["labels"] = json!({});
+    }
+    let labels = &mut template["metadata"]["labels"];
+    for (key, value) in [
+        ("batch.kubernetes.io/controller-uid", &uid),
+        ("batch.kubernetes.io/job-name", &name),
+        ("controller-uid", &uid),
+        ("job-name", &name),
+    ] {
+        labels[key] = json!(value);
+    }
+    if spec.get("selector").is_none_or(Value::is_null) {
+        spec["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
     }
 }
 

@@ -48,6 +48,8 @@ pub struct ServerConfig {
     pub data_dir: Option<std::path::PathBuf>,
     /// The simulated controllers to run (none by default: envtest-like).
     pub simulators: crate::simulators::Simulators,
+    /// How the simulated controllers behave (stage delays, failing pods).
+    pub simulation: crate::simulators::SimulationKnobs,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +64,7 @@ impl Default for ServerConfig {
             store_limits: StoreLimits::default(),
             data_dir: None,
             simulators: crate::simulators::Simulators::none(),
+            simulation: crate::simulators::SimulationKnobs::default(),
         }
     }
 }
@@ -516,6 +519,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     };
     let token = config.token.clone();
     let simulators = config.simulators.clone();
+    let knobs = config.simulation.clone();
     let state = build_state(config)?;
     let (shutdown, stopped) = oneshot::channel::<()>();
     // Turns true when the server stops; the simulators stop with it.
@@ -556,7 +560,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         thread: None,
         state,
     };
-    crate::simulators::spawn(&simulators, &server.kubeconfig(), simulators_stop).await?;
+    crate::simulators::spawn(&simulators, &knobs, &server.kubeconfig(), simulators_stop).await?;
     Ok(server)
 }
 

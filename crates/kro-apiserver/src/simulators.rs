@@ -7,13 +7,27 @@
 //! Terminating), with them like a cluster. `kro apiserver` runs all by default; servers started
 //! in process choose ([`ServerConfig::simulators`](crate::ServerConfig)).
 
+mod autoscalers;
+mod deployments;
+mod garbage_collector;
+mod jobs;
 mod namespaces;
+mod pods;
+mod replica_sets;
+mod services;
+mod stateful_sets;
+mod support;
+mod volumes;
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
+
+pub use support::PodSelector;
 
 /// One simulated controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -21,16 +35,90 @@ pub enum Simulator {
     /// The namespace controller: a deleted namespace's content is deleted (honouring
     /// finalizers), progress is reported in its conditions, then it is finalized and goes.
     Namespaces,
+    /// The garbage collector: dependents of deleted owners go (background and foreground
+    /// propagation, `blockOwnerDeletion`), orphaned ones lose their owner reference.
+    GarbageCollector,
+    /// The deployment controller: a ReplicaSet per pod template, rolling updates, status
+    /// and the `Available` and `Progressing` conditions.
+    Deployments,
+    /// The replica set controller: pods for each ReplicaSet, and its status.
+    ReplicaSets,
+    /// The stateful set and daemon set controllers: ordered pods (and claims) per
+    /// StatefulSet, a pod on the node per DaemonSet, and their status.
+    StatefulSets,
+    /// The job controller: pods until enough succeeded, status and `Complete`/`Failed`.
+    Jobs,
+    /// The scheduler and a kubelet on one simulated node: pods bound, then Running and Ready
+    /// (or failing, when chosen), Job pods Succeeded.
+    Pods,
+    /// The service account controller (a `default` ServiceAccount per namespace) and a
+    /// load-balancer provider (LoadBalancer Services get an ingress IP).
+    Services,
+    /// The volume binder: PersistentVolumeClaims become Bound.
+    Volumes,
+    /// The horizontal pod autoscaler: keeps its target within bounds and reports status.
+    Autoscalers,
 }
 
 impl Simulator {
     /// Every simulator, in the order they are listed.
-    pub const ALL: [Simulator; 1] = [Simulator::Namespaces];
+    pub const ALL: [Simulator; 10] = [
+        Simulator::Namespaces,
+        Simulator::GarbageCollector,
+        Simulator::Deployments,
+        Simulator::ReplicaSets,
+        Simulator::StatefulSets,
+        Simulator::Jobs,
+        Simulator::Pods,
+        Simulator::Services,
+        Simulator::Volumes,
+        Simulator::Autoscalers,
+    ];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Simulator::Namespaces => "namespaces",
+            Simulator::GarbageCollector => "garbage-collector",
+            Simulator::Deployments => "deployments",
+            Simulator::ReplicaSets => "replicasets",
+            Simulator::StatefulSets => "statefulsets",
+            Simulator::Jobs => "jobs",
+            Simulator::Pods => "pods",
+            Simulator::Services => "services",
+            Simulator::Volumes => "volumes",
+            Simulator::Autoscalers => "autoscalers",
+        }
+    }
+}
+
+/// How the simulated cluster behaves: how long each stage takes, and which pods fail.
+#[derive(Debug, Clone)]
+pub struct SimulationKnobs {
+    /// From a pod's creation to its binding to the simulated node.
+    pub pod_schedule_delay: Duration,
+    /// From a pod's binding to Running and Ready (or to failing).
+    pub pod_ready_delay: Duration,
+    /// How long a Job's pod runs before it succeeds.
+    pub job_pod_duration: Duration,
+    /// Until a LoadBalancer Service gets its ingress address.
+    pub load_balancer_delay: Duration,
+    /// Until a PersistentVolumeClaim is Bound.
+    pub volume_bind_delay: Duration,
+    /// Pods whose labels match fail instead of becoming ready: `restartPolicy: Never` pods
+    /// end Failed, others crash-loop (Running, not Ready).
+    pub failing_pods: Option<PodSelector>,
+}
+
+impl Default for SimulationKnobs {
+    fn default() -> Self {
+        SimulationKnobs {
+            pod_schedule_delay: Duration::from_millis(100),
+            pod_ready_delay: Duration::from_millis(300),
+            job_pod_duration: Duration::from_millis(500),
+            load_balancer_delay: Duration::from_millis(200),
+            volume_bind_delay: Duration::from_millis(200),
+            failing_pods: None,
         }
     }
 }
@@ -72,7 +160,7 @@ pub struct UnknownSimulator {
 impl FromStr for Simulators {
     type Err = UnknownSimulator;
 
-    /// `none`, `all`, or a comma-separated list of names (`namespaces`).
+    /// `none`, `all`, or a comma-separated list of names (`namespaces,pods`).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         match text.trim() {
             "none" | "" => return Ok(Simulators::none()),
@@ -123,6 +211,7 @@ pub enum SimulatorStartError {
 /// `kubeconfig`; they stop when `stop` turns true.
 pub(crate) async fn spawn(
     simulators: &Simulators,
+    knobs: &SimulationKnobs,
     kubeconfig: &str,
     stop: watch::Receiver<bool>,
 ) -> Result<(), SimulatorStartError> {
@@ -132,8 +221,47 @@ pub(crate) async fn spawn(
     let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig)?;
     let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await?;
     let client = kube::Client::try_from(config)?;
-    if simulators.contains(Simulator::Namespaces) {
-        tokio::spawn(namespaces::run(client, stop));
+    let context = Arc::new(support::Context::new(client.clone(), knobs.clone()));
+    for simulator in &simulators.0 {
+        let context = Arc::clone(&context);
+        let stop = stop.clone();
+        match simulator {
+            Simulator::Namespaces => {
+                tokio::spawn(namespaces::run(client.clone(), stop));
+            }
+            Simulator::GarbageCollector => {
+                tokio::spawn(garbage_collector::run(context, stop));
+            }
+            Simulator::Deployments => {
+                tokio::spawn(deployments::run(context, stop));
+            }
+            Simulator::ReplicaSets => {
+                tokio::spawn(replica_sets::run(context, stop));
+            }
+            Simulator::StatefulSets => {
+                tokio::spawn(stateful_sets::run(Arc::clone(&context), stop.clone()));
+                tokio::spawn(stateful_sets::run_daemon_sets(context, stop));
+            }
+            Simulator::Jobs => {
+                tokio::spawn(jobs::run(context, stop));
+            }
+            Simulator::Pods => {
+                tokio::spawn(pods::run(context, stop));
+            }
+            Simulator::Services => {
+                tokio::spawn(services::run_service_accounts(
+                    Arc::clone(&context),
+                    stop.clone(),
+                ));
+                tokio::spawn(services::run_load_balancers(context, stop));
+            }
+            Simulator::Volumes => {
+                tokio::spawn(volumes::run(context, stop));
+            }
+            Simulator::Autoscalers => {
+                tokio::spawn(autoscalers::run(context, stop));
+            }
+        }
     }
     Ok(())
 }
@@ -155,7 +283,7 @@ mod tests {
             .expect_err("unknown");
         assert_eq!(
             error.to_string(),
-            "unknown simulator \"kubelet\": use none, all, or a comma-separated list of namespaces"
+            "unknown simulator \"kubelet\": use none, all, or a comma-separated list of namespaces, garbage-collector, deployments, replicasets, statefulsets, jobs, pods, services, volumes, autoscalers"
         );
     }
 }

@@ -12,6 +12,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Logs go to stderr, filtered by `KRO_LOG` (tracing's directive syntax, e.g.
+    // `kro_apiserver=debug`); warnings and errors only by default.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KRO_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let cli = cli::Cli::parse();
     match commands::run(cli) {
         Ok(code) => code,

@@ -1,0 +1,227 @@
+//! The replica set controller: as many active pods as `spec.replicas` (created from the
+//! template with the set as their controller, surplus ones deleted least ready first), and
+//! the status counts (`replicas`, `fullyLabeledReplicas`, `readyReplicas`,
+//! `availableReplicas`, `observedGeneration`), with the controller's events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::support::{
+    Context, PodName, ReconcileError, Reconciled, controlled_by, controller_reference, drive,
+    pod_active, pod_from_template, pod_ready, selector_query, to_json,
+};
+
+/// The events' source.
+const COMPONENT: &str = "replicaset-controller";
+
+/// Runs the replica set controller until `stop`.
+pub(super) async fn run(context: Arc<Context>, stop: watch::Receiver<bool>) {
+    let sets: Api<ReplicaSet> = Api::all(context.client.clone());
+    let pods: Api<Pod> = Api::all(context.client.clone());
+    let controller =
+        Controller::new(sets, watcher::Config::default()).owns(pods, watcher::Config::default());
+    drive("replicasets", controller, reconcile, context, stop).await;
+}
+
+/// The pods a controller with `uid` and `selector` has in `namespace`; with `adopter`, the
+/// orphans its selector matches are adopted first (when the selector is not empty).
+pub(super) async fn controlled_pods<K>(
+    context: &Context,
+    namespace: &str,
+    selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+    uid: &str,
+    adopter: Option<&K>,
+) -> Result<Vec<Pod>, ReconcileError>
+where
+    K: kube::Resource<DynamicType = ()>,
+{
+    let pods: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
+    let mut params = ListParams::default();
+    let query = selector.and_then(selector_query).unwrap_or_default();
+    if !query.is_empty() {
+        params = params.labels(&query);
+    }
+    let mut listed = pods.list(&params).await?.items;
+    if let Some(adopter) = adopter.filter(|_| !query.is_empty()) {
+        let owner = controller_reference(adopter)?;
+        for pod in &mut listed {
+            if super::support::orphaned(pod) && pod_active(pod) {
+                *pod = super::support::adopt(context, &pods, pod, &owner).await?;
+            }
+        }
+    }
+    Ok(listed
+        .into_iter()
+        .filter(|pod| controlled_by(pod, uid))
+        .collect())
+}
+
+/// How long the pod has been ready, when it is.
+pub(super) fn ready_for(pod: &Pod) -> Option<Duration> {
+    let condition = pod
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.type_ == "Ready" && condition.status == "True")?;
+    Some(super::support::age(
+        condition.last_transition_time.as_ref()?,
+    ))
+}
+
+/// Counts ready and available pods (ready for `min_ready` at least); with the wait until
+/// the next pod becomes available, when one is ready but not yet available.
+pub(super) fn availability(pods: &[&Pod], min_ready: Duration) -> (i64, i64, Option<Duration>) {
+    let mut ready = 0;
+    let mut available = 0;
+    let mut next: Option<Duration> = None;
+    for pod in pods {
+        if !pod_ready(pod) {
+            continue;
+        }
+        ready += 1;
+        let since = ready_for(pod).unwrap_or_default();
+        if min_ready.is_zero() || since >= min_ready {
+            available += 1;
+        } else {
+            let left = min_ready - since;
+            next = Some(next.map_or(left, |next| next.min(left)));
+        }
+    }
+    (ready, available, next)
+}
+
+async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
+    let (Some(namespace), Some(uid)) = (set.namespace(), set.metadata.uid.clone()) else {
+        return Ok(Action::await_change());
+    };
+    if set.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    let name = set.name_any();
+    let spec = set.spec.clone().unwrap_or_default();
+    let pods = controlled_pods(
+        &context,
+        &namespace,
+        Some(&spec.selector),
+        &uid,
+        Some(set.as_ref()),
+    )
+    .await?;
+    let active: Vec<&Pod> = pods.iter().filter(|pod| pod_active(pod)).collect();
+    let desired = usize::try_from(spec.replicas.unwrap_or(1).max(0)).unwrap_or(0);
+    let pod_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+    if active.len() < desired {
+        let template = to_json(&spec.template);
+        let owner = controller_reference(set.as_ref())?;
+        for _ in active.len()..desired {
+            let pod = pod_from_template(&template, PodName::Generated(&name), &[], &owner)?;
+            match pod_api.create(&context.post_params(), &pod).await {
+                Ok(created) => {
+                    let message = format!("Created pod: {}", created.name_any());
+                    context
+                        .event(set.as_ref(), COMPONENT, false, "SuccessfulCreate", &message)
+                        .await;
+                }
+                Err(error) => {
+                    let message = format!("Error creating: {error}");
+                    context
+                        .event(set.as_ref(), COMPONENT, true, "FailedCreate", &message)
+                        .await;
+                    return Err(error.into());
+                }
+            }
+        }
+    } else if active.len() > desired {
+        // The least useful go first: unscheduled, then not ready, then the newest.
+        let mut doomed = active.clone();
+        doomed.sort_by_key(|pod| {
+            let scheduled = pod
+                .spec
+                .as_ref()
+                .is_some_and(|spec| spec.node_name.is_some());
+            let created = pod
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|time| std::cmp::Reverse(time.0));
+            (scheduled, pod_ready(pod), created)
+        });
+        for pod in doomed.into_iter().take(active.len() - desired) {
+            match pod_api
+                .delete(&pod.name_any(), &DeleteParams::default())
+                .await
+            {
+                Ok(_) => {
+                    let message = format!("Deleted pod: {}", pod.name_any());
+                    context
+                        .event(set.as_ref(), COMPONENT, false, "SuccessfulDelete", &message)
+                        .await;
+                }
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+    let min_ready =
+        Duration::from_secs(u64::try_from(spec.min_ready_seconds.unwrap_or(0)).unwrap_or(0));
+    let (ready, available, next) = availability(&active, min_ready);
+    let template_labels = spec
+        .template
+        .as_ref()
+        .and_then(|template| template.metadata.as_ref())
+        .and_then(|metadata| metadata.labels.clone())
+        .unwrap_or_default();
+    let fully_labeled = active
+        .iter()
+        .filter(|pod| {
+            template_labels
+                .iter()
+                .all(|(key, value)| pod.labels().get(key) == Some(value))
+        })
+        .count();
+    let current = to_json(&set.status);
+    let mut status = json!({
+        "replicas": active.len(),
+        "observedGeneration": set.metadata.generation.unwrap_or(0),
+    });
+    for (field, count) in [
+        (
+            "fullyLabeledReplicas",
+            i64::try_from(fully_labeled).unwrap_or(0),
+        ),
+        ("readyReplicas", ready),
+        ("availableReplicas", available),
+    ] {
+        if count > 0 {
+            status[field] = json!(count);
+        }
+    }
+    if let Some(conditions) = current.get("conditions").filter(|value| !value.is_null()) {
+        status["conditions"] = conditions.clone();
+    }
+    let sets: Api<ReplicaSet> = Api::namespaced(context.client.clone(), &namespace);
+    context
+        .write_status(&sets, &name, &normalized(&current), status)
+        .await?;
+    Ok(next.map_or_else(Action::await_change, Action::requeue))
+}
+
+/// A status as the server returns it, for comparison (`Null` when absent).
+pub(super) fn normalized(status: &Value) -> Value {
+    if status.is_object() {
+        status.clone()
+    } else {
+        json!({})
+    }
+}
