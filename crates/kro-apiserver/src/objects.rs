@@ -289,11 +289,22 @@ pub fn prepare_update(
         new = merged;
     } else if target == UpdateTarget::Status {
         let status = new.get("status").cloned();
+        // Built-in kinds' status strategies keep the old spec but take metadata changes such
+        // as annotations (the deployment controller records revisions that way); custom
+        // resources take nothing but the status.
+        let annotations = new.pointer("/metadata/annotations").cloned();
         let mut merged = old.clone();
         if let Some(map) = merged.as_object_mut() {
             match status {
                 Some(status) => map.insert("status".to_owned(), status),
                 None => map.remove("status"),
+            };
+        }
+        if resource.custom.is_none() {
+            let metadata = metadata_mut(&mut merged);
+            match annotations {
+                Some(annotations) => metadata.insert("annotations".to_owned(), annotations),
+                None => metadata.remove("annotations"),
             };
         }
         new = merged;

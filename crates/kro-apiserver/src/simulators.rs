@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use support::PodSelector;
+pub use support::{InvalidPodSelector, PodSelector};
 
 /// One simulated controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use kro_apiserver::{RunningServer, ServerConfig, start_in_background};
+use kro_apiserver::{RunningServer, ServerConfig, Simulators, start_in_background};
 use kro_test_support::{kubectl_release, run_kubectl_binary};
 
 struct Sandbox {
@@ -51,10 +51,19 @@ with_each_kubectl!(
 );
 
 impl Sandbox {
-    /// A fresh server and HOME driven by kubectl 1.`minor`.
+    /// A fresh server (without simulated controllers) and HOME driven by kubectl 1.`minor`.
     fn start(minor: u32) -> Sandbox {
+        Sandbox::start_with(minor, Simulators::none())
+    }
+
+    /// A fresh server running `simulators`, and HOME, driven by kubectl 1.`minor`.
+    fn start_with(minor: u32, simulators: Simulators) -> Sandbox {
         let kubectl = kubectl_release(minor);
-        let server = start_in_background(ServerConfig::default()).expect("the server starts");
+        let config = ServerConfig {
+            simulators,
+            ..ServerConfig::default()
+        };
+        let server = start_in_background(config).expect("the server starts");
         let dir = tempfile::tempdir().expect("temporary directory");
         let kubeconfig = dir.path().join("kubeconfig");
         std::fs::write(&kubeconfig, server.kubeconfig()).expect("write kubeconfig");
@@ -857,4 +866,134 @@ spec:
         "no differences: {}",
         String::from_utf8_lossy(&diff.stdout)
     );
+}
+
+const SHOP: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+";
+
+/// With the simulated cluster, a Deployment rolls out as on a cluster: `rollout status`
+/// completes, `wait` sees it Available, `describe` shows its ReplicaSet and the controller's
+/// events, and deleting its namespace removes the Deployment, its ReplicaSet and pods, then
+/// the namespace.
+#[test]
+fn deployments_roll_out_and_namespaces_empty_with_the_simulated_cluster() {
+    let sandbox = Sandbox::start_with(33, Simulators::all());
+    sandbox.ok_with(&["apply", "-f", "-"], Some(SHOP));
+    let rollout = sandbox.ok(&[
+        "rollout",
+        "status",
+        "deployment/web",
+        "-n",
+        "shop",
+        "--timeout=60s",
+    ]);
+    assert!(
+        rollout.contains("deployment \"web\" successfully rolled out"),
+        "{rollout}"
+    );
+    let waited = sandbox.ok(&[
+        "wait",
+        "--for=condition=Available",
+        "deployment/web",
+        "-n",
+        "shop",
+        "--timeout=60s",
+    ]);
+    assert!(waited.contains("condition met"), "{waited}");
+    let described = sandbox.ok(&["describe", "deployment", "web", "-n", "shop"]);
+    let hash = sandbox.ok(&[
+        "get",
+        "replicasets",
+        "-n",
+        "shop",
+        "-l",
+        "app=web",
+        "-o",
+        "jsonpath={.items[0].metadata.labels.pod-template-hash}",
+    ]);
+    assert!(!hash.is_empty(), "a ReplicaSet with the template hash");
+    for expected in [
+        format!("NewReplicaSet:   web-{hash} (3/3 replicas created)"),
+        "Replicas:               3 desired | 3 updated | 3 total | 3 available | 0 unavailable"
+            .to_owned(),
+        "Available      True    MinimumReplicasAvailable".to_owned(),
+        "Progressing    True    NewReplicaSetAvailable".to_owned(),
+        "ScalingReplicaSet  ".to_owned(),
+        format!("deployment-controller  Scaled up replica set web-{hash} from 0 to 3"),
+    ] {
+        assert!(
+            described.contains(&expected),
+            "{expected:?} in:\n{described}"
+        );
+    }
+    let pods = sandbox.ok(&["get", "pods", "-n", "shop", "-o", "name"]);
+    assert_eq!(pods.lines().count(), 3, "{pods}");
+
+    sandbox.ok(&["delete", "namespace", "shop", "--timeout=60s"]);
+    let gone = sandbox.fails(&["get", "namespace", "shop"], None);
+    assert!(gone.contains("namespaces \"shop\" not found"), "{gone}");
+    for kind in ["deployments", "replicasets", "pods"] {
+        let left = sandbox.ok(&["get", kind, "-n", "shop", "-o", "name"]);
+        assert!(left.is_empty(), "{kind} left: {left}");
+    }
+}
+
+/// Without the simulated cluster (envtest-like), the same Deployment stays without status or
+/// ReplicaSet, `rollout status` times out, and its namespace stays Terminating.
+#[test]
+fn without_the_simulated_cluster_deployments_never_roll_out() {
+    let sandbox = Sandbox::start_with(33, Simulators::none());
+    sandbox.ok_with(&["apply", "-f", "-"], Some(SHOP));
+    let timed_out = sandbox.fails(
+        &[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "shop",
+            "--timeout=2s",
+        ],
+        None,
+    );
+    assert!(
+        timed_out.contains("timed out waiting for the condition"),
+        "{timed_out}"
+    );
+    let status = sandbox.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-n",
+        "shop",
+        "-o",
+        "jsonpath={.status}",
+    ]);
+    assert_eq!(status, "{}");
+    let sets = sandbox.ok(&["get", "replicasets", "-n", "shop", "-o", "name"]);
+    assert!(sets.is_empty(), "{sets}");
+    sandbox.ok(&["delete", "namespace", "shop", "--wait=false"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let phase = sandbox.ok(&["get", "namespace", "shop", "-o", "jsonpath={.status.phase}"]);
+    assert_eq!(phase, "Terminating");
+    sandbox.ok(&["get", "deployment", "web", "-n", "shop"]);
 }

@@ -1,16 +1,23 @@
 //! The simulated controllers, switched on and off: what a deleted namespace does with the
 //! namespace simulator (its content goes, finalizers hold it, then it goes) and without it
-//! (it stays Terminating with its content, as under envtest).
+//! (it stays Terminating with its content, as under envtest); workloads becoming ready (or
+//! failing, when chosen) and garbage collection with them, and nothing of it without them.
 
 mod common;
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kro_apiserver::Simulators;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{
+    ConfigMap, Namespace, Node, PersistentVolumeClaim, Pod, Service, ServiceAccount,
+};
+use kro_apiserver::{SimulationKnobs, Simulators};
+use kube::ResourceExt;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 
-use common::serve;
+use common::{serve, serve_with};
 
 async fn populate(client: &kube::Client, name: &str) {
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -129,4 +136,566 @@ async fn without_simulators_a_deleted_namespace_stays_terminating() {
     );
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
     assert!(config_maps.get_opt("plain").await.expect("get").is_some());
+}
+
+fn object<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> T {
+    serde_json::from_value(value).expect("a well-formed object")
+}
+
+fn web_deployment(name: &str, image: &str, labels: serde_json::Value) -> Deployment {
+    object(serde_json::json!({
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 2,
+            "progressDeadlineSeconds": 2,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": image}]},
+            },
+        },
+    }))
+}
+
+fn deployment_condition(deployment: &Deployment, kind: &str) -> Option<(String, String)> {
+    deployment
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|condition| condition.type_ == kind)
+        .map(|condition| {
+            (
+                condition.status.clone(),
+                condition.reason.clone().unwrap_or_default(),
+            )
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deployments_roll_out_through_replica_sets_and_pods_and_go_with_them() {
+    let (_server, client) = serve(Simulators::all()).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    deployments
+        .create(
+            &PostParams::default(),
+            &web_deployment("web", "nginx:1.27", serde_json::json!({"app": "web"})),
+        )
+        .await
+        .expect("create the Deployment");
+    eventually("the Deployment becomes available", || async {
+        let deployment = deployments.get("web").await.expect("get");
+        let status = deployment.status.clone().unwrap_or_default();
+        status.available_replicas == Some(2)
+            && status.updated_replicas == Some(2)
+            && status.observed_generation == Some(1)
+            && deployment_condition(&deployment, "Available")
+                == Some(("True".to_owned(), "MinimumReplicasAvailable".to_owned()))
+            && deployment_condition(&deployment, "Progressing")
+                == Some(("True".to_owned(), "NewReplicaSetAvailable".to_owned()))
+    })
+    .await;
+    let listed = sets.list(&ListParams::default()).await.expect("list");
+    let [set] = listed.items.as_slice() else {
+        panic!("one ReplicaSet, got {}", listed.items.len());
+    };
+    let hash = set.labels()["pod-template-hash"].clone();
+    assert_eq!(set.name_any(), format!("web-{hash}"));
+    assert_eq!(set.annotations()["deployment.kubernetes.io/revision"], "1");
+    let owner = &set.owner_references()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("Deployment", Some(true))
+    );
+    let running = pods.list(&ListParams::default()).await.expect("list");
+    assert_eq!(running.items.len(), 2);
+    for pod in &running.items {
+        let status = pod.status.clone().expect("status");
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        assert!(status.pod_ip.is_some(), "an address");
+        assert_eq!(
+            pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()),
+            Some("kro-node")
+        );
+        assert_eq!(pod.labels()["pod-template-hash"], hash);
+    }
+
+    // A new template rolls out in a new ReplicaSet; the old one ends scaled to zero.
+    deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Strategic(serde_json::json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}})),
+        )
+        .await
+        .expect("change the image");
+    eventually("the new template is rolled out", || async {
+        let deployment = deployments.get("web").await.expect("get");
+        let status = deployment.status.clone().unwrap_or_default();
+        let sets = sets.list(&ListParams::default()).await.expect("list").items;
+        let old_scaled_down = sets
+            .iter()
+            .filter(|set| set.labels()["pod-template-hash"] == hash)
+            .all(|set| set.spec.as_ref().and_then(|spec| spec.replicas) == Some(0));
+        deployment
+            .annotations()
+            .get("deployment.kubernetes.io/revision")
+            == Some(&"2".to_owned())
+            && status.observed_generation == Some(2)
+            && status.updated_replicas == Some(2)
+            && status.available_replicas == Some(2)
+            && status.replicas == Some(2)
+            && sets.len() == 2
+            && old_scaled_down
+    })
+    .await;
+
+    // Deleting the Deployment takes its ReplicaSets and their pods (garbage collection).
+    deployments
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("the ReplicaSets and pods go", || async {
+        sets.list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .is_empty()
+            && pods
+                .list(&ListParams::default())
+                .await
+                .expect("list")
+                .items
+                .is_empty()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_simulators_workloads_stay_without_status() {
+    let (_server, client) = serve(Simulators::none()).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    deployments
+        .create(
+            &PostParams::default(),
+            &web_deployment("web", "nginx", serde_json::json!({"app": "web"})),
+        )
+        .await
+        .expect("create the Deployment");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    services
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": "lb"},
+                "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
+            })),
+        )
+        .await
+        .expect("create the Service");
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({"metadata": {"name": "team"}})),
+        )
+        .await
+        .expect("create a namespace");
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let deployment = deployments.get("web").await.expect("get");
+    assert_eq!(
+        deployment.status.unwrap_or_default(),
+        k8s_openapi::api::apps::v1::DeploymentStatus::default(),
+        "no deployment controller: an empty status"
+    );
+    let sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "default");
+    assert!(
+        sets.list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .is_empty()
+    );
+    let pods: Api<Pod> = Api::all(client.clone());
+    assert!(
+        pods.list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .is_empty()
+    );
+    let service = services.get("lb").await.expect("get");
+    let ingress = service
+        .status
+        .and_then(|status| status.load_balancer)
+        .and_then(|balancer| balancer.ingress);
+    assert_eq!(ingress, None, "no load-balancer provider: no ingress");
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "team");
+    assert!(
+        accounts
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .is_empty()
+    );
+    let nodes: Api<Node> = Api::all(client.clone());
+    assert!(
+        nodes
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .is_empty()
+    );
+}
+
+fn config_map(name: &str, owners: serde_json::Value, finalizers: &[&str]) -> ConfigMap {
+    object(serde_json::json!({
+        "metadata": {"name": name, "ownerReferences": owners, "finalizers": finalizers},
+    }))
+}
+
+fn owned_by(owner: &ConfigMap, block: bool) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "name": owner.name_any(), "uid": owner.uid().expect("uid"),
+        "blockOwnerDeletion": block,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_garbage_collector_propagates_in_the_background_the_foreground_or_orphans() {
+    let (_server, client) = serve(Simulators::all()).await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let create = |map: ConfigMap| {
+        let maps = maps.clone();
+        async move {
+            maps.create(&PostParams::default(), &map)
+                .await
+                .expect("create")
+        }
+    };
+    let gone = |name: &'static str| {
+        let maps = maps.clone();
+        async move { maps.get_opt(name).await.expect("get").is_none() }
+    };
+
+    // Foreground: the owner waits for its blocking dependent, not for the others.
+    let owner = create(config_map("owner", serde_json::json!([]), &[])).await;
+    create(config_map(
+        "blocking",
+        serde_json::json!([owned_by(&owner, true)]),
+        &["example.com/hold"],
+    ))
+    .await;
+    create(config_map(
+        "plain",
+        serde_json::json!([owned_by(&owner, false)]),
+        &[],
+    ))
+    .await;
+    maps.delete("owner", &DeleteParams::foreground())
+        .await
+        .expect("delete");
+    eventually("the non-blocking dependent goes", || gone("plain")).await;
+    let blocking = maps.get("blocking").await.expect("held by its finalizer");
+    assert!(
+        blocking.metadata.deletion_timestamp.is_some(),
+        "being deleted"
+    );
+    let waiting = maps.get("owner").await.expect("the owner waits");
+    assert_eq!(waiting.finalizers(), ["foregroundDeletion"]);
+    maps.patch(
+        "blocking",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .expect("release");
+    eventually("the owner goes once its blocking dependent is gone", || {
+        gone("owner")
+    })
+    .await;
+
+    // Orphan: the dependent stays, without the reference.
+    let parent = create(config_map("parent", serde_json::json!([]), &[])).await;
+    create(config_map(
+        "child",
+        serde_json::json!([owned_by(&parent, true)]),
+        &[],
+    ))
+    .await;
+    maps.delete("parent", &DeleteParams::orphan())
+        .await
+        .expect("delete");
+    eventually("the orphaning owner goes", || gone("parent")).await;
+    let child = maps.get("child").await.expect("the orphan stays");
+    assert!(
+        child.owner_references().is_empty(),
+        "{:?}",
+        child.owner_references()
+    );
+
+    // Background: a dependent of a missing owner goes; one with an owner left loses only
+    // the dangling reference.
+    let missing = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "name": "never", "uid": "00000000-0000-0000-0000-000000000000",
+    });
+    create(config_map("stray", serde_json::json!([missing]), &[])).await;
+    let keeper = create(config_map("keeper", serde_json::json!([]), &[])).await;
+    create(config_map(
+        "shared",
+        serde_json::json!([missing, owned_by(&keeper, false)]),
+        &[],
+    ))
+    .await;
+    eventually("the stray dependent goes", || gone("stray")).await;
+    eventually("the dangling reference is removed", || async {
+        let shared = maps.get("shared").await.expect("kept by its other owner");
+        shared.owner_references().len() == 1 && shared.owner_references()[0].name == "keeper"
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chosen_pods_fail_and_their_workloads_report_it() {
+    let knobs = SimulationKnobs {
+        failing_pods: Some("app=broken".parse().expect("a selector")),
+        ..SimulationKnobs::default()
+    };
+    let (_server, client) = serve_with(Simulators::all(), knobs).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    deployments
+        .create(
+            &PostParams::default(),
+            &web_deployment("broken", "nginx", serde_json::json!({"app": "broken"})),
+        )
+        .await
+        .expect("create");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    eventually("the pods crash-loop", || async {
+        let listed = pods
+            .list(&ListParams::default().labels("app=broken"))
+            .await
+            .expect("list");
+        listed.items.len() == 2
+            && listed.items.iter().all(|pod| {
+                let status = serde_json::to_value(&pod.status).expect("json");
+                status.pointer("/containerStatuses/0/state/waiting/reason")
+                    == Some(&serde_json::json!("CrashLoopBackOff"))
+                    && status["phase"] == "Running"
+            })
+    })
+    .await;
+    eventually("the Deployment misses its progress deadline", || async {
+        let deployment = deployments.get("broken").await.expect("get");
+        deployment_condition(&deployment, "Progressing")
+            == Some(("False".to_owned(), "ProgressDeadlineExceeded".to_owned()))
+            && deployment_condition(&deployment, "Available")
+                == Some(("False".to_owned(), "MinimumReplicasUnavailable".to_owned()))
+    })
+    .await;
+
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "default");
+    jobs.create(
+        &PostParams::default(),
+        &object(serde_json::json!({
+            "metadata": {"name": "doomed"},
+            "spec": {
+                "backoffLimit": 0,
+                "template": {
+                    "metadata": {"labels": {"app": "broken"}},
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]},
+                },
+            },
+        })),
+    )
+    .await
+    .expect("create the Job");
+    eventually("the Job fails", || async {
+        let job = serde_json::to_value(jobs.get("doomed").await.expect("get")).expect("json");
+        job.pointer("/status/failed") == Some(&serde_json::json!(1))
+            && job["status"]["conditions"]
+                .as_array()
+                .is_some_and(|conditions| {
+                    conditions.iter().any(|condition| {
+                        condition["type"] == "Failed"
+                            && condition["reason"] == "BackoffLimitExceeded"
+                    })
+                })
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_services_claims_accounts_stateful_and_daemon_sets_and_autoscalers_progress() {
+    let (_server, client) = serve(Simulators::all()).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({"metadata": {"name": "team"}})),
+        )
+        .await
+        .expect("create a namespace");
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "team");
+    eventually("the namespace gets its default ServiceAccount", || async {
+        accounts.get_opt("default").await.expect("get").is_some()
+    })
+    .await;
+
+    let jobs: Api<Job> = Api::namespaced(client.clone(), "team");
+    jobs.create(
+        &PostParams::default(),
+        &object(serde_json::json!({
+            "metadata": {"name": "once"},
+            "spec": {
+                "completions": 2,
+                "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}},
+            },
+        })),
+    )
+    .await
+    .expect("create the Job");
+    let job = jobs.get("once").await.expect("get");
+    let uid = job.uid().expect("uid");
+    let selector = serde_json::to_value(&job.spec.as_ref().expect("spec").selector).expect("json");
+    assert_eq!(
+        selector,
+        serde_json::json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+        "the server generates the Job's selector"
+    );
+    eventually("the Job completes", || async {
+        let job = serde_json::to_value(jobs.get("once").await.expect("get")).expect("json");
+        job.pointer("/status/succeeded") == Some(&serde_json::json!(2))
+            && job.pointer("/status/completionTime").is_some()
+            && job["status"]["conditions"]
+                .as_array()
+                .is_some_and(|conditions| {
+                    conditions.iter().any(|condition| {
+                        condition["type"] == "Complete"
+                            && condition["reason"] == "CompletionsReached"
+                    })
+                })
+    })
+    .await;
+
+    let services: Api<Service> = Api::namespaced(client.clone(), "team");
+    services
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": "lb"},
+                "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]},
+            })),
+        )
+        .await
+        .expect("create the Service");
+    eventually("the load balancer gets an address", || async {
+        let service = serde_json::to_value(services.get("lb").await.expect("get")).expect("json");
+        service
+            .pointer("/status/loadBalancer/ingress/0/ip")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|ip| ip.starts_with("172.18.255."))
+    })
+    .await;
+
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "team");
+    sets.create(
+        &PostParams::default(),
+        &object(serde_json::json!({
+            "metadata": {"name": "db"},
+            "spec": {
+                "replicas": 2,
+                "serviceName": "db",
+                "selector": {"matchLabels": {"app": "db"}},
+                "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "db", "image": "postgres"}]}},
+                "volumeClaimTemplates": [{
+                    "metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                }],
+            },
+        })),
+    )
+    .await
+    .expect("create the StatefulSet");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "team");
+    eventually("the StatefulSet's ordered pods are ready", || async {
+        let set = sets.get("db").await.expect("get");
+        let status = set.status.clone().unwrap_or_default();
+        status.ready_replicas == Some(2)
+            && status.current_revision == status.update_revision
+            && pods.get_opt("db-1").await.expect("get").is_some()
+    })
+    .await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "team");
+    eventually("its claims are bound", || async {
+        let claim = claims.get_opt("data-db-0").await.expect("get");
+        claim.is_some_and(|claim| {
+            claim.status.and_then(|status| status.phase).as_deref() == Some("Bound")
+                && claim.spec.and_then(|spec| spec.volume_name).is_some()
+        })
+    })
+    .await;
+
+    let daemons: Api<DaemonSet> = Api::namespaced(client.clone(), "team");
+    daemons
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": "agent"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "agent"}},
+                    "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "a", "image": "agent"}]}},
+                },
+            })),
+        )
+        .await
+        .expect("create the DaemonSet");
+    eventually("the DaemonSet's pod is ready on the node", || async {
+        let status = daemons
+            .get("agent")
+            .await
+            .expect("get")
+            .status
+            .unwrap_or_default();
+        status.desired_number_scheduled == 1 && status.number_ready == 1
+    })
+    .await;
+
+    let autoscalers: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), "team");
+    autoscalers
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": "db"},
+                "spec": {
+                    "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"},
+                    "minReplicas": 3,
+                    "maxReplicas": 5,
+                },
+            })),
+        )
+        .await
+        .expect("create the autoscaler");
+    eventually(
+        "the autoscaler raises its target to the minimum",
+        || async {
+            let status = autoscalers
+                .get("db")
+                .await
+                .expect("get")
+                .status
+                .unwrap_or_default();
+            let set = sets.get("db").await.expect("get");
+            status.desired_replicas == 3
+                && set.spec.and_then(|spec| spec.replicas) == Some(3)
+                && set.status.and_then(|status| status.ready_replicas) == Some(3)
+        },
+    )
+    .await;
 }

@@ -284,9 +284,10 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
         }
         let revision = sets[new_index].revision().to_string();
         if deployment.annotations().get(REVISION) != Some(&revision) {
+            // Through the status endpoint, as the controller does: the generation stays.
             let patch = json!({"metadata": {"annotations": {REVISION: revision}}});
             Api::<Deployment>::namespaced(context.client.clone(), &namespace)
-                .patch(&name, &context.patch_params(), &Patch::Merge(patch))
+                .patch_status(&name, &context.patch_params(), &Patch::Merge(patch))
                 .await?;
         }
     }

@@ -218,14 +218,27 @@ impl PodSelector {
     }
 }
 
+/// A pod selector that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid label selector {text:?}: {message}")]
+pub struct InvalidPodSelector {
+    text: String,
+    message: String,
+}
+
 impl FromStr for PodSelector {
-    type Err = crate::ApiError;
+    type Err = InvalidPodSelector;
 
     /// Parses a label selector in kubectl's syntax.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let selector =
+            crate::selectors::LabelSelector::parse(text).map_err(|error| InvalidPodSelector {
+                text: text.to_owned(),
+                message: error.message,
+            })?;
         Ok(PodSelector {
             text: text.to_owned(),
-            selector: crate::selectors::LabelSelector::parse(text)?,
+            selector,
         })
     }
 }
