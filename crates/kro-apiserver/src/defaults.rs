@@ -211,6 +211,7 @@ fn job_spec(spec: &mut Value) {
 fn job(object: &mut Value) {
     if let Some(spec) = child(object, "spec") {
         job_spec(spec);
+        default(spec, "manualSelector", json!(false));
     }
 }
 

@@ -770,6 +770,16 @@ impl Endpoint {
         }
     }
 
+    /// The fields an update through this endpoint changed: on the status endpoint the write
+    /// has already been reduced to what that endpoint may change (the status, and for
+    /// built-in kinds metadata such as annotations), so all of its changes count.
+    fn filter_update(self, set: &FieldSet) -> FieldSet {
+        match self {
+            Endpoint::Status => set.difference(&stripped()),
+            Endpoint::Main { .. } => self.filter(set),
+        }
+    }
+
     fn subresource(self) -> Option<&'static str> {
         match self {
             Endpoint::Status => Some("status"),
@@ -926,8 +936,8 @@ pub(crate) fn record_update(
     let comparison = compare(&old_clean, &new_clean, shape);
     let changed = writer
         .endpoint
-        .filter(&comparison.modified.union(&comparison.added));
-    let removed = writer.endpoint.filter(&comparison.removed);
+        .filter_update(&comparison.modified.union(&comparison.added));
+    let removed = writer.endpoint.filter_update(&comparison.removed);
     for entry in &mut entries {
         entry.set = entry.set.difference(&changed).difference(&removed);
     }

@@ -241,6 +241,16 @@ fn label_job(object: &mut Value) {
     if spec.get("selector").is_none_or(Value::is_null) {
         spec["selector"] = json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
     }
+    // A Job without labels of its own takes its pods'.
+    let template_labels = spec["template"]["metadata"]["labels"].clone();
+    let metadata = metadata_mut(object);
+    if metadata
+        .get("labels")
+        .and_then(Value::as_object)
+        .is_none_or(serde_json::Map::is_empty)
+    {
+        metadata.insert("labels".to_owned(), template_labels);
+    }
 }
 
 /// Which endpoint an update came through.
@@ -290,9 +300,11 @@ pub fn prepare_update(
     } else if target == UpdateTarget::Status {
         let status = new.get("status").cloned();
         // Built-in kinds' status strategies keep the old spec but take metadata changes such
-        // as annotations (the deployment controller records revisions that way); custom
-        // resources take nothing but the status.
+        // as annotations (the deployment controller records revisions that way) and labels
+        // (except Deployments'); custom resources take nothing but the status.
         let annotations = new.pointer("/metadata/annotations").cloned();
+        let labels = (resource.group() != "apps" || resource.plural != "deployments")
+            .then(|| new.pointer("/metadata/labels").cloned());
         let mut merged = old.clone();
         if let Some(map) = merged.as_object_mut() {
             match status {
@@ -305,6 +317,11 @@ pub fn prepare_update(
             match annotations {
                 Some(annotations) => metadata.insert("annotations".to_owned(), annotations),
                 None => metadata.remove("annotations"),
+            };
+            match labels {
+                Some(Some(labels)) => metadata.insert("labels".to_owned(), labels),
+                Some(None) => metadata.remove("labels"),
+                None => None,
             };
         }
         new = merged;

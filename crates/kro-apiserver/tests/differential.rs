@@ -953,6 +953,67 @@ async fn workloads_and_tables(session: &mut Session, ns: &str) {
         )
         .await;
     session
+        .call(
+            "metadata through the status subresource: annotations kept, labels not",
+            Method::PATCH,
+            &format!("{item}/status"),
+            Some(MERGE),
+            Some(
+                &json!({"metadata": {"annotations": {"note": "kept"}, "labels": {"tier": "lost"}}}),
+            ),
+        )
+        .await;
+    session
+        .call_accepting(
+            "deployments as metadata only",
+            &base,
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
+        )
+        .await;
+    session
+        .call_accepting(
+            "a deployment as metadata only",
+            &item,
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        )
+        .await;
+    let job = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "once"},
+        "spec": {"template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}],
+        }}},
+    });
+    let created = session
+        .call(
+            "a Job gets a generated selector and pod labels",
+            Method::POST,
+            &format!("/apis/batch/v1/namespaces/{ns}/jobs"),
+            Some(JSON),
+            Some(&job),
+        )
+        .await;
+    let uid = created.body["metadata"]["uid"].clone();
+    let generated = json!([
+        created.body["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"]
+            == uid,
+        created.body["spec"]["template"]["metadata"]["labels"]["controller-uid"] == uid,
+        created.body["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/controller-uid"]
+            == uid,
+    ]);
+    for pointer in [
+        "/body/spec/selector/matchLabels/batch.kubernetes.io~1controller-uid",
+        "/body/spec/template/metadata/labels/batch.kubernetes.io~1controller-uid",
+        "/body/spec/template/metadata/labels/controller-uid",
+        "/body/metadata/labels/batch.kubernetes.io~1controller-uid",
+        "/body/metadata/labels/controller-uid",
+    ] {
+        session.mask(pointer);
+    }
+    session.note("the generated labels carry the Job's uid", generated);
+    session
         .call("the table of deployments", Method::GET, &base, None, None)
         .await;
     // Tables: the column definitions and the cells, the Age column masked (it moves).
