@@ -40,6 +40,38 @@ pub(crate) fn apply(
                 pod_spec(spec);
             }
         }
+        ("", "persistentvolumeclaims") => {
+            if let Some(spec) = child(object, "spec") {
+                default(spec, "volumeMode", json!("Filesystem"));
+            }
+        }
+        ("", "persistentvolumes") => {
+            if let Some(spec) = child(object, "spec") {
+                default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
+                default(spec, "volumeMode", json!("Filesystem"));
+                if let Some(host_path) = spec.get_mut("hostPath") {
+                    default(host_path, "type", json!(""));
+                }
+            }
+        }
+        ("autoscaling", "horizontalpodautoscalers") => {
+            if let Some(spec) = child(object, "spec") {
+                default(spec, "minReplicas", json!(1));
+                let no_metrics = spec
+                    .get("metrics")
+                    .and_then(Value::as_array)
+                    .is_none_or(Vec::is_empty);
+                if no_metrics {
+                    spec["metrics"] = json!([{
+                        "type": "Resource",
+                        "resource": {
+                            "name": "cpu",
+                            "target": {"type": "Utilization", "averageUtilization": 80},
+                        },
+                    }]);
+                }
+            }
+        }
         _ => {}
     }
     if let Some(custom) = &resource.custom {

@@ -113,7 +113,6 @@ pub fn tracks_generation(resource: &ResourceType) -> bool {
             (resource.group(), resource.plural.as_str()),
             ("apps", _)
                 | ("batch", _)
-                | ("autoscaling", _)
                 | ("policy", "poddisruptionbudgets")
                 | ("networking.k8s.io", "ingresses" | "networkpolicies")
                 | ("apiextensions.k8s.io", _)
@@ -184,10 +183,35 @@ pub fn prepare_create(resource: &ResourceType, object: &mut Value) {
 }
 
 /// What the kind's create strategy sets after managed fields are recorded (so no manager
-/// owns it): a namespace's `kubernetes` finalizer; a Job's generated selector and pod labels.
+/// owns it): a namespace's `kubernetes` finalizer; a Job's generated selector and pod
+/// labels; the Pending phase and protection finalizer of new volumes and claims.
 pub fn finish_create(resource: &ResourceType, object: &mut Value) {
     if resource.group() == "batch" && resource.plural == "jobs" {
         label_job(object);
+    }
+    let protection = match (resource.group(), resource.plural.as_str()) {
+        ("", "persistentvolumeclaims") => {
+            object["status"] = json!({"phase": "Pending"});
+            Some("kubernetes.io/pvc-protection")
+        }
+        ("", "persistentvolumes") => {
+            object["status"] = json!({"phase": "Pending", "lastPhaseTransitionTime": now()});
+            Some("kubernetes.io/pv-protection")
+        }
+        ("autoscaling", "horizontalpodautoscalers") => {
+            object["status"] = json!({"desiredReplicas": 0});
+            None
+        }
+        _ => None,
+    };
+    // The storage-object-in-use admission plugin: volumes and claims are protected until
+    // the volume controllers release them.
+    if let Some(protection) = protection {
+        let mut finalizers = finalizers(object);
+        if !finalizers.iter().any(|finalizer| finalizer == protection) {
+            finalizers.push(protection.to_owned());
+            metadata_mut(object).insert("finalizers".to_owned(), json!(finalizers));
+        }
     }
     if resource.group().is_empty() && resource.plural == "namespaces" {
         let spec = object

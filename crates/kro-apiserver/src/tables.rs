@@ -450,10 +450,9 @@ fn pod(object: &Value) -> Vec<Value> {
         phase = reason.to_owned();
     }
     for status in &statuses {
-        if let Some(reason) = status
-            .pointer("/state/waiting/reason")
-            .and_then(Value::as_str)
-        {
+        let waiting = status.pointer("/state/waiting/reason");
+        let terminated = status.pointer("/state/terminated/reason");
+        if let Some(reason) = waiting.or(terminated).and_then(Value::as_str) {
             phase = reason.to_owned();
         }
     }
@@ -661,9 +660,10 @@ fn network_policy(object: &Value) -> Vec<Value> {
     ]
 }
 
-fn persistent_volume_claim(object: &Value) -> Vec<Value> {
+/// Access modes as kubectl abbreviates them (`RWO,ROX`).
+fn access_modes(object: &Value, pointer: &str) -> String {
     let modes: Vec<String> = object
-        .pointer("/status/accessModes")
+        .pointer(pointer)
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -676,6 +676,126 @@ fn persistent_volume_claim(object: &Value) -> Vec<Value> {
             other => other.to_owned(),
         })
         .collect();
+    modes.join(",")
+}
+
+fn node(object: &Value) -> Vec<Value> {
+    let ready = object
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"));
+    let mut status = match ready.map(|condition| condition["status"].as_str()) {
+        Some(Some("True")) => "Ready".to_owned(),
+        Some(_) => "NotReady".to_owned(),
+        None => "Unknown".to_owned(),
+    };
+    if object.pointer("/spec/unschedulable") == Some(&json!(true)) {
+        status.push_str(",SchedulingDisabled");
+    }
+    let roles: Vec<&str> = object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, _)| key.strip_prefix("node-role.kubernetes.io/"))
+        .filter(|role| !role.is_empty())
+        .collect();
+    let address = |kind: &str| {
+        object
+            .pointer("/status/addresses")
+            .and_then(Value::as_array)
+            .and_then(|addresses| addresses.iter().find(|a| a["type"] == kind))
+            .and_then(|address| address["address"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    vec![
+        name(object),
+        json!(status),
+        or_none(roles.join(",")),
+        age(object),
+        json!(text(object, "/status/nodeInfo/kubeletVersion")),
+        or_none(address("InternalIP")),
+        or_none(address("ExternalIP")),
+        json!(text(object, "/status/nodeInfo/osImage")),
+        json!(text(object, "/status/nodeInfo/kernelVersion")),
+        json!(text(object, "/status/nodeInfo/containerRuntimeVersion")),
+    ]
+}
+
+fn persistent_volume(object: &Value) -> Vec<Value> {
+    let claim = match (
+        text(object, "/spec/claimRef/namespace"),
+        text(object, "/spec/claimRef/name"),
+    ) {
+        (_, "") => String::new(),
+        (namespace, name) => format!("{namespace}/{name}"),
+    };
+    let phase = if object.pointer("/metadata/deletionTimestamp").is_some() {
+        "Terminating"
+    } else {
+        text(object, "/status/phase")
+    };
+    vec![
+        name(object),
+        json!(text(object, "/spec/capacity/storage")),
+        json!(access_modes(object, "/spec/accessModes")),
+        json!(text(object, "/spec/persistentVolumeReclaimPolicy")),
+        json!(phase),
+        json!(claim),
+        json!(text(object, "/spec/storageClassName")),
+        json!(match text(object, "/spec/volumeAttributesClassName") {
+            "" => "<unset>",
+            class => class,
+        }),
+        json!(text(object, "/status/reason")),
+        age(object),
+        json!(match text(object, "/spec/volumeMode") {
+            "" => "Filesystem",
+            mode => mode,
+        }),
+    ]
+}
+
+fn horizontal_pod_autoscaler(object: &Value) -> Vec<Value> {
+    let reference = format!(
+        "{}/{}",
+        text(object, "/spec/scaleTargetRef/kind"),
+        text(object, "/spec/scaleTargetRef/name")
+    );
+    let targets: Vec<String> = object
+        .pointer("/spec/metrics")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|metric| {
+            let resource = &metric["resource"];
+            match resource["target"]["averageUtilization"].as_i64() {
+                Some(percent) => format!(
+                    "{}: <unknown>/{percent}%",
+                    resource["name"].as_str().unwrap_or("<unknown>")
+                ),
+                None => "<unknown>".to_owned(),
+            }
+        })
+        .collect();
+    let minimum = object
+        .pointer("/spec/minReplicas")
+        .and_then(Value::as_i64)
+        .map_or_else(|| "<unset>".to_owned(), |min| min.to_string());
+    vec![
+        name(object),
+        json!(reference),
+        or_none(targets.join(", ")),
+        json!(minimum),
+        json!(number(object, "/spec/maxReplicas")),
+        json!(number(object, "/status/currentReplicas")),
+        age(object),
+    ]
+}
+
+fn persistent_volume_claim(object: &Value) -> Vec<Value> {
+    let modes = access_modes(object, "/status/accessModes");
     let phase = if object.pointer("/metadata/deletionTimestamp").is_some() {
         "Terminating"
     } else {
@@ -686,9 +806,12 @@ fn persistent_volume_claim(object: &Value) -> Vec<Value> {
         json!(phase),
         json!(text(object, "/spec/volumeName")),
         json!(text(object, "/status/capacity/storage")),
-        json!(modes.join(",")),
-        or_none(text(object, "/spec/storageClassName").to_owned()),
-        or_none(text(object, "/spec/volumeAttributesClassName").to_owned()),
+        json!(modes),
+        json!(text(object, "/spec/storageClassName")),
+        json!(match text(object, "/spec/volumeAttributesClassName") {
+            "" => "<unset>",
+            class => class,
+        }),
         age(object),
         json!(match text(object, "/spec/volumeMode") {
             "" => "Filesystem",
@@ -749,6 +872,9 @@ fn built_in_printer(group: &str, plural: &str) -> Option<fn(&Value) -> Vec<Value
         ("", "serviceaccounts") => service_account,
         ("", "pods") => pod,
         ("", "persistentvolumeclaims") => persistent_volume_claim,
+        ("", "persistentvolumes") => persistent_volume,
+        ("", "nodes") => node,
+        ("autoscaling", "horizontalpodautoscalers") => horizontal_pod_autoscaler,
         ("apps", "deployments") => deployment,
         ("apps", "replicasets") => replica_set,
         ("apps", "statefulsets") => stateful_set,

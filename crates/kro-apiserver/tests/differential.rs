@@ -1013,6 +1013,57 @@ async fn workloads_and_tables(session: &mut Session, ns: &str) {
         session.mask(pointer);
     }
     session.note("the generated labels carry the Job's uid", generated);
+    let claims = format!("/api/v1/namespaces/{ns}/persistentvolumeclaims");
+    let claim = json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    });
+    session
+        .call(
+            "a claim starts Pending",
+            Method::POST,
+            &claims,
+            Some(JSON),
+            Some(&claim),
+        )
+        .await;
+    let table = session
+        .call_accepting(
+            "claims as a Table",
+            &claims,
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+        )
+        .await;
+    mask_age(session, &table);
+    let autoscalers = format!("/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers");
+    let autoscaler = json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "api"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+            "maxReplicas": 4,
+        },
+    });
+    session
+        .call(
+            "an autoscaler gets the default minimum and CPU target",
+            Method::POST,
+            &autoscalers,
+            Some(JSON),
+            Some(&autoscaler),
+        )
+        .await;
+    let table = session
+        .call_accepting(
+            "autoscalers as a Table",
+            &autoscalers,
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+        )
+        .await;
+    mask_age(session, &table);
     session
         .call("the table of deployments", Method::GET, &base, None, None)
         .await;

@@ -698,4 +698,34 @@ async fn jobs_services_claims_accounts_stateful_and_daemon_sets_and_autoscalers_
         },
     )
     .await;
+
+    // A claim in use stays protected; once its pods are gone it goes, and so does its volume.
+    let claim = claims.get("data-db-0").await.expect("get");
+    let volume = claim
+        .spec
+        .and_then(|spec| spec.volume_name)
+        .expect("bound to a volume");
+    claims
+        .delete("data-db-0", &DeleteParams::default())
+        .await
+        .expect("delete the claim");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let protected = claims
+        .get("data-db-0")
+        .await
+        .expect("held while db-0 uses it");
+    assert_eq!(protected.finalizers(), ["kubernetes.io/pvc-protection"]);
+    autoscalers
+        .delete("db", &DeleteParams::default())
+        .await
+        .expect("delete the autoscaler");
+    sets.delete("db", &DeleteParams::default())
+        .await
+        .expect("delete the StatefulSet");
+    let volumes: Api<k8s_openapi::api::core::v1::PersistentVolume> = Api::all(client.clone());
+    eventually("the claim and its volume go with the pods", || async {
+        claims.get_opt("data-db-0").await.expect("get").is_none()
+            && volumes.get_opt(&volume).await.expect("get").is_none()
+    })
+    .await;
 }

@@ -1,11 +1,13 @@
-//! A dynamic provisioner and the volume binder: a pending PersistentVolumeClaim gets a
-//! PersistentVolume of its size (`pvc-<claim uid>`, reclaim policy Delete) after the knob's
-//! delay and becomes Bound, with the binder's annotations; a volume whose claim is gone is
-//! deleted.
+//! A dynamic provisioner, the volume binder and the protection controllers: a pending
+//! PersistentVolumeClaim gets a PersistentVolume of its size (`pvc-<claim uid>`, reclaim
+//! policy Delete) after the knob's delay and becomes Bound, with the binder's annotations; a
+//! volume whose claim is gone is deleted (or Released, when it is retained); the
+//! `kubernetes.io/pvc-protection` finalizer leaves a deleted claim no pod uses, and
+//! `kubernetes.io/pv-protection` a deleted volume no claim holds.
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, Patch};
 use kube::runtime::controller::{Action, Controller};
@@ -21,7 +23,20 @@ use super::support::{Context, ReconcileError, Reconciled, drive, to_json};
 pub(super) async fn run(context: Arc<Context>, stop: watch::Receiver<bool>) {
     let claims: Api<PersistentVolumeClaim> = Api::all(context.client.clone());
     let volumes: Api<PersistentVolume> = Api::all(context.client.clone());
-    let binder = Controller::new(claims.clone(), watcher::Config::default());
+    let pods: Api<Pod> = Api::all(context.client.clone());
+    let binder = Controller::new(claims.clone(), watcher::Config::default()).watches(
+        pods,
+        watcher::Config::default(),
+        |pod| {
+            let namespace = pod.namespace().unwrap_or_default();
+            pod.spec
+                .iter()
+                .flat_map(|spec| spec.volumes.iter().flatten())
+                .filter_map(|volume| volume.persistent_volume_claim.as_ref())
+                .map(|claim| ObjectRef::new(&claim.claim_name).within(&namespace))
+                .collect::<Vec<_>>()
+        },
+    );
     let reclaimer = Controller::new(volumes, watcher::Config::default()).watches(
         claims,
         watcher::Config::default(),
@@ -44,7 +59,31 @@ async fn bind(claim: Arc<PersistentVolumeClaim>, context: Arc<Context>) -> Recon
         return Ok(Action::await_change());
     };
     let current = normalized(&to_json(&claim.status));
-    if claim.metadata.deletion_timestamp.is_some() || current["phase"] == "Bound" {
+    if claim.metadata.deletion_timestamp.is_some() {
+        let pods: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+        let name = claim.name_any();
+        let in_use = pods
+            .list(&Default::default())
+            .await?
+            .items
+            .iter()
+            .any(|pod| {
+                super::support::pod_active(pod)
+                    && pod
+                        .spec
+                        .iter()
+                        .flat_map(|spec| spec.volumes.iter().flatten())
+                        .filter_map(|volume| volume.persistent_volume_claim.as_ref())
+                        .any(|source| source.claim_name == name)
+            });
+        if !in_use {
+            let claims: Api<PersistentVolumeClaim> =
+                Api::namespaced(context.client.clone(), &namespace);
+            release(&context, &claims, claim.as_ref(), PVC_PROTECTION).await?;
+        }
+        return Ok(Action::await_change());
+    }
+    if current["phase"] == "Bound" {
         return Ok(Action::await_change());
     }
     if let Err(left) = context.stage_due(&uid, "bind", context.knobs.volume_bind_delay) {
@@ -125,35 +164,88 @@ async fn bind(claim: Arc<PersistentVolumeClaim>, context: Arc<Context>) -> Recon
 
 async fn reclaim(volume: Arc<PersistentVolume>, context: Arc<Context>) -> Reconciled {
     let spec = to_json(&volume.spec);
-    let ours = volume
-        .annotations()
-        .get("pv.kubernetes.io/provisioned-by")
-        .is_some_and(|by| by == "kro.run/simulated-provisioner");
-    if !ours
-        || volume.metadata.deletion_timestamp.is_some()
-        || spec["persistentVolumeReclaimPolicy"] != "Delete"
-    {
-        return Ok(Action::await_change());
-    }
-    let (Some(namespace), Some(name), Some(uid)) = (
+    let volumes: Api<PersistentVolume> = Api::all(context.client.clone());
+    // Whether the claim the volume is bound to still exists (the same one, by UID).
+    let claimed = match (
         spec.pointer("/claimRef/namespace").and_then(Value::as_str),
         spec.pointer("/claimRef/name").and_then(Value::as_str),
-        spec.pointer("/claimRef/uid").and_then(Value::as_str),
-    ) else {
-        return Ok(Action::await_change());
+    ) {
+        (Some(namespace), Some(name)) => {
+            let uid = spec.pointer("/claimRef/uid").and_then(Value::as_str);
+            let claims: Api<PersistentVolumeClaim> =
+                Api::namespaced(context.client.clone(), namespace);
+            claims
+                .get_opt(name)
+                .await?
+                .is_some_and(|claim| uid.is_none() || claim.metadata.uid.as_deref() == uid)
+        }
+        _ => false,
     };
-    let claims: Api<PersistentVolumeClaim> = Api::namespaced(context.client.clone(), namespace);
-    let claim = claims.get_opt(name).await?;
-    if claim.is_some_and(|claim| claim.metadata.uid.as_deref() == Some(uid)) {
+    let phase = to_json(&volume.status)["phase"].clone();
+    if volume.metadata.deletion_timestamp.is_some() {
+        if !claimed || phase != "Bound" {
+            release(&context, &volumes, volume.as_ref(), PV_PROTECTION).await?;
+        }
         return Ok(Action::await_change());
     }
-    let volumes: Api<PersistentVolume> = Api::all(context.client.clone());
+    if claimed || phase != "Bound" {
+        return Ok(Action::await_change());
+    }
+    if spec["persistentVolumeReclaimPolicy"] != "Delete" {
+        let patch = json!({"status": {"phase": "Released"}});
+        volumes
+            .patch_status(
+                &volume.name_any(),
+                &context.patch_params(),
+                &Patch::Merge(patch),
+            )
+            .await?;
+        return Ok(Action::await_change());
+    }
     match volumes
         .delete(&volume.name_any(), &DeleteParams::default())
         .await
     {
         Ok(_) => Ok(Action::await_change()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(Action::await_change()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The finalizer the claim protection controller removes.
+const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
+/// The finalizer the volume protection controller removes.
+const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
+
+/// Removes a protection finalizer, when present.
+async fn release<K>(
+    context: &Context,
+    api: &Api<K>,
+    object: &K,
+    finalizer: &str,
+) -> Result<(), ReconcileError>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let finalizers = object.meta().finalizers.clone().unwrap_or_default();
+    if !finalizers.iter().any(|kept| kept == finalizer) {
+        return Ok(());
+    }
+    let kept: Vec<&String> = finalizers
+        .iter()
+        .filter(|kept| *kept != finalizer)
+        .collect();
+    let patch = json!({"metadata": {
+        "finalizers": kept,
+        "resourceVersion": object.meta().resource_version,
+    }});
+    let name = object.meta().name.clone().unwrap_or_default();
+    match api
+        .patch(&name, &context.patch_params(), &Patch::Merge(patch))
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
         Err(error) => Err(error.into()),
     }
 }
