@@ -3,7 +3,7 @@
 //! **Owns:** the `kro.run/v1alpha1` ResourceGraphDefinition API types; the `${...}` template
 //! scanner; the graph builder (validation, dependencies, cycle detection, topological levels, CEL
 //! type checking, status schema inference); CRD generation (status, scale subresource and the
-//! `<Kind>Set` companion); diagrams of a graph. Its output is an immutable compiled graph shared
+//! `<Kind>Set` companion) and the breaking-change check between two CRDs; diagrams of a graph. Its output is an immutable compiled graph shared
 //! by every evaluation.
 //!
 //! **Must not:** do I/O; schemas of target kinds come through a small source trait supplied by
@@ -13,6 +13,7 @@ mod api;
 mod builder;
 mod compat;
 mod crd;
+mod crd_changes;
 mod dag;
 mod diagram;
 mod error;
@@ -31,6 +32,10 @@ pub use api::{
 pub use builder::{BuildConfig, build_graph, build_graph_with};
 pub use compat::is_compatible;
 pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
+pub use crd_changes::{
+    Bound, ChangeKind, CrdComparisonError, SchemaChange, SchemaChanges, compare_crds,
+    compare_schemas,
+};
 pub use dag::{CycleError, Dag, DagError};
 pub use diagram::{
     DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,

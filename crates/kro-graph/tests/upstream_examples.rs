@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kro_graph::{BuiltinCatalog, CrdSchemas, SchemaSources, build_graph, parse_yaml_documents};
+use kro_graph::{
+    BuiltinCatalog, CrdSchemas, SchemaSources, build_graph, compare_crds, parse_yaml_documents,
+};
 
 fn shared() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
@@ -161,7 +163,17 @@ fn build_all(dir: &Path, sources: &SchemaSources) -> (usize, Vec<String>) {
                 }
             };
             match build_graph(&rgd, sources) {
-                Ok(_) => built += 1,
+                Ok(graph) => {
+                    built += 1;
+                    // Every generated CRD is comparable, and unchanged against itself.
+                    match compare_crds(&graph.crd, &graph.crd) {
+                        Ok(changes) if changes.is_empty() => {}
+                        outcome => failures.push(format!(
+                            "{}: its CRD compared with itself: {outcome:?}",
+                            file.display()
+                        )),
+                    }
+                }
                 Err(errors) => failures.push(format!("{}:\n{errors}", file.display())),
             }
         }
