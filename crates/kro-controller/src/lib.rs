@@ -8,3 +8,12 @@
 //!
 //! **Must not:** talk to an API server except through kube-rs, or evaluate CEL on its own: every
 //! decision about desired state comes from the runtime's plan.
+
+pub mod crd_plan;
+pub mod rgd_status;
+
+pub use crd_plan::{
+    ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, KRO_VERSION_LABEL, OWNED_LABEL, RGD_ID_LABEL,
+    RGD_NAME_LABEL, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd,
+};
+pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};

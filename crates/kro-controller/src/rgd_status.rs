@@ -1,0 +1,336 @@
+//! The status of a ResourceGraphDefinition, as upstream kro writes it: the conditions
+//! `GraphAccepted`, `KindReady` and `ControllerReady` with the root `Ready` (true when all
+//! are, otherwise the most unhealthy one's status, reason and message), `state` (`Active`
+//! only when all three hold), `topologicalOrder` and `resources` (each node that has
+//! dependencies, with them).
+//!
+//! Conditions keep their `lastTransitionTime` while their status holds, so writing the same
+//! status twice changes nothing (and the controller can skip the write).
+
+use kro_graph::CompiledGraph;
+use serde_json::{Value as Json, json};
+
+/// The conditions the root `Ready` summarizes, in the order they are judged.
+pub const DEPENDENT_CONDITIONS: [&str; 3] = ["GraphAccepted", "KindReady", "ControllerReady"];
+
+/// A condition's truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truth {
+    /// `True`.
+    True,
+    /// `False`.
+    False,
+    /// `Unknown` (not decided yet).
+    Unknown,
+}
+
+impl Truth {
+    fn as_str(self) -> &'static str {
+        match self {
+            Truth::True => "True",
+            Truth::False => "False",
+            Truth::Unknown => "Unknown",
+        }
+    }
+}
+
+/// One condition's content, before timestamps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConditionValue {
+    /// Its truth.
+    pub status: Truth,
+    /// The machine-readable reason (`Valid`, `InvalidResourceGraph`, …).
+    pub reason: String,
+    /// The human-readable message.
+    pub message: String,
+}
+
+impl ConditionValue {
+    /// A condition that holds.
+    pub fn holds(reason: &str, message: impl Into<String>) -> Self {
+        ConditionValue {
+            status: Truth::True,
+            reason: reason.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// A condition that fails.
+    pub fn fails(reason: &str, message: impl Into<String>) -> Self {
+        ConditionValue {
+            status: Truth::False,
+            reason: reason.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// A condition not decided yet.
+    pub fn unknown(reason: &str, message: impl Into<String>) -> Self {
+        ConditionValue {
+            status: Truth::Unknown,
+            reason: reason.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What the controller found, for the status.
+#[derive(Debug, Clone)]
+pub struct RgdObservation<'a> {
+    /// The RGD's `metadata.generation`.
+    pub generation: i64,
+    /// The compiled graph, when the RGD compiles.
+    pub graph: Option<&'a CompiledGraph>,
+    /// `GraphAccepted`.
+    pub graph_accepted: ConditionValue,
+    /// `KindReady`.
+    pub kind_ready: ConditionValue,
+    /// `ControllerReady`.
+    pub controller_ready: ConditionValue,
+}
+
+/// `GraphAccepted` for a graph that compiled.
+pub fn graph_accepted() -> ConditionValue {
+    ConditionValue::holds("Valid", "resource graph and schema are valid")
+}
+
+/// `GraphAccepted` for a graph that did not compile (the errors as the message).
+pub fn graph_rejected(errors: &str) -> ConditionValue {
+    ConditionValue::fails("InvalidResourceGraph", errors)
+}
+
+/// `KindReady` once the CRD is Established.
+pub fn kind_ready(kind: &str) -> ConditionValue {
+    ConditionValue::holds("Ready", format!("kind {kind} has been accepted and ready"))
+}
+
+/// The status to write, from the previous one (for transition times) and what was found;
+/// `now` is the time written on changed conditions.
+pub fn rgd_status(previous: &Json, observation: &RgdObservation<'_>, now: &str) -> Json {
+    let old_conditions: Vec<Json> = previous
+        .get("conditions")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let dependents = [
+        &observation.graph_accepted,
+        &observation.kind_ready,
+        &observation.controller_ready,
+    ];
+    // Ready: true when all are; else the first false one, else the first unknown one.
+    let ready = if dependents.iter().all(|value| value.status == Truth::True) {
+        ConditionValue::holds("Ready", "")
+    } else {
+        [Truth::False, Truth::Unknown]
+            .iter()
+            .find_map(|truth| dependents.iter().find(|value| value.status == *truth))
+            .map(|value| (*value).clone())
+            .unwrap_or_else(|| ConditionValue::unknown("Unknown", ""))
+    };
+    let mut conditions = Vec::new();
+    for (kind, value) in DEPENDENT_CONDITIONS
+        .iter()
+        .copied()
+        .zip(dependents)
+        .chain(std::iter::once(("Ready", &ready)))
+    {
+        conditions.push(condition(
+            kind,
+            value,
+            &old_conditions,
+            observation.generation,
+            now,
+        ));
+    }
+    let active = dependents.iter().all(|value| value.status == Truth::True);
+    let mut status = json!({
+        "state": if active { "Active" } else { "Inactive" },
+        "conditions": conditions,
+    });
+    if let Some(graph) = observation.graph {
+        let order: Vec<&str> = graph
+            .levels
+            .iter()
+            .flatten()
+            .filter_map(|index| graph.nodes.get(*index))
+            .map(|node| node.id.as_str())
+            .collect();
+        status["topologicalOrder"] = json!(order);
+        let resources: Vec<Json> = graph
+            .nodes
+            .iter()
+            .filter(|node| !node.dependencies.is_empty())
+            .map(|node| {
+                let dependencies: Vec<Json> = node
+                    .dependencies
+                    .iter()
+                    .map(|id| json!({"id": id}))
+                    .collect();
+                json!({"id": node.id, "dependencies": dependencies})
+            })
+            .collect();
+        if !resources.is_empty() {
+            status["resources"] = json!(resources);
+        }
+    } else {
+        // A graph that does not compile leaves what the last good one said.
+        for field in ["topologicalOrder", "resources"] {
+            if let Some(value) = previous.get(field) {
+                status[field] = value.clone();
+            }
+        }
+    }
+    status
+}
+
+fn condition(kind: &str, value: &ConditionValue, old: &[Json], generation: i64, now: &str) -> Json {
+    let previous = old.iter().find(|condition| condition["type"] == kind);
+    let same_status = previous.is_some_and(|previous| previous["status"] == value.status.as_str());
+    let transition = match previous {
+        Some(previous) if same_status => previous
+            .get("lastTransitionTime")
+            .cloned()
+            .unwrap_or_else(|| json!(now)),
+        _ => json!(now),
+    };
+    let mut condition = json!({
+        "type": kind,
+        "status": value.status.as_str(),
+        "observedGeneration": generation,
+        "lastTransitionTime": transition,
+        "reason": value.reason,
+    });
+    if !value.message.is_empty() {
+        condition["message"] = json!(value.message);
+    }
+    condition
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kro_graph::{BuiltinCatalog, SchemaSources, build_graph, parse_yaml_documents};
+
+    const RGD: &str = "
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: webapp
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: WebApp
+    spec:
+      name: string
+  resources:
+  - id: deployment
+    template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: ${schema.spec.name}
+      spec:
+        selector:
+          matchLabels: {app: web}
+        template:
+          metadata:
+            labels: {app: web}
+          spec:
+            containers:
+            - name: web
+              image: nginx
+  - id: service
+    template:
+      apiVersion: v1
+      kind: Service
+      metadata:
+        name: ${deployment.metadata.name}
+      spec:
+        ports:
+        - port: 80
+";
+
+    fn graph() -> CompiledGraph {
+        let documents = parse_yaml_documents(RGD).expect("YAML");
+        let rgd = documents[0].to_resource_graph_definition().expect("an RGD");
+        build_graph(&rgd, &SchemaSources::new().with(BuiltinCatalog)).expect("compiles")
+    }
+
+    fn condition_of<'a>(status: &'a Json, kind: &str) -> &'a Json {
+        status["conditions"]
+            .as_array()
+            .and_then(|conditions| conditions.iter().find(|c| c["type"] == kind))
+            .expect("the condition")
+    }
+
+    #[test]
+    fn all_conditions_true_make_the_rgd_active_with_its_order() {
+        let graph = graph();
+        let observation = RgdObservation {
+            generation: 3,
+            graph: Some(&graph),
+            graph_accepted: graph_accepted(),
+            kind_ready: kind_ready("WebApp"),
+            controller_ready: ConditionValue::holds("Running", "controller is running"),
+        };
+        let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
+        assert_eq!(status["state"], "Active");
+        assert_eq!(status["topologicalOrder"], json!(["deployment", "service"]));
+        assert_eq!(
+            status["resources"],
+            json!([{"id": "service", "dependencies": [{"id": "deployment"}]}])
+        );
+        let ready = condition_of(&status, "Ready");
+        assert_eq!(ready["status"], "True");
+        assert_eq!(ready["observedGeneration"], 3);
+        assert_eq!(
+            condition_of(&status, "KindReady")["message"],
+            "kind WebApp has been accepted and ready"
+        );
+        // The same status again keeps the transition times: nothing to write.
+        let again = rgd_status(&status, &observation, "2026-01-01T00:05:00Z");
+        assert_eq!(again, status);
+    }
+
+    #[test]
+    fn ready_takes_the_most_unhealthy_condition() {
+        let observation = RgdObservation {
+            generation: 1,
+            graph: None,
+            graph_accepted: graph_rejected("resource service: unknown field spec.portz"),
+            kind_ready: ConditionValue::unknown("Pending", "waiting for the graph"),
+            controller_ready: ConditionValue::unknown("Pending", "waiting for the kind"),
+        };
+        let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
+        assert_eq!(status["state"], "Inactive");
+        let ready = condition_of(&status, "Ready");
+        assert_eq!(ready["status"], "False");
+        assert_eq!(ready["reason"], "InvalidResourceGraph");
+        assert_eq!(
+            ready["message"],
+            "resource service: unknown field spec.portz"
+        );
+        assert!(status.get("topologicalOrder").is_none());
+
+        let waiting = RgdObservation {
+            graph_accepted: graph_accepted(),
+            ..observation
+        };
+        let status = rgd_status(&status, &waiting, "2026-01-01T00:01:00Z");
+        let ready = condition_of(&status, "Ready");
+        assert_eq!(
+            (ready["status"].as_str(), ready["reason"].as_str()),
+            (Some("Unknown"), Some("Pending"))
+        );
+        assert_eq!(
+            condition_of(&status, "GraphAccepted")["lastTransitionTime"],
+            "2026-01-01T00:01:00Z",
+            "GraphAccepted changed status"
+        );
+        assert_eq!(
+            condition_of(&status, "KindReady")["lastTransitionTime"],
+            "2026-01-01T00:00:00Z",
+            "KindReady kept its status"
+        );
+    }
+}
