@@ -963,6 +963,9 @@ async fn workloads_and_tables(session: &mut Session, ns: &str) {
             ),
         )
         .await;
+    // managedFields sort by the second of their last write: a second later, the next main
+    // write is newer than this one on both servers, whenever the steps run.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
     session
         .call_accepting(
             "deployments as metadata only",

@@ -126,13 +126,9 @@ fn resolve(
 }
 
 async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconciled {
-    let (Some(namespace), Some(uid)) = (deployment.namespace(), deployment.metadata.uid.clone())
-    else {
+    let Some((namespace, uid)) = super::support::acting_on(deployment.as_ref()) else {
         return Ok(Action::await_change());
     };
-    if deployment.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
     let name = deployment.name_any();
     let spec = deployment.spec.clone().unwrap_or_default();
     let replicas = spec.replicas.map_or(1, i64::from);

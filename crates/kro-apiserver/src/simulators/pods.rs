@@ -294,17 +294,14 @@ fn running_status(pod: &Pod, context: &Context, current: &Value) -> Value {
     let now = crate::objects::now();
     status["containerStatuses"] = containers(pod)
         .map(|(name, image)| {
-            json!({
-                "name": name,
-                "image": image,
-                "imageID": image_id(image),
-                "containerID": container_id(pod, name),
-                "ready": true,
-                "started": true,
-                "restartCount": 0,
-                "state": {"running": {"startedAt": now}},
-                "lastState": {},
-            })
+            container_status(
+                pod,
+                (name, image),
+                true,
+                0,
+                json!({"running": {"startedAt": now}}),
+                json!({}),
+            )
         })
         .collect();
     status
@@ -331,27 +328,19 @@ fn crash_looping_status(pod: &Pod, context: &Context, current: &Value, restarts:
     let uid = pod.metadata.uid.clone().unwrap_or_default();
     status["containerStatuses"] = containers(pod)
         .map(|(name, image)| {
-            json!({
-                "name": name,
-                "image": image,
-                "imageID": image_id(image),
+            let waiting = json!({"waiting": {
+                "reason": "CrashLoopBackOff",
+                "message": format!(
+                    "back-off 10s restarting failed container={name} pod={}_{namespace}({uid})",
+                    pod.name_any()
+                ),
+            }});
+            let last = json!({"terminated": {
+                "exitCode": 1, "reason": "Error",
+                "startedAt": now, "finishedAt": now,
                 "containerID": container_id(pod, name),
-                "ready": false,
-                "started": false,
-                "restartCount": restarts,
-                "state": {"waiting": {
-                    "reason": "CrashLoopBackOff",
-                    "message": format!(
-                        "back-off 10s restarting failed container={name} pod={}_{namespace}({uid})",
-                        pod.name_any()
-                    ),
-                }},
-                "lastState": {"terminated": {
-                    "exitCode": 1, "reason": "Error",
-                    "startedAt": now, "finishedAt": now,
-                    "containerID": container_id(pod, name),
-                }},
-            })
+            }});
+            container_status(pod, (name, image), false, restarts, waiting, last)
         })
         .collect();
     status
@@ -392,24 +381,37 @@ fn terminated_status(pod: &Pod, mut status: Value, phase: &str, code: i32, reaso
         .unwrap_or_else(|| json!(now));
     status["containerStatuses"] = containers(pod)
         .map(|(name, image)| {
-            json!({
-                "name": name,
-                "image": image,
-                "imageID": image_id(image),
+            let state = json!({"terminated": {
+                "exitCode": code, "reason": reason,
+                "startedAt": started, "finishedAt": now,
                 "containerID": container_id(pod, name),
-                "ready": false,
-                "started": false,
-                "restartCount": 0,
-                "state": {"terminated": {
-                    "exitCode": code, "reason": reason,
-                    "startedAt": started, "finishedAt": now,
-                    "containerID": container_id(pod, name),
-                }},
-                "lastState": {},
-            })
+            }});
+            container_status(pod, (name, image), false, 0, state, json!({}))
         })
         .collect();
     status
+}
+
+/// A container's status: running (ready and started) or not, with its state.
+fn container_status(
+    pod: &Pod,
+    (name, image): (&str, Option<&str>),
+    running: bool,
+    restarts: i64,
+    state: Value,
+    last_state: Value,
+) -> Value {
+    json!({
+        "name": name,
+        "image": image,
+        "imageID": image_id(image),
+        "containerID": container_id(pod, name),
+        "ready": running,
+        "started": running,
+        "restartCount": restarts,
+        "state": state,
+        "lastState": last_state,
+    })
 }
 
 /// The pod's containers: name and image.

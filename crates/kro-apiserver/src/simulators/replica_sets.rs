@@ -102,12 +102,9 @@ pub(super) fn availability(pods: &[&Pod], min_ready: Duration) -> (i64, i64, Opt
 }
 
 async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
-    let (Some(namespace), Some(uid)) = (set.namespace(), set.metadata.uid.clone()) else {
+    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
         return Ok(Action::await_change());
     };
-    if set.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
     let name = set.name_any();
     let spec = set.spec.clone().unwrap_or_default();
     let pods = controlled_pods(

@@ -72,12 +72,9 @@ pub(super) async fn run_load_balancers(context: Arc<Context>, stop: watch::Recei
 }
 
 async fn provide_load_balancer(service: Arc<Service>, context: Arc<Context>) -> Reconciled {
-    let (Some(namespace), Some(uid)) = (service.namespace(), service.metadata.uid.clone()) else {
+    let Some((namespace, uid)) = super::support::acting_on(service.as_ref()) else {
         return Ok(Action::await_change());
     };
-    if service.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
     let wants =
         service.spec.as_ref().and_then(|spec| spec.type_.as_deref()) == Some("LoadBalancer");
     let current = normalized(&to_json(&service.status));

@@ -73,12 +73,9 @@ async fn delete_pod(api: &Api<Pod>, name: &str) -> Result<bool, ReconcileError> 
 }
 
 async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Reconciled {
-    let (Some(namespace), Some(uid)) = (set.namespace(), set.metadata.uid.clone()) else {
+    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
         return Ok(Action::await_change());
     };
-    if set.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
     let name = set.name_any();
     let spec = set.spec.clone().unwrap_or_default();
     let replicas = usize::try_from(spec.replicas.unwrap_or(1).max(0)).unwrap_or(0);
@@ -292,12 +289,9 @@ async fn ensure_claim(
 }
 
 async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconciled {
-    let (Some(namespace), Some(uid)) = (set.namespace(), set.metadata.uid.clone()) else {
+    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
         return Ok(Action::await_change());
     };
-    if set.metadata.deletion_timestamp.is_some() {
-        return Ok(Action::await_change());
-    }
     let name = set.name_any();
     let spec = set.spec.clone().unwrap_or_default();
     let template = to_json(&spec.template);

@@ -315,6 +315,16 @@ where
         .ok_or_else(|| ReconcileError::Shape(format!("{} has no uid", owner.name_any())))
 }
 
+/// The namespace and UID of a namespaced object that is not being deleted: what the
+/// workload controllers act on (`None` for anything else, which they leave alone).
+pub(super) fn acting_on(object: &impl Resource) -> Option<(String, String)> {
+    let meta = object.meta();
+    if meta.deletion_timestamp.is_some() {
+        return None;
+    }
+    Some((meta.namespace.clone()?, meta.uid.clone()?))
+}
+
 /// Whether `object` has no controller (an orphan its selector's controller may adopt).
 pub(super) fn orphaned(object: &impl Resource) -> bool {
     object.meta().deletion_timestamp.is_none()
