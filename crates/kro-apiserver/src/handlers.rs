@@ -1065,6 +1065,30 @@ fn decide_update(
     Ok(Mutation::Put(new))
 }
 
+/// The grace period a pod's deletion waits for its kubelet, as the pod strategy decides it:
+/// none for pods not bound to a node, pods that have finished, or a grace period of zero
+/// (they go at once); otherwise the one asked for, else the pod's
+/// `terminationGracePeriodSeconds` (30 by default).
+fn pod_grace_period(target: &Target, pod: &Value, asked: Option<i64>) -> Option<i64> {
+    if !target.group().is_empty() || target.plural() != "pods" {
+        return None;
+    }
+    let bound = pod
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .is_some_and(|node| !node.is_empty());
+    let finished = matches!(
+        pod.pointer("/status/phase").and_then(Value::as_str),
+        Some("Succeeded" | "Failed")
+    );
+    let seconds = asked.unwrap_or_else(|| {
+        pod.pointer("/spec/terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .unwrap_or(30)
+    });
+    (bound && !finished && seconds > 0).then_some(seconds)
+}
+
 fn has_namespace_finalizers(target: &Target, object: &Value) -> bool {
     target.group().is_empty()
         && target.plural() == "namespaces"
@@ -1485,6 +1509,8 @@ fn update_scale(
 /// `DeleteOptions`, from the body and the query.
 struct DeleteOptions {
     propagation: Option<String>,
+    /// `gracePeriodSeconds`, from the body or the query.
+    grace_period: Option<i64>,
     precondition_uid: Option<String>,
     precondition_version: Option<String>,
     dry_run: bool,
@@ -1528,8 +1554,18 @@ fn delete_options(
         .get("dryRun")
         .and_then(Value::as_array)
         .is_some_and(|list| list.iter().any(|value| value == "All"));
+    let grace_period = match options.get("gracePeriodSeconds").and_then(Value::as_i64) {
+        Some(seconds) => Some(seconds),
+        None => match query.get("gracePeriodSeconds") {
+            Some(text) => Some(text.parse::<i64>().map_err(|_| {
+                ApiError::bad_request(format!("invalid gracePeriodSeconds {text:?}"))
+            })?),
+            None => None,
+        },
+    };
     Ok(DeleteOptions {
         propagation,
+        grace_period,
         precondition_uid: text("/preconditions/uid"),
         precondition_version: text("/preconditions/resourceVersion"),
         dry_run: body_dry_run || query.dry_run()?,
@@ -1600,10 +1636,18 @@ fn decide_delete(
         objects::metadata_mut(&mut object).insert("finalizers".to_owned(), json!(finalizers));
     }
     let namespace = target.group().is_empty() && target.plural() == "namespaces";
-    if finalizers.is_empty() && !has_namespace_finalizers(target, &object) {
+    let grace = pod_grace_period(target, &object, options.grace_period);
+    if finalizers.is_empty() && !has_namespace_finalizers(target, &object) && grace.is_none() {
         return Ok(Mutation::Delete);
     }
-    objects::mark_deleting(&mut object);
+    match grace {
+        Some(seconds) => objects::mark_deleting_gracefully(&mut object, seconds),
+        // A pod held by finalizers whose kubelet is done: its grace period ends now.
+        None if target.plural() == "pods" && options.grace_period == Some(0) => {
+            objects::mark_deleting_gracefully(&mut object, 0);
+        }
+        None => objects::mark_deleting(&mut object),
+    }
     if namespace {
         object["status"] = json!({"phase": "Terminating"});
     }
@@ -1656,6 +1700,19 @@ fn delete(
         })?;
     if !options.dry_run {
         after_commit(state, target, &committed);
+    }
+    // A pod whose graceful deletion a zero grace period ends is answered in its final state.
+    if let Committed::Deleted(object) = &committed
+        && options.grace_period == Some(0)
+        && target.plural() == "pods"
+        && object
+            .pointer("/metadata/deletionGracePeriodSeconds")
+            .and_then(Value::as_i64)
+            .is_some_and(|seconds| seconds > 0)
+    {
+        let mut last = Value::clone(object);
+        objects::mark_deleting_gracefully(&mut last, 0);
+        return Ok(json_response(StatusCode::OK, &last));
     }
     Ok(deleted_response(target, committed))
 }

@@ -576,6 +576,66 @@ async fn finalizers_and_watch(session: &mut Session, ns: &str) {
             None,
         )
         .await;
+    graceful_pod_deletion(session, ns).await;
+}
+
+/// A pod bound to a node is deleted gracefully (it waits for its kubelet) until a zero grace
+/// period deletes it. Pods carry admission-added fields this sandbox does not model, so the
+/// steps record the deletion fields only.
+async fn graceful_pod_deletion(session: &mut Session, ns: &str) {
+    let pods = format!("/api/v1/namespaces/{ns}/pods");
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "bound"},
+        "spec": {"nodeName": "node-a", "containers": [{"name": "c", "image": "busybox"}]},
+    });
+    let steps = [
+        (
+            "a pod bound to a node",
+            Method::POST,
+            pods.clone(),
+            Some(pod),
+        ),
+        (
+            "its deletion waits for the kubelet",
+            Method::DELETE,
+            format!("{pods}/bound"),
+            None,
+        ),
+        (
+            "a second deletion changes nothing",
+            Method::DELETE,
+            format!("{pods}/bound"),
+            None,
+        ),
+        (
+            "a zero grace period deletes it",
+            Method::DELETE,
+            format!("{pods}/bound?gracePeriodSeconds=0"),
+            None,
+        ),
+        (
+            "then it is gone",
+            Method::GET,
+            format!("{pods}/bound"),
+            None,
+        ),
+    ];
+    for (step, method, path, body) in steps {
+        let content_type = body.as_ref().map(|_| JSON);
+        let reply = session
+            .call(step, method, &path, content_type, body.as_ref())
+            .await;
+        if let Some(last) = session.steps.last_mut() {
+            last["body"] = json!({
+                "kind": reply.body["kind"],
+                "deletionTimestamp": reply.body.pointer("/metadata/deletionTimestamp").is_some(),
+                "deletionGracePeriodSeconds": reply.body.pointer("/metadata/deletionGracePeriodSeconds"),
+                "reason": reply.body.get("reason"),
+            });
+        }
+    }
 }
 
 /// Server-side apply: ownership, no-op applies, conflicts, force and removal.

@@ -223,6 +223,27 @@ async fn deployments_roll_out_through_replica_sets_and_pods_and_go_with_them() {
         assert_eq!(pod.labels()["pod-template-hash"], hash);
     }
 
+    // A deleted pod is Terminating until its kubelet ends it, then replaced.
+    let victim = running.items[0].name_any();
+    let deleted = pods
+        .delete(&victim, &DeleteParams::default())
+        .await
+        .expect("delete a pod");
+    let terminating = deleted.left().expect("the pod, held for its kubelet");
+    assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
+    eventually("the kubelet ends the pod and it is replaced", || async {
+        let listed = pods.list(&ListParams::default()).await.expect("list").items;
+        pods.get_opt(&victim).await.expect("get").is_none()
+            && listed.len() == 2
+            && listed.iter().all(|pod| {
+                pod.status
+                    .as_ref()
+                    .and_then(|status| status.phase.as_deref())
+                    == Some("Running")
+            })
+    })
+    .await;
+
     // A new template rolls out in a new ReplicaSet; the old one ends scaled to zero.
     deployments
         .patch(

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::ResourceExt;
-use kube::api::{Api, Patch};
+use kube::api::{Api, DeleteParams, Patch, Preconditions};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
@@ -113,8 +113,32 @@ async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Reconciled {
         .as_ref()
         .and_then(|status| status.phase.clone())
         .unwrap_or_default();
-    if pod.metadata.deletion_timestamp.is_some() || matches!(phase.as_str(), "Succeeded" | "Failed")
-    {
+    let bound_here = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref()) == Some(NODE);
+    if pod.metadata.deletion_timestamp.is_some() {
+        // The kubelet stops the containers at once and completes the graceful deletion.
+        let graceful = pod
+            .metadata
+            .deletion_grace_period_seconds
+            .is_some_and(|seconds| seconds > 0);
+        if bound_here && graceful {
+            let pods: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+            let params = DeleteParams {
+                grace_period_seconds: Some(0),
+                preconditions: Some(Preconditions {
+                    uid: Some(uid),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            match pods.delete(&name, &params).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        return Ok(Action::await_change());
+    }
+    if matches!(phase.as_str(), "Succeeded" | "Failed") {
         return Ok(Action::await_change());
     }
     let spec = pod.spec.clone().unwrap_or_default();
