@@ -5,16 +5,9 @@
 //! name with another UID (the RGD was deleted and created again) is adopted, as upstream does.
 
 use kro_graph::{SchemaChanges, compare_crds};
+use kro_runtime::{KRO_VERSION_LABEL, OWNED_LABEL, RGD_ID_LABEL, RGD_NAME_LABEL};
 use serde_json::{Value as Json, json};
 
-/// The label marking what kro owns.
-pub const OWNED_LABEL: &str = "kro.run/owned";
-/// The label with the version of kro that wrote the object.
-pub const KRO_VERSION_LABEL: &str = "kro.run/kro-version";
-/// The label with the owning RGD's UID.
-pub const RGD_ID_LABEL: &str = "kro.run/resource-graph-definition-id";
-/// The label with the owning RGD's name.
-pub const RGD_NAME_LABEL: &str = "kro.run/resource-graph-definition-name";
 /// The RGD annotation that lets breaking CRD changes through.
 pub const ALLOW_BREAKING_ANNOTATION: &str = "kro.run/allow-breaking-changes";
 

@@ -14,8 +14,8 @@ pub mod rgd_status;
 pub mod schemas;
 
 pub use crd_plan::{
-    ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, KRO_VERSION_LABEL, OWNED_LABEL, RGD_ID_LABEL,
-    RGD_NAME_LABEL, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd,
+    ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
+    desired_crd, plan_crd,
 };
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};

@@ -10,6 +10,10 @@ use sha2::{Digest, Sha256};
 pub const OWNED_LABEL: &str = "kro.run/owned";
 /// The version of kro that last applied the object.
 pub const KRO_VERSION_LABEL: &str = "kro.run/kro-version";
+/// The UID of the RGD an instance or a CRD belongs to.
+pub const RGD_ID_LABEL: &str = "kro.run/resource-graph-definition-id";
+/// The name of the RGD an instance or a CRD belongs to.
+pub const RGD_NAME_LABEL: &str = "kro.run/resource-graph-definition-name";
 /// `app.kubernetes.io/managed-by: kro`.
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// The instance's UID.
