@@ -20,6 +20,7 @@
 //! ```
 
 mod admission;
+mod applyset;
 mod converge;
 mod deletion;
 mod evaluate;
@@ -31,6 +32,11 @@ mod selector;
 mod status;
 
 pub use admission::{AdmissionError, Admitted, admit};
+pub use applyset::{
+    APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_INVENTORY_HASH_ANNOTATION,
+    APPLYSET_NAMESPACES_ANNOTATION, APPLYSET_TOOLING_ANNOTATION, FINALIZER, Inventory,
+    InventoryError, Parent,
+};
 pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
 pub use metadata::{
