@@ -1,0 +1,137 @@
+//! The RGDs of `examples/`, each with its instance: they validate without warnings and render
+//! the whole graph (readiness assumed, since no controller writes status here), level by
+//! level, with the objects and status the example promises.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn kro(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(args)
+        .output()
+        .expect("the kro binary built by cargo runs")
+}
+
+fn example(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name);
+    assert!(path.is_dir(), "{} is missing", path.display());
+    path
+}
+
+/// Validates the example's RGD and renders its instance with readiness assumed; returns the
+/// report and `(node id, object names)` per level.
+fn render(name: &str) -> (Value, Vec<Vec<(String, Vec<String>)>>) {
+    let dir = example(name);
+    let rgd = dir.join("rgd.yaml").to_string_lossy().into_owned();
+    let instance = dir.join("instance.yaml").to_string_lossy().into_owned();
+    let validated = kro(&["validate", "-f", &rgd]);
+    let stderr = String::from_utf8_lossy(&validated.stderr);
+    assert!(
+        validated.status.success(),
+        "{name}: kro validate failed:\n{stderr}"
+    );
+    assert!(!stderr.contains("warning"), "{name}: warnings:\n{stderr}");
+    let rendered = kro(&[
+        "render",
+        "-f",
+        &rgd,
+        "-i",
+        &instance,
+        "--assume-ready",
+        "-o",
+        "json",
+    ]);
+    assert!(
+        rendered.status.success(),
+        "{name}: kro render failed:\n{}",
+        String::from_utf8_lossy(&rendered.stderr)
+    );
+    let report: Value = serde_json::from_slice(&rendered.stdout).expect("a JSON report");
+    let levels = report["levels"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .map(|level| {
+            level["nodes"]
+                .as_array()
+                .expect("nodes")
+                .iter()
+                .map(|node| {
+                    assert_eq!(node["state"], "Ready", "{name}: {node}");
+                    let names = node["objects"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|object| object["metadata"]["name"].as_str().unwrap_or("").to_owned())
+                        .collect();
+                    (node["id"].as_str().unwrap_or("").to_owned(), names)
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(report["status"]["state"], "ACTIVE", "{name}");
+    (report, levels)
+}
+
+fn ids(levels: &[Vec<(String, Vec<String>)>]) -> Vec<Vec<&str>> {
+    levels
+        .iter()
+        .map(|level| level.iter().map(|(id, _)| id.as_str()).collect())
+        .collect()
+}
+
+#[test]
+fn webapp_is_a_deployment_a_service_and_an_optional_ingress() {
+    let (report, levels) = render("webapp");
+    assert_eq!(
+        ids(&levels),
+        [vec!["deployment"], vec!["service"], vec!["ingress"]]
+    );
+    assert_eq!(levels[0][0].1, ["shop"]);
+    assert_eq!(report["status"]["endpoint"], "http://shop.default:80");
+}
+
+#[test]
+fn workers_are_a_collection_with_one_deployment_per_queue() {
+    let (report, levels) = render("workers");
+    assert_eq!(ids(&levels), [vec!["workers"], vec!["roster"]]);
+    assert_eq!(
+        levels[0][0].1,
+        ["billing-invoices", "billing-refunds", "billing-reminders"]
+    );
+    assert_eq!(report["status"]["workers"], 3);
+}
+
+#[test]
+fn data_nodes_compute_names_and_sizes_once() {
+    let (report, levels) = render("data-node");
+    assert_eq!(
+        ids(&levels),
+        [vec!["naming", "sizing"], vec!["settings"], vec!["app"]]
+    );
+    assert_eq!(levels[2][0].1, ["checkout-prod"]);
+    assert_eq!(report["status"]["replicas"], 3);
+    assert_eq!(report["status"]["prefix"], "checkout-prod");
+}
+
+#[test]
+fn the_stack_has_seven_levels() {
+    let (report, levels) = render("stack");
+    assert_eq!(
+        ids(&levels),
+        [
+            vec!["settings"],
+            vec!["database"],
+            vec!["databaseService"],
+            vec!["migration"],
+            vec!["api"],
+            vec!["apiService", "autoscaler"],
+            vec!["ingress"],
+        ]
+    );
+    assert_eq!(report["status"]["url"], "http://orders.local");
+}
