@@ -222,7 +222,8 @@ fn path_text(path: &[Element]) -> String {
 enum ListShape {
     Atomic,
     Set,
-    Map(Vec<String>),
+    /// Key fields, each with its schema default (used when an item leaves it out).
+    Map(Vec<(String, Option<Value>)>),
 }
 
 /// The schema of a value, as far as merging needs it.
@@ -295,17 +296,45 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// Map-list key fields with the defaults their item schema gives them: a custom
+    /// resource's schema `default`, for built-ins the defaults kube-apiserver publishes
+    /// ([`BUILT_IN_KEY_DEFAULTS`]; the catalog has none).
+    fn keys_with_defaults(self, keys: Vec<String>) -> ListShape {
+        let items = self.items();
+        ListShape::Map(
+            keys.into_iter()
+                .map(|key| {
+                    let default = match items {
+                        Shape::Catalog(schema) => {
+                            let definition = schema.definition_name().unwrap_or_default();
+                            BUILT_IN_KEY_DEFAULTS
+                                .iter()
+                                .find(|(kind, field, _)| *kind == definition && *field == key)
+                                .map(|(_, _, value)| Value::String((*value).to_owned()))
+                        }
+                        Shape::Custom(_) => match items.field(&key, false).0 {
+                            Shape::Custom(field) => field.default.clone(),
+                            _ => None,
+                        },
+                        Shape::Untyped => None,
+                    };
+                    (key, default)
+                })
+                .collect(),
+        )
+    }
+
     fn list(self) -> ListShape {
         match self {
             Shape::Catalog(schema) => {
                 let merge = schema.merge_semantics();
                 match merge.list_type {
-                    Some(ListType::Map) => ListShape::Map(merge.list_map_keys),
+                    Some(ListType::Map) => self.keys_with_defaults(merge.list_map_keys),
                     Some(ListType::Set) => ListShape::Set,
                     Some(ListType::Atomic) => ListShape::Atomic,
                     None if merge.patch_strategies.contains(&PatchStrategy::Merge) => {
                         match merge.patch_merge_key {
-                            Some(key) => ListShape::Map(vec![key]),
+                            Some(key) => self.keys_with_defaults(vec![key]),
                             None => ListShape::Set,
                         }
                     }
@@ -313,7 +342,7 @@ impl<'a> Shape<'a> {
                 }
             }
             Shape::Custom(schema) => match schema.x_kubernetes_list_type.as_deref() {
-                Some("map") => ListShape::Map(schema.x_kubernetes_list_map_keys.clone()),
+                Some("map") => self.keys_with_defaults(schema.x_kubernetes_list_map_keys.clone()),
                 Some("set") => ListShape::Set,
                 _ => ListShape::Atomic,
             },
@@ -330,6 +359,14 @@ impl<'a> Shape<'a> {
     }
 }
 
+/// The map-list key fields of built-in kinds whose default kube-apiserver 1.33 publishes as
+/// something other than a zero value (from its OpenAPI v3 documents): a port's protocol. An
+/// applied port without `protocol` is the live port with `protocol: TCP`.
+const BUILT_IN_KEY_DEFAULTS: [(&str, &str, &str); 2] = [
+    ("io.k8s.api.core.v1.ContainerPort", "protocol", "TCP"),
+    ("io.k8s.api.core.v1.ServicePort", "protocol", "TCP"),
+];
+
 /// The path element of a list item: by key fields for map lists, by value for sets.
 fn item_element(list: &ListShape, item: &Value) -> Option<Element> {
     match list {
@@ -343,9 +380,10 @@ fn item_element(list: &ListShape, item: &Value) -> Option<Element> {
                 return None;
             };
             let mut key = BTreeMap::new();
-            for name in keys {
-                // A missing key field is left out (kube-apiserver would use its default).
-                if let Some(value) = map.get(name) {
+            for (name, default) in keys {
+                // A missing key field takes its schema default (`protocol: TCP` of a port), as
+                // structured-merge-diff does; without one it is left out.
+                if let Some(value) = map.get(name).or(default.as_ref()) {
                     key.insert(name.clone(), value.clone());
                 }
             }

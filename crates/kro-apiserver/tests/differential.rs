@@ -1076,6 +1076,34 @@ async fn workloads_and_tables(session: &mut Session, ns: &str) {
         session.mask(pointer);
     }
     session.note("the generated labels carry the Job's uid", generated);
+    // A port applied without its protocol is keyed with the default protocol: applying it
+    // again keeps one port (and the applier owns it by its full key).
+    let ported = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "ported"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "ported"}},
+            "template": {
+                "metadata": {"labels": {"app": "ported"}},
+                "spec": {"containers": [{"name": "web", "image": "busybox", "ports": [{"containerPort": 80}]}]},
+            },
+        },
+    });
+    for step in [
+        "apply a port without its protocol",
+        "apply it again: still one port",
+    ] {
+        session
+            .call(
+                step,
+                Method::PATCH,
+                &format!("{base}/ported?fieldManager=kro.run%2Fapplyset&force=true"),
+                Some(APPLY),
+                Some(&ported),
+            )
+            .await;
+    }
     let claims = format!("/api/v1/namespaces/{ns}/persistentvolumeclaims");
     let claim = json!({
         "apiVersion": "v1",

@@ -22,9 +22,12 @@ fn example(name: &str) -> PathBuf {
     path
 }
 
+/// `(node id, object names)` per node, level by level.
+type Levels = Vec<Vec<(String, Vec<String>)>>;
+
 /// Validates the example's RGD and renders its instance with readiness assumed; returns the
 /// report and `(node id, object names)` per level.
-fn render(name: &str) -> (Value, Vec<Vec<(String, Vec<String>)>>) {
+fn render(name: &str) -> (Value, Levels) {
     let dir = example(name);
     let rgd = dir.join("rgd.yaml").to_string_lossy().into_owned();
     let instance = dir.join("instance.yaml").to_string_lossy().into_owned();
