@@ -668,8 +668,15 @@ async fn authenticate(
     }
 }
 
-/// Counts resource requests, delays them and fails the chosen ones (test knobs).
+/// Counts resource requests, delays them and fails the chosen ones (test knobs); the
+/// simulated controllers' requests are left alone.
 async fn apply_knobs(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    if request
+        .headers()
+        .contains_key(crate::simulators::SIMULATOR_HEADER)
+    {
+        return next.run(request).await;
+    }
     let Some(kind) = crate::knobs::classify(
         request.method(),
         request.uri().path(),

@@ -196,6 +196,9 @@ impl fmt::Display for Simulators {
     }
 }
 
+/// The header that marks the simulated controllers' requests.
+pub(crate) const SIMULATOR_HEADER: &str = "x-kro-simulated-controller";
+
 /// Why the simulators could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum SimulatorStartError {
@@ -219,7 +222,13 @@ pub(crate) async fn spawn(
         return Ok(());
     }
     let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig)?;
-    let config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await?;
+    let mut config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await?;
+    // The test knobs (latency, injected failures, request counts) are for the clients under
+    // test: the simulated cluster's own requests pass them by.
+    config.headers.push((
+        http::HeaderName::from_static(SIMULATOR_HEADER),
+        http::HeaderValue::from_static("true"),
+    ));
     let client = kube::Client::try_from(config)?;
     let context = Arc::new(support::Context::new(client.clone(), knobs.clone()));
     for simulator in &simulators.0 {

@@ -750,3 +750,39 @@ async fn jobs_services_claims_accounts_stateful_and_daemon_sets_and_autoscalers_
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_test_knobs_see_only_the_clients_under_test() {
+    let (server, client) = serve(Simulators::all()).await;
+    // Latency for the client under test; the simulated controllers are not slowed down.
+    server.set_latency(Duration::from_millis(100));
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    deployments
+        .create(
+            &PostParams::default(),
+            &web_deployment("web", "nginx", serde_json::json!({"app": "web"})),
+        )
+        .await
+        .expect("create the Deployment");
+    eventually("the Deployment becomes available", || async {
+        let deployment = deployments.get("web").await.expect("get");
+        deployment
+            .status
+            .and_then(|status| status.available_replicas)
+            == Some(2)
+    })
+    .await;
+    let counts = server.request_counts();
+    assert_eq!(
+        counts.get(&("create".to_owned(), "deployments".to_owned())),
+        Some(&1)
+    );
+    let others: Vec<_> = counts
+        .keys()
+        .filter(|(_, resource)| resource != "deployments")
+        .collect();
+    assert!(
+        others.is_empty(),
+        "the simulated controllers' requests are not counted: {others:?}"
+    );
+}
