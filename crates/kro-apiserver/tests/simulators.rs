@@ -786,3 +786,59 @@ async fn the_test_knobs_see_only_the_clients_under_test() {
         "the simulated controllers' requests are not counted: {others:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paused_deployment_waits_and_says_so_until_resumed() {
+    let (_server, client) = serve(Simulators::all()).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "default");
+    deployments
+        .create(
+            &PostParams::default(),
+            &web_deployment("web", "nginx:1.27", serde_json::json!({"app": "web"})),
+        )
+        .await
+        .expect("create");
+    let merge = |patch: serde_json::Value| {
+        let deployments = deployments.clone();
+        async move {
+            deployments
+                .patch("web", &PatchParams::default(), &Patch::Merge(patch))
+                .await
+                .expect("patch")
+        }
+    };
+    eventually("the Deployment is available", || async {
+        let deployment = deployments.get("web").await.expect("get");
+        deployment_condition(&deployment, "Progressing")
+            == Some(("True".to_owned(), "NewReplicaSetAvailable".to_owned()))
+    })
+    .await;
+    merge(serde_json::json!({"spec": {"paused": true}})).await;
+    merge(serde_json::json!({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}})).await;
+    eventually("the Deployment reports it is paused", || async {
+        let deployment = deployments.get("web").await.expect("get");
+        deployment_condition(&deployment, "Progressing")
+            == Some(("Unknown".to_owned(), "DeploymentPaused".to_owned()))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let listed = sets.list(&ListParams::default()).await.expect("list");
+    assert_eq!(listed.items.len(), 1, "no rollout while paused");
+    merge(serde_json::json!({"spec": {"paused": false}})).await;
+    eventually("the new template rolls out once resumed", || async {
+        let deployment = deployments.get("web").await.expect("get");
+        let sets = sets.list(&ListParams::default()).await.expect("list").items;
+        sets.len() == 2
+            && deployment.status.and_then(|status| status.updated_replicas) == Some(2)
+            && deployments
+                .get("web")
+                .await
+                .map(|d| {
+                    deployment_condition(&d, "Progressing")
+                        == Some(("True".to_owned(), "NewReplicaSetAvailable".to_owned()))
+                })
+                .unwrap_or(false)
+    })
+    .await;
+}

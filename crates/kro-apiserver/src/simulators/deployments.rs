@@ -3,7 +3,8 @@
 //! `RollingUpdate` arithmetic (`maxSurge`, `maxUnavailable`) or `Recreate`, revisions in
 //! `deployment.kubernetes.io/revision`, old sets pruned to `revisionHistoryLimit`, and the
 //! status with its `Available` and `Progressing` conditions, with the controller's reasons,
-//! messages and `ScalingReplicaSet` events.
+//! messages and `ScalingReplicaSet` events. A paused Deployment does not roll out and says so
+//! (`DeploymentPaused`, then `DeploymentResumed`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -333,6 +334,27 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
     // Available comes first, as the controller lists them.
     conditions.sort_by_key(|condition| condition["type"] != "Available");
     let mut requeue = None;
+    let progressing_reason = find_condition(&Value::Array(conditions.clone()), "Progressing")
+        .map(|condition| condition["reason"].clone());
+    if paused {
+        set_condition(
+            &mut conditions,
+            json!({
+                "type": "Progressing", "status": "Unknown",
+                "reason": "DeploymentPaused", "message": "Deployment is paused",
+            }),
+            &["lastUpdateTime", "lastTransitionTime"],
+        );
+    } else if progressing_reason == Some(json!("DeploymentPaused")) {
+        set_condition(
+            &mut conditions,
+            json!({
+                "type": "Progressing", "status": "Unknown",
+                "reason": "DeploymentResumed", "message": "Deployment is resumed",
+            }),
+            &["lastUpdateTime", "lastTransitionTime"],
+        );
+    }
     if let (Some(index), false) = (new_index, paused) {
         let set_name = sets[index].name();
         let complete = updated == replicas && status_replicas == replicas && available == replicas;
