@@ -239,13 +239,12 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
             if initial > 0 {
                 scaled_event(&context, &deployment, &set_name, 0, initial).await;
             }
-            set_condition(
+            deployment_condition(
                 &mut conditions,
-                json!({
-                    "type": "Progressing", "status": "True", "reason": "NewReplicaSetCreated",
-                    "message": format!("Created new replica set \"{set_name}\""),
-                }),
-                &["lastUpdateTime", "lastTransitionTime"],
+                "Progressing",
+                "True",
+                "NewReplicaSetCreated",
+                format!("Created new replica set \"{set_name}\""),
             );
             sets.push(Set {
                 template: wanted_template.clone(),
@@ -323,13 +322,12 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
             "Deployment does not have minimum availability.",
         )
     };
-    set_condition(
+    deployment_condition(
         &mut conditions,
-        json!({
-            "type": "Available", "status": available_status,
-            "reason": available_reason, "message": available_message,
-        }),
-        &["lastUpdateTime", "lastTransitionTime"],
+        "Available",
+        available_status,
+        available_reason,
+        available_message,
     );
     // Available comes first, as the controller lists them.
     conditions.sort_by_key(|condition| condition["type"] != "Available");
@@ -337,22 +335,20 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
     let progressing_reason = find_condition(&Value::Array(conditions.clone()), "Progressing")
         .map(|condition| condition["reason"].clone());
     if paused {
-        set_condition(
+        deployment_condition(
             &mut conditions,
-            json!({
-                "type": "Progressing", "status": "Unknown",
-                "reason": "DeploymentPaused", "message": "Deployment is paused",
-            }),
-            &["lastUpdateTime", "lastTransitionTime"],
+            "Progressing",
+            "Unknown",
+            "DeploymentPaused",
+            "Deployment is paused",
         );
     } else if progressing_reason == Some(json!("DeploymentPaused")) {
-        set_condition(
+        deployment_condition(
             &mut conditions,
-            json!({
-                "type": "Progressing", "status": "Unknown",
-                "reason": "DeploymentResumed", "message": "Deployment is resumed",
-            }),
-            &["lastUpdateTime", "lastTransitionTime"],
+            "Progressing",
+            "Unknown",
+            "DeploymentResumed",
+            "Deployment is resumed",
         );
     }
     if let (Some(index), false) = (new_index, paused) {
@@ -371,14 +367,12 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
             .map(|condition| condition["reason"].clone());
         if complete {
             if reason != Some(json!("NewReplicaSetAvailable")) {
-                set_condition(
+                deployment_condition(
                     &mut conditions,
-                    json!({
-                        "type": "Progressing", "status": "True",
-                        "reason": "NewReplicaSetAvailable",
-                        "message": format!("ReplicaSet \"{set_name}\" has successfully progressed."),
-                    }),
-                    &["lastUpdateTime", "lastTransitionTime"],
+                    "Progressing",
+                    "True",
+                    "NewReplicaSetAvailable",
+                    format!("ReplicaSet \"{set_name}\" has successfully progressed."),
                 );
             }
         } else if progressed || progressing.is_none() {
@@ -414,14 +408,12 @@ async fn reconcile(deployment: Arc<Deployment>, context: Arc<Context>) -> Reconc
                         .unwrap_or_default()
                 });
             match since {
-                Some(since) if since >= deadline => set_condition(
+                Some(since) if since >= deadline => deployment_condition(
                     &mut conditions,
-                    json!({
-                        "type": "Progressing", "status": "False",
-                        "reason": "ProgressDeadlineExceeded",
-                        "message": format!("ReplicaSet \"{set_name}\" has timed out progressing."),
-                    }),
-                    &["lastUpdateTime", "lastTransitionTime"],
+                    "Progressing",
+                    "False",
+                    "ProgressDeadlineExceeded",
+                    format!("ReplicaSet \"{set_name}\" has timed out progressing."),
                 ),
                 Some(since) => requeue = Some(deadline - since + Duration::from_millis(100)),
                 None => {}
@@ -498,6 +490,21 @@ async fn create_set(
         Err(kube::Error::Api(status)) if status.code == 409 => Ok(api.get(set_name).await?),
         Err(error) => Err(error.into()),
     }
+}
+
+/// Sets a Deployment condition (which carries `lastUpdateTime` besides `lastTransitionTime`).
+fn deployment_condition(
+    conditions: &mut Vec<Value>,
+    kind: &str,
+    status: &str,
+    reason: &str,
+    message: impl Into<String>,
+) {
+    set_condition(
+        conditions,
+        json!({"type": kind, "status": status, "reason": reason, "message": message.into()}),
+        &["lastUpdateTime", "lastTransitionTime"],
+    );
 }
 
 async fn scaled_event(context: &Context, deployment: &Deployment, set: &str, from: i64, to: i64) {
