@@ -532,6 +532,8 @@ mod tests {
             "'abc' + 'def' == 'abcdef'",
             "[1, 2, 3].exists_one(x, x > 2)",
             "{'a': 1, 'b': 2}.all(k, k.startsWith('a'))",
+            // Found by the property suite: comparing bytes walks them, as strings.
+            "b'a\\x00' == b'a\\x00'",
         ] {
             let estimate = estimate(&env, text, &NoSizeHints);
             let actual = env

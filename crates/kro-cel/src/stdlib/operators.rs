@@ -205,6 +205,9 @@ pub(crate) fn equals(a: &Value, b: &Value, budget: &mut Budget) -> EvalResult<bo
         (Value::String(x), Value::String(y)) => {
             budget.charge(traversal_cost(x.len().min(y.len())))?;
         }
+        (Value::Bytes(x), Value::Bytes(y)) => {
+            budget.charge(traversal_cost(x.len().min(y.len())))?;
+        }
         _ => {}
     }
     Ok(a.equals(b))
