@@ -10,12 +10,25 @@
 //! decision about desired state comes from the runtime's plan.
 
 pub mod crd_plan;
+mod instance;
+pub mod kinds;
+mod manager;
+pub mod queue;
+mod rgd;
+pub mod rgd_crd;
 pub mod rgd_status;
 pub mod schemas;
+pub mod watches;
 
 pub use crd_plan::{
     ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
     desired_crd, plan_crd,
 };
+pub use instance::{
+    APPLY_MANAGER, LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER, Settings,
+};
+pub use manager::{Manager, StartError};
+pub use rgd::{CRD_MANAGER, install_rgd_crd, rgd_resource, used_kinds};
+pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};

@@ -128,6 +128,9 @@ pub enum Wait {
         /// Why it could not be evaluated, if it could not.
         pending: Option<String>,
     },
+    /// Objects of the node are being deleted (they carry a deletionTimestamp): the node waits
+    /// until they are gone and can be created again.
+    Terminating(Vec<ObjectKey>),
     /// The externalRef's object does not exist.
     NotFound(ObjectKey),
     /// The externalRef's object or list has not been read yet (see [`Plan::reads`]).
@@ -198,6 +201,10 @@ impl fmt::Display for Wait {
                     Some(reason) => write!(f, "is waiting for data: {reason}"),
                     None => f.write_str("is false"),
                 }
+            }
+            Wait::Terminating(keys) => {
+                let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+                write!(f, "{} is being deleted", keys.join(", "))
             }
             Wait::NotFound(key) => write!(f, "{key} does not exist"),
             Wait::Read(Read::Object(key)) => write!(f, "{key} has not been read"),
@@ -714,6 +721,20 @@ impl<'a> Planner<'a> {
         }
         if !missing.is_empty() {
             return NodeState::Waiting(Wait::Applied(missing));
+        }
+        let terminating: Vec<ObjectKey> = plan
+            .desired
+            .iter()
+            .filter(|object| {
+                self.observed
+                    .get(&object.key)
+                    .and_then(|observed| observed.pointer("/metadata/deletionTimestamp"))
+                    .is_some_and(|stamp| !stamp.is_null())
+            })
+            .map(|object| object.key.clone())
+            .collect();
+        if !terminating.is_empty() {
+            return NodeState::Waiting(Wait::Terminating(terminating));
         }
         self.readiness(node, &observed, is_collection)
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use crate::evaluate::{Problem, Scope, evaluate, set, to_json};
-use crate::plan::{NodeError, NodeState, Plan, Planner};
+use crate::plan::{NodeError, NodeState, Plan, Planner, Wait};
 
 /// `status.state` of an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +103,12 @@ pub struct ControllerFacts {
     pub managed: Result<(), String>,
     /// `Err(message)` when the graph is not available.
     pub graph: Result<(), String>,
+    /// `Err(message)` when objects could not be applied or pruned.
+    pub resources: Result<(), String>,
+    /// Reconciliation is suspended (`kro.run/reconcile: suspended`): nothing is applied.
+    pub suspended: bool,
+    /// The instance is being deleted.
+    pub deleting: bool,
 }
 
 impl Default for ControllerFacts {
@@ -111,6 +117,9 @@ impl Default for ControllerFacts {
         ControllerFacts {
             managed: Ok(()),
             graph: Ok(()),
+            resources: Ok(()),
+            suspended: false,
+            deleting: false,
         }
     }
 }
@@ -285,11 +294,12 @@ pub(crate) fn compute(
     fields.remove("state");
     fields.remove("conditions");
 
-    let resources_ready = resources_ready(planner, plan);
-    let node_failed = plan
-        .nodes
-        .iter()
-        .any(|node| matches!(node.state, NodeState::Failed(_)));
+    let resources_ready = resources_ready(planner, plan, facts);
+    let node_failed = facts.resources.is_err()
+        || plan
+            .nodes
+            .iter()
+            .any(|node| matches!(node.state, NodeState::Failed(_)));
     let mut builtin = vec![
         match &facts.managed {
             Ok(()) => Condition::builtin(
@@ -325,7 +335,9 @@ pub(crate) fn compute(
     builtin.push(ready);
     sort_conditions(&mut builtin);
 
-    let mut state = if node_failed {
+    let mut state = if facts.deleting {
+        InstanceState::Deleting
+    } else if node_failed {
         InstanceState::Error
     } else if builtin
         .iter()
@@ -362,7 +374,7 @@ pub(crate) fn compute(
     let writable = !errors.iter().any(|error| {
         error.path.starts_with(&schema_status_path()) && !is_conditions_path(&error.path)
     });
-    if !writable {
+    if !writable && !facts.deleting {
         state = InstanceState::Error;
     }
     InstanceStatus {
@@ -384,8 +396,32 @@ fn is_conditions_path(path: &FieldPath) -> bool {
     path.starts_with(&schema_status_path().key("conditions"))
 }
 
-/// `ResourcesReady` from the plan.
-fn resources_ready(planner: &Planner<'_>, plan: &Plan) -> Condition {
+/// `ResourcesReady` from the plan and the controller's facts.
+fn resources_ready(planner: &Planner<'_>, plan: &Plan, facts: &ControllerFacts) -> Condition {
+    if facts.deleting {
+        return Condition::builtin(
+            RESOURCES_READY,
+            "Unknown",
+            "UnderDeletion",
+            "instance is being deleted".to_owned(),
+        );
+    }
+    if facts.suspended {
+        return Condition::builtin(
+            RESOURCES_READY,
+            "False",
+            "ReconciliationSuspended",
+            "reconciliation is suspended by the annotation kro.run/reconcile".to_owned(),
+        );
+    }
+    if let Err(message) = &facts.resources {
+        return Condition::builtin(
+            RESOURCES_READY,
+            "False",
+            "NotReady",
+            format!("resource error: {message}"),
+        );
+    }
     let failed: Vec<String> = plan
         .nodes
         .iter()
@@ -411,6 +447,18 @@ fn resources_ready(planner: &Planner<'_>, plan: &Plan) -> Condition {
         })
         .collect();
     let _ = planner;
+    let terminating = plan
+        .nodes
+        .iter()
+        .any(|node| matches!(node.state, NodeState::Waiting(Wait::Terminating(_))));
+    if terminating {
+        return Condition::builtin(
+            RESOURCES_READY,
+            "False",
+            "ResourceDeleting",
+            format!("awaiting resource deletion: {}", waiting.join("; ")),
+        );
+    }
     if waiting.is_empty() {
         Condition::builtin(
             RESOURCES_READY,

@@ -304,28 +304,10 @@ fn build_all(
 
 /// The kinds the RGDs' templates and externalRefs name literally.
 fn used_kinds(loaded: &[LoadedRgd]) -> BTreeSet<Gvk> {
-    let mut kinds = BTreeSet::new();
-    for resource in loaded.iter().flat_map(|loaded| &loaded.rgd.spec.resources) {
-        let (api_version, kind) = match (&resource.template, &resource.external_ref) {
-            (Some(template), _) => (
-                template
-                    .get("apiVersion")
-                    .and_then(serde_json::Value::as_str),
-                template.get("kind").and_then(serde_json::Value::as_str),
-            ),
-            (None, Some(external)) => (
-                Some(external.api_version.as_str()),
-                Some(external.kind.as_str()),
-            ),
-            (None, None) => (None, None),
-        };
-        if let (Some(api_version), Some(kind)) = (api_version, kind)
-            && let Ok(gvk) = Gvk::from_api_version(api_version, kind)
-        {
-            kinds.insert(gvk);
-        }
-    }
-    kinds
+    loaded
+        .iter()
+        .flat_map(|loaded| kro_controller::used_kinds(&loaded.rgd))
+        .collect()
 }
 
 /// Where a warning points: the kind of the resource it is about.

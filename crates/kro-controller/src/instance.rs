@@ -1,0 +1,1229 @@
+//! The controller of one generated kind: it reconciles every instance of the kind.
+//!
+//! One reconcile: make sure the instance carries kro's finalizer and labels; plan with the
+//! runtime from what the watch caches hold; apply the lowest level whose objects changed —
+//! all of its objects at once, server-side apply with force as `kro.run/applyset` — and plan
+//! again with the answers, so that a level that is ready lets the next one proceed in the same
+//! reconcile; when nothing more can be applied, prune what left the plan (highest apply order
+//! first), trim the ApplySet inventory, and write the status if it changed. An object whose
+//! intent is what was last applied, and which nobody else has touched since (same UID, same
+//! fields owned by kro), is not applied again: in steady state a reconcile writes nothing.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use futures_util::{StreamExt, stream};
+use kro_graph::{CompiledGraph, NodeKind};
+use kro_runtime::{
+    APPLYSET_PART_OF_LABEL, ControllerFacts, DesiredObject, FINALIZER, INSTANCE_ID_LABEL,
+    Inventory, KRO_VERSION_LABEL, NODE_ID_LABEL, NodeState, OWNED_LABEL, ObjectKey, Observed,
+    Parent, Plan, PlanOptions, RGD_ID_LABEL, RGD_NAME_LABEL, Read, Scheduling, Wait,
+    deletion_waves, plan,
+};
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions};
+use kube::runtime::reflector::Store;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, reflector};
+use serde_json::{Value as Json, json};
+use tokio::task::JoinHandle;
+
+use crate::crd_plan::RgdIdentity;
+use crate::kinds::{Kinds, ServedKind};
+use crate::queue::WorkQueue;
+use crate::watches::{GroupKind, InstanceRef, Router, Selection, Subscriber, Watches, cached};
+
+/// The field manager of the objects kro applies.
+pub const APPLY_MANAGER: &str = "kro.run/applyset";
+/// The field manager of the finalizer and labels on instances.
+pub const LABELLER_MANAGER: &str = "kro.run/labeller";
+/// The field manager of the ApplySet parent metadata on instances.
+pub const PARENT_MANAGER: &str = "kro.run/applyset-parent";
+/// The field manager of instance status writes.
+pub const STATUS_MANAGER: &str = "kro.run/status";
+/// The annotation that suspends reconciliation (`suspended`, or upstream's older `disabled`).
+pub const RECONCILE_ANNOTATION: &str = "kro.run/reconcile";
+
+/// Settings every controller shares.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Workers per controller (instances reconciled at once per kind).
+    pub workers: usize,
+    /// Objects applied at once within a level.
+    pub apply_concurrency: usize,
+    /// The kro version written into labels.
+    pub kro_version: String,
+    /// Level barrier or wavefront.
+    pub scheduling: Scheduling,
+    /// How soon a deletion in progress is looked at again without a watch event.
+    pub deletion_poll: Duration,
+    /// The first retry delay after an error (doubling up to [`max_backoff`](Self::max_backoff)).
+    pub backoff: Duration,
+    /// The longest retry delay.
+    pub max_backoff: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            workers: 4,
+            apply_concurrency: 16,
+            kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
+            scheduling: Scheduling::Levels,
+            deletion_poll: Duration::from_secs(2),
+            backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What the controllers of a process share.
+pub(crate) struct Shared {
+    pub(crate) client: kube::Client,
+    pub(crate) kinds: Kinds,
+    pub(crate) watches: Watches,
+    pub(crate) router: Arc<Router>,
+    pub(crate) settings: Settings,
+}
+
+/// A compiled graph with the caches of the kinds it uses.
+pub(crate) struct GraphVersion {
+    pub(crate) graph: CompiledGraph,
+    pub(crate) rgd: RgdIdentity,
+    /// Managed objects, by the kinds the templates create.
+    children: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
+    /// Every object, by the kinds externalRefs read.
+    external: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
+}
+
+impl GraphVersion {
+    /// Resolves the kinds `graph` uses and starts (or joins) their watches.
+    pub(crate) async fn prepare(
+        shared: &Shared,
+        graph: CompiledGraph,
+        rgd: RgdIdentity,
+    ) -> Result<GraphVersion, crate::kinds::KindError> {
+        let mut children = HashMap::new();
+        let mut external = HashMap::new();
+        for node in &graph.nodes {
+            let (gvk, into, selection) = match &node.kind {
+                NodeKind::Template { gvk, .. } => (gvk, &mut children, Selection::Managed),
+                NodeKind::ExternalRef { gvk, .. } => (gvk, &mut external, Selection::All),
+                _ => continue,
+            };
+            let key = (gvk.group().to_owned(), gvk.kind().to_owned());
+            if into.contains_key(&key) {
+                continue;
+            }
+            let kind = shared
+                .kinds
+                .resolve(gvk.group(), gvk.version(), gvk.kind())
+                .await?;
+            let store = shared.watches.store(&kind, selection);
+            into.insert(key, (kind, store));
+        }
+        Ok(GraphVersion {
+            graph,
+            rgd,
+            children,
+            external,
+        })
+    }
+}
+
+/// What kro last applied of one object.
+#[derive(Debug, Clone, PartialEq)]
+struct Applied {
+    intent: u64,
+    uid: String,
+    fields: Option<Json>,
+}
+
+/// The controller of one generated kind.
+pub(crate) struct InstanceController {
+    pub(crate) kind: ServedKind,
+    graph: RwLock<Arc<GraphVersion>>,
+    pub(crate) store: Store<DynamicObject>,
+    pub(crate) queue: WorkQueue<InstanceRef>,
+    applied: Mutex<HashMap<String, HashMap<ObjectKey, Applied>>>,
+    failures: Mutex<HashMap<InstanceRef, u32>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+/// Why a reconcile failed (it is retried with backoff).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReconcileError {
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    #[error(transparent)]
+    Kind(#[from] crate::kinds::KindError),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl InstanceController {
+    /// Starts the controller of `kind`: its instance watch, its routing and its workers.
+    pub(crate) fn start(
+        shared: &Arc<Shared>,
+        kind: ServedKind,
+        graph: GraphVersion,
+    ) -> Arc<InstanceController> {
+        let writer = Writer::new(kind.resource.clone());
+        let store = writer.as_reader();
+        let queue = WorkQueue::new();
+        let external = graph.external.keys().cloned().collect();
+        let controller = Arc::new(InstanceController {
+            kind: kind.clone(),
+            graph: RwLock::new(Arc::new(graph)),
+            store: store.clone(),
+            queue: queue.clone(),
+            applied: Mutex::default(),
+            failures: Mutex::default(),
+            tasks: Mutex::default(),
+        });
+        shared.router.subscribe(
+            (kind.resource.group.clone(), kind.resource.kind.clone()),
+            Subscriber {
+                queue: queue.clone(),
+                instances: store,
+                external,
+            },
+        );
+        let mut tasks = Vec::new();
+        let api = kind.api(&shared.client, None);
+        let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+            .default_backoff();
+        let watch_queue = queue.clone();
+        let kind_name = kind.resource.kind.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut watch = std::pin::pin!(watch);
+            while let Some(event) = watch.next().await {
+                match event {
+                    Ok(Event::Apply(object) | Event::InitApply(object) | Event::Delete(object)) => {
+                        watch_queue.add(InstanceRef {
+                            namespace: object.metadata.namespace.clone(),
+                            name: object.metadata.name.clone().unwrap_or_default(),
+                        });
+                    }
+                    Ok(Event::Init | Event::InitDone) => {}
+                    Err(error) => {
+                        tracing::warn!(kind = %kind_name, %error, "instance watch failed; retrying");
+                    }
+                }
+            }
+        }));
+        for _ in 0..shared.settings.workers.max(1) {
+            let shared = Arc::clone(shared);
+            let controller = Arc::clone(&controller);
+            tasks.push(tokio::spawn(async move { controller.work(&shared).await }));
+        }
+        *controller
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = tasks;
+        controller
+    }
+
+    /// Serves a new graph: every instance is planned again.
+    pub(crate) fn update(&self, shared: &Shared, graph: GraphVersion) {
+        let external = graph.external.keys().cloned().collect();
+        *self.graph.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(graph);
+        shared.router.subscribe(
+            (
+                self.kind.resource.group.clone(),
+                self.kind.resource.kind.clone(),
+            ),
+            Subscriber {
+                queue: self.queue.clone(),
+                instances: self.store.clone(),
+                external,
+            },
+        );
+        self.enqueue_all();
+    }
+
+    /// Queues every instance for a reconcile.
+    pub(crate) fn enqueue_all(&self) {
+        for instance in self.store.state() {
+            self.queue.add(InstanceRef {
+                namespace: instance.metadata.namespace.clone(),
+                name: instance.metadata.name.clone().unwrap_or_default(),
+            });
+        }
+    }
+
+    /// The graph served now.
+    pub(crate) fn graph(&self) -> Arc<GraphVersion> {
+        Arc::clone(&self.graph.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Stops the workers and the instance watch; reconciles under way finish first.
+    pub(crate) async fn stop(&self, shared: &Shared) {
+        shared.router.unsubscribe(&(
+            self.kind.resource.group.clone(),
+            self.kind.resource.kind.clone(),
+        ));
+        self.queue.shut_down();
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut tasks = tasks.into_iter();
+        // The first task is the watch; the workers end when the queue is shut down.
+        if let Some(watch) = tasks.next() {
+            watch.abort();
+        }
+        for worker in tasks {
+            let _ = worker.await;
+        }
+    }
+
+    async fn work(&self, shared: &Shared) {
+        while let Some(key) = self.queue.next().await {
+            let outcome = self.reconcile(shared, &key).await;
+            self.queue.done(&key);
+            match outcome {
+                Ok(requeue) => {
+                    self.failures
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&key);
+                    if let Some(delay) = requeue {
+                        self.queue.add_after(key, delay);
+                    }
+                }
+                Err(error) => {
+                    let attempt = {
+                        let mut failures =
+                            self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+                        let attempt = failures.entry(key.clone()).or_insert(0);
+                        *attempt = attempt.saturating_add(1);
+                        *attempt
+                    };
+                    let delay = shared
+                        .settings
+                        .backoff
+                        .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
+                        .min(shared.settings.max_backoff);
+                    tracing::warn!(kind = %self.kind.resource.kind, instance = %key, %error, ?delay, "reconcile failed");
+                    self.queue.add_after(key, delay);
+                }
+            }
+        }
+    }
+
+    /// Reconciles one instance; `Some(delay)` asks to be called again.
+    async fn reconcile(
+        &self,
+        shared: &Shared,
+        key: &InstanceRef,
+    ) -> Result<Option<Duration>, ReconcileError> {
+        let Some(object) = cached(
+            &self.store,
+            &self.kind.resource,
+            key.namespace.as_deref(),
+            &key.name,
+        ) else {
+            self.forget(key);
+            return Ok(None);
+        };
+        let mut instance = to_json(&object)?;
+        let graph = self.graph();
+        if instance.pointer("/metadata/deletionTimestamp").is_some() {
+            return self.delete(shared, &graph, &instance).await;
+        }
+        let mut facts = ControllerFacts {
+            managed: self.ensure_managed(shared, &graph, &mut instance).await,
+            suspended: is_suspended(&instance),
+            ..ControllerFacts::default()
+        };
+        let options = |facts: &ControllerFacts| PlanOptions {
+            scheduling: shared.settings.scheduling,
+            kro_version: shared.settings.kro_version.clone(),
+            now: Some(now()),
+            controller: facts.clone(),
+            ..PlanOptions::default()
+        };
+        let uid = text(&instance, "/metadata/uid").to_owned();
+        let mut observed = Observed::new();
+        let mut problems = Vec::new();
+        let limit = 4 * graph.graph.levels.len() + 8;
+        let mut rounds = 0;
+        let current = loop {
+            rounds += 1;
+            let current = plan(&graph.graph, &instance, &observed, &options(&facts));
+            if rounds >= limit {
+                break current;
+            }
+            if fill(&graph, &current, &mut observed).await {
+                continue;
+            }
+            if facts.suspended || !problems.is_empty() {
+                break current;
+            }
+            let batch = self.next_batch(&uid, &instance, &current, &observed, &mut problems);
+            if batch.is_empty() {
+                break current;
+            }
+            if let Err(error) = self
+                .grow_inventory(
+                    shared,
+                    &mut instance,
+                    batch.iter().map(|desired| &desired.key),
+                )
+                .await
+            {
+                problems.push(format!("updating the ApplySet inventory: {error}"));
+                break current;
+            }
+            for (desired, outcome) in apply(shared, &graph, &batch).await {
+                match outcome {
+                    Ok(applied) => {
+                        self.remember(&uid, &desired, &applied);
+                        observed.insert(applied);
+                    }
+                    Err(error) => problems.push(format!("applying {}: {error}", desired.key)),
+                }
+            }
+        };
+        let mut current = current;
+        if !facts.suspended
+            && problems.is_empty()
+            && let Err(error) = self.prune(shared, &graph, &mut instance, &current).await
+        {
+            problems.push(error);
+        }
+        if !problems.is_empty() {
+            facts.resources = Err(problems.join("; "));
+            current = plan(&graph.graph, &instance, &observed, &options(&facts));
+        }
+        self.write_status(shared, &instance, &current).await?;
+        if problems.is_empty() {
+            Ok(None)
+        } else {
+            Err(ReconcileError::Other(problems.join("; ")))
+        }
+    }
+
+    /// The objects of the lowest level that need applying: new, changed since kro last
+    /// applied them, or changed by someone else. Objects another instance owns and objects
+    /// being deleted are left alone.
+    fn next_batch(
+        &self,
+        uid: &str,
+        instance: &Json,
+        current: &Plan,
+        observed: &Observed,
+        problems: &mut Vec<String>,
+    ) -> Vec<DesiredObject> {
+        let applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
+        let records = applied.get(uid);
+        let own_set = text(instance, "/metadata/labels/applyset.kubernetes.io~1id").to_owned();
+        let parent_id = if own_set.is_empty() {
+            self.parent_id(instance)
+        } else {
+            own_set
+        };
+        for level in current.desired_by_level() {
+            let mut batch = Vec::new();
+            for desired in level {
+                let existing = observed.get(&desired.key);
+                if let Some(existing) = existing {
+                    if existing.pointer("/metadata/deletionTimestamp").is_some() {
+                        continue;
+                    }
+                    let part_of = text(
+                        existing,
+                        &format!(
+                            "/metadata/labels/{}",
+                            APPLYSET_PART_OF_LABEL.replace('/', "~1")
+                        ),
+                    );
+                    if !part_of.is_empty() && part_of != parent_id {
+                        problems.push(format!(
+                            "{} belongs to another instance (ApplySet {part_of})",
+                            desired.key
+                        ));
+                        continue;
+                    }
+                }
+                let record = records.and_then(|records| records.get(&desired.key));
+                if needs_apply(record, intent(&desired.object), existing) {
+                    batch.push(desired.clone());
+                }
+            }
+            if !batch.is_empty() {
+                return batch;
+            }
+        }
+        Vec::new()
+    }
+
+    fn parent(&self, instance: &Json) -> (String, String) {
+        (
+            text(instance, "/metadata/name").to_owned(),
+            text(instance, "/metadata/namespace").to_owned(),
+        )
+    }
+
+    fn parent_id(&self, instance: &Json) -> String {
+        let (name, namespace) = self.parent(instance);
+        Parent {
+            name: &name,
+            namespace: &namespace,
+            kind: &self.kind.resource.kind,
+            group: &self.kind.resource.group,
+        }
+        .id()
+    }
+
+    fn remember(&self, uid: &str, desired: &DesiredObject, applied: &Json) {
+        let record = Applied {
+            intent: intent(&desired.object),
+            uid: text(applied, "/metadata/uid").to_owned(),
+            fields: owned_fields(applied).cloned(),
+        };
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(uid.to_owned())
+            .or_default()
+            .insert(desired.key.clone(), record);
+    }
+
+    fn forget(&self, key: &InstanceRef) {
+        // Records are keyed by UID; drop those of instances no longer cached.
+        let live: HashSet<String> = self
+            .store
+            .state()
+            .iter()
+            .filter_map(|instance| instance.metadata.uid.clone())
+            .collect();
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|uid, _| live.contains(uid));
+        self.failures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+
+    /// Puts kro's finalizer and labels on the instance (only when missing).
+    async fn ensure_managed(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &mut Json,
+    ) -> Result<(), String> {
+        let labels = json!({
+            OWNED_LABEL: "true",
+            KRO_VERSION_LABEL: shared.settings.kro_version,
+            RGD_ID_LABEL: graph.rgd.uid,
+            RGD_NAME_LABEL: graph.rgd.name,
+        });
+        let has_finalizer = instance
+            .pointer("/metadata/finalizers")
+            .and_then(Json::as_array)
+            .is_some_and(|finalizers| finalizers.iter().any(|f| f == FINALIZER));
+        let labelled = labels.as_object().is_some_and(|wanted| {
+            wanted.iter().all(|(key, value)| {
+                instance
+                    .pointer("/metadata/labels")
+                    .and_then(|labels| labels.get(key))
+                    == Some(value)
+            })
+        });
+        if has_finalizer && labelled {
+            return Ok(());
+        }
+        let body = self.metadata_body(
+            instance,
+            json!({"finalizers": [FINALIZER], "labels": labels}),
+        );
+        match self
+            .patch_instance(shared, instance, LABELLER_MANAGER, &body)
+            .await
+        {
+            Ok(updated) => {
+                *instance = updated;
+                Ok(())
+            }
+            Err(error) => Err(error.to_string()),
+        }
+    }
+
+    fn metadata_body(&self, instance: &Json, mut metadata: Json) -> Json {
+        let (name, namespace) = self.parent(instance);
+        metadata["name"] = json!(name);
+        if !namespace.is_empty() {
+            metadata["namespace"] = json!(namespace);
+        }
+        json!({
+            "apiVersion": self.kind.resource.api_version,
+            "kind": self.kind.resource.kind,
+            "metadata": metadata,
+        })
+    }
+
+    async fn patch_instance(
+        &self,
+        shared: &Shared,
+        instance: &Json,
+        manager: &str,
+        body: &Json,
+    ) -> Result<Json, kube::Error> {
+        let (name, namespace) = self.parent(instance);
+        let api = self.kind.api(&shared.client, Some(&namespace));
+        let updated = api
+            .patch(
+                &name,
+                &PatchParams::apply(manager).force(),
+                &Patch::Apply(body),
+            )
+            .await?;
+        to_json(&updated).map_err(|error| {
+            kube::Error::SerdeError(serde_json::Error::io(std::io::Error::other(
+                error.to_string(),
+            )))
+        })
+    }
+
+    /// The inventory the instance carries (empty when it carries none or a broken one).
+    fn inventory(&self, instance: &Json) -> Inventory {
+        let (name, namespace) = self.parent(instance);
+        let empty = serde_json::Map::new();
+        let map = |pointer: &str| {
+            instance
+                .pointer(pointer)
+                .and_then(Json::as_object)
+                .unwrap_or(&empty)
+                .clone()
+        };
+        Parent {
+            name: &name,
+            namespace: &namespace,
+            kind: &self.kind.resource.kind,
+            group: &self.kind.resource.group,
+        }
+        .inventory(&map("/metadata/labels"), &map("/metadata/annotations"))
+        .unwrap_or_default()
+    }
+
+    /// Writes the ApplySet parent metadata for `inventory` when the instance says otherwise.
+    async fn write_inventory(
+        &self,
+        shared: &Shared,
+        instance: &mut Json,
+        inventory: &Inventory,
+    ) -> Result<(), kube::Error> {
+        let (name, namespace) = self.parent(instance);
+        let parent = Parent {
+            name: &name,
+            namespace: &namespace,
+            kind: &self.kind.resource.kind,
+            group: &self.kind.resource.group,
+        };
+        let wanted = parent.metadata(inventory, &shared.settings.kro_version);
+        let current_matches = ["labels", "annotations"].iter().all(|part| {
+            wanted[part].as_object().is_some_and(|entries| {
+                entries.iter().all(|(key, value)| {
+                    instance
+                        .pointer(&format!("/metadata/{part}"))
+                        .and_then(|map| map.get(key))
+                        == Some(value)
+                })
+            })
+        });
+        if current_matches {
+            return Ok(());
+        }
+        let body = self.metadata_body(instance, wanted);
+        *instance = self
+            .patch_instance(shared, instance, PARENT_MANAGER, &body)
+            .await?;
+        Ok(())
+    }
+
+    /// Widens the inventory to cover `keys` before they are applied, so that deletion finds
+    /// them even if kro stops right after.
+    async fn grow_inventory<'a>(
+        &self,
+        shared: &Shared,
+        instance: &mut Json,
+        keys: impl Iterator<Item = &'a ObjectKey>,
+    ) -> Result<(), kube::Error> {
+        let mut inventory = self.inventory(instance);
+        let namespace = text(instance, "/metadata/namespace").to_owned();
+        for key in keys {
+            add_member(&mut inventory, key, &namespace);
+        }
+        self.write_inventory(shared, instance, &inventory).await
+    }
+
+    /// Deletes managed objects that left the plan, highest apply order first, then trims the
+    /// inventory to what remains.
+    async fn prune(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &mut Json,
+        current: &Plan,
+    ) -> Result<(), String> {
+        let uid = text(instance, "/metadata/uid").to_owned();
+        let members = self
+            .members(shared, graph, instance)
+            .await
+            .map_err(|error| format!("listing managed objects: {error}"))?;
+        let desired: HashSet<&ObjectKey> = current
+            .nodes
+            .iter()
+            .flat_map(|node| node.desired.iter().map(|desired| &desired.key))
+            .collect();
+        let mut keep = Vec::new();
+        let mut prune = Vec::new();
+        for member in members {
+            let Some(key) = ObjectKey::of(&member) else {
+                continue;
+            };
+            let labels = &member["metadata"]["labels"];
+            if labels[INSTANCE_ID_LABEL] != uid.as_str() || desired.contains(&key) {
+                keep.push(key);
+                continue;
+            }
+            let node_id = labels[NODE_ID_LABEL].as_str().unwrap_or_default();
+            let gone = match current.node(node_id) {
+                None => true,
+                Some(node) => match &node.state {
+                    NodeState::Skipped(_) => true,
+                    NodeState::Ready
+                    | NodeState::Waiting(
+                        Wait::Applied(_) | Wait::ReadyWhen { .. } | Wait::Terminating(_),
+                    ) => true,
+                    NodeState::Waiting(_) | NodeState::Failed(_) => false,
+                },
+            };
+            if gone {
+                prune.push(member);
+            } else {
+                keep.push(key);
+            }
+        }
+        for wave in deletion_waves(&prune, Some(&graph.graph)) {
+            let deletions = wave.objects.iter().cloned().map(|key| {
+                let uid = prune
+                    .iter()
+                    .find(|member| ObjectKey::of(member).as_ref() == Some(&key))
+                    .map(|member| text(member, "/metadata/uid").to_owned());
+                async move {
+                    let outcome = delete_object(shared, graph, &key, uid).await;
+                    (key, outcome)
+                }
+            });
+            let outcomes: Vec<_> = stream::iter(deletions)
+                .buffer_unordered(shared.settings.apply_concurrency.max(1))
+                .collect()
+                .await;
+            for (key, outcome) in outcomes {
+                if let Err(error) = outcome {
+                    return Err(format!("pruning {key}: {error}"));
+                }
+                tracing::info!(object = %key, "pruned");
+            }
+        }
+        let namespace = text(instance, "/metadata/namespace").to_owned();
+        let mut inventory = Inventory::default();
+        for key in desired.into_iter().chain(&keep) {
+            add_member(&mut inventory, key, &namespace);
+        }
+        self.write_inventory(shared, instance, &inventory)
+            .await
+            .map_err(|error| format!("updating the ApplySet inventory: {error}"))
+    }
+
+    /// The objects of the instance's ApplySet: from the watch caches for the kinds the graph
+    /// creates, listed for kinds only the inventory names.
+    async fn members(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &Json,
+    ) -> Result<Vec<Json>, ReconcileError> {
+        let id = self.parent_id(instance);
+        let mut members = Vec::new();
+        let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
+        kinds.extend(self.inventory(instance).group_kinds);
+        for group_kind in kinds {
+            let store = match graph.children.get(&group_kind) {
+                Some((_, store)) => Some(store.clone()),
+                None => shared
+                    .watches
+                    .existing(&group_kind, Selection::Managed)
+                    .map(|(_, store)| store),
+            };
+            if let Some(store) = store {
+                let _ = store.wait_until_ready().await;
+                for object in store.state() {
+                    let labels = object.metadata.labels.as_ref();
+                    if labels.and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL)) == Some(&id) {
+                        members.push(to_json(&object)?);
+                    }
+                }
+                continue;
+            }
+            let Some(kind) = self.resolve_any_version(shared, &group_kind).await? else {
+                continue;
+            };
+            let list = kind
+                .api(&shared.client, None)
+                .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
+                .await?;
+            for object in list.items {
+                members.push(to_json(&object)?);
+            }
+        }
+        Ok(members)
+    }
+
+    /// A served version of a group-kind the inventory names (it carries no version).
+    async fn resolve_any_version(
+        &self,
+        shared: &Shared,
+        (group, kind): &GroupKind,
+    ) -> Result<Option<ServedKind>, ReconcileError> {
+        let discovery = kube::discovery::Discovery::new(shared.client.clone())
+            .filter(&[group.as_str()])
+            .run()
+            .await?;
+        for api_group in discovery.groups() {
+            for (resource, capabilities) in api_group.recommended_resources() {
+                if resource.kind == *kind {
+                    return Ok(Some(ServedKind {
+                        resource,
+                        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
+                    }));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Ordered deletion: the highest apply order still present is deleted (all at once); the
+    /// next wave waits until it is gone; the finalizer goes last. Needs no CEL and no graph
+    /// beyond the kinds it names: the inventory on the instance says where the members are.
+    async fn delete(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &Json,
+    ) -> Result<Option<Duration>, ReconcileError> {
+        let finalizers: Vec<Json> = instance
+            .pointer("/metadata/finalizers")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !finalizers.iter().any(|finalizer| finalizer == FINALIZER) {
+            return Ok(None);
+        }
+        let facts = ControllerFacts {
+            deleting: true,
+            ..ControllerFacts::default()
+        };
+        let options = PlanOptions {
+            scheduling: shared.settings.scheduling,
+            kro_version: shared.settings.kro_version.clone(),
+            now: Some(now()),
+            controller: facts,
+            ..PlanOptions::default()
+        };
+        let status = plan(&graph.graph, instance, &Observed::new(), &options);
+        self.write_status(shared, instance, &status).await?;
+        let members = self.members(shared, graph, instance).await?;
+        let waves = deletion_waves(&members, Some(&graph.graph));
+        if let Some(wave) = waves.first() {
+            let deletions = wave.objects.iter().cloned().filter_map(|key| {
+                let member = members
+                    .iter()
+                    .find(|member| ObjectKey::of(member).as_ref() == Some(&key))?;
+                if member.pointer("/metadata/deletionTimestamp").is_some() {
+                    return None;
+                }
+                let uid = Some(text(member, "/metadata/uid").to_owned());
+                Some(async move {
+                    let outcome = delete_object(shared, graph, &key, uid).await;
+                    (key, outcome)
+                })
+            });
+            let outcomes: Vec<_> = stream::iter(deletions)
+                .buffer_unordered(shared.settings.apply_concurrency.max(1))
+                .collect()
+                .await;
+            for (key, outcome) in outcomes {
+                outcome
+                    .map_err(|error| ReconcileError::Other(format!("deleting {key}: {error}")))?;
+                tracing::info!(object = %key, order = wave.order, "deleted");
+            }
+            return Ok(Some(shared.settings.deletion_poll));
+        }
+        let remaining: Vec<Json> = finalizers
+            .into_iter()
+            .filter(|finalizer| finalizer != FINALIZER)
+            .collect();
+        let (name, namespace) = self.parent(instance);
+        let patch = json!({
+            "metadata": {
+                "finalizers": remaining,
+                "resourceVersion": text(instance, "/metadata/resourceVersion"),
+            }
+        });
+        self.kind
+            .api(&shared.client, Some(&namespace))
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(text(instance, "/metadata/uid"));
+        Ok(None)
+    }
+
+    /// Writes the plan's status when it differs from the instance's.
+    async fn write_status(
+        &self,
+        shared: &Shared,
+        instance: &Json,
+        current: &Plan,
+    ) -> Result<(), ReconcileError> {
+        if !current.status.writable {
+            return Ok(());
+        }
+        let wanted = current.status.to_json();
+        let empty = json!({});
+        let existing = instance.get("status").unwrap_or(&empty);
+        let Some(patch) = merge_patch(existing, &wanted) else {
+            return Ok(());
+        };
+        let (name, namespace) = self.parent(instance);
+        let params = PatchParams {
+            field_manager: Some(STATUS_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        self.kind
+            .api(&shared.client, Some(&namespace))
+            .patch_status(&name, &params, &Patch::Merge(json!({"status": patch})))
+            .await?;
+        Ok(())
+    }
+}
+
+/// Fills `observed` with what the caches hold of the objects `current` needs and has not seen;
+/// `true` when anything was learned (so the plan is made again).
+async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Observed) -> bool {
+    let mut learned = false;
+    for desired in current.nodes.iter().flat_map(|node| &node.desired) {
+        if observed.is_known(&desired.key) {
+            continue;
+        }
+        let key = &desired.key;
+        match graph.children.get(&(key.group.clone(), key.kind.clone())) {
+            Some((kind, store)) => {
+                let _ = store.wait_until_ready().await;
+                match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
+                    Some(object) => {
+                        observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
+                    }
+                    None => observed.insert_absent(key.clone()),
+                }
+            }
+            None => observed.insert_absent(key.clone()),
+        }
+        learned = true;
+    }
+    for read in &current.reads {
+        match read {
+            Read::Object(key) => {
+                if observed.is_known(key) {
+                    continue;
+                }
+                match graph.external.get(&(key.group.clone(), key.kind.clone())) {
+                    Some((kind, store)) => {
+                        let _ = store.wait_until_ready().await;
+                        match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
+                            Some(object) => {
+                                observed
+                                    .insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
+                            }
+                            None => observed.insert_absent(key.clone()),
+                        }
+                    }
+                    None => observed.insert_absent(key.clone()),
+                }
+                learned = true;
+            }
+            Read::List(list) => {
+                if observed.is_listed(list) {
+                    continue;
+                }
+                if let Some((_, store)) =
+                    graph.external.get(&(list.group.clone(), list.kind.clone()))
+                {
+                    let _ = store.wait_until_ready().await;
+                    for object in store.state() {
+                        if list.namespace.is_none() || object.metadata.namespace == list.namespace {
+                            observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
+                        }
+                    }
+                }
+                observed.insert_listed(list.clone());
+                learned = true;
+            }
+        }
+    }
+    learned
+}
+
+/// Applies `batch` concurrently (bounded); each object's answer or error.
+async fn apply(
+    shared: &Shared,
+    graph: &GraphVersion,
+    batch: &[DesiredObject],
+) -> Vec<(DesiredObject, Result<Json, ReconcileError>)> {
+    let params = PatchParams::apply(APPLY_MANAGER).force();
+    let applies = batch.iter().cloned().map(|desired| {
+        let params = params.clone();
+        async move {
+            let outcome = async {
+                let kind = served(shared, graph, &desired.key, &desired.object).await?;
+                let object = kind
+                    .api(&shared.client, desired.key.namespace.as_deref())
+                    .patch(&desired.key.name, &params, &Patch::Apply(&desired.object))
+                    .await?;
+                to_json(&object)
+            }
+            .await;
+            (desired, outcome)
+        }
+    });
+    stream::iter(applies)
+        .buffer_unordered(shared.settings.apply_concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// The served kind of an object the graph creates.
+async fn served(
+    shared: &Shared,
+    graph: &GraphVersion,
+    key: &ObjectKey,
+    object: &Json,
+) -> Result<ServedKind, ReconcileError> {
+    if let Some((kind, _)) = graph.children.get(&(key.group.clone(), key.kind.clone())) {
+        return Ok(kind.clone());
+    }
+    let api_version = text(object, "/apiVersion");
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
+    Ok(shared.kinds.resolve(&key.group, version, &key.kind).await?)
+}
+
+/// Deletes one object (with a UID precondition when known); gone already is success.
+async fn delete_object(
+    shared: &Shared,
+    graph: &GraphVersion,
+    key: &ObjectKey,
+    uid: Option<String>,
+) -> Result<(), ReconcileError> {
+    let kind = match graph.children.get(&(key.group.clone(), key.kind.clone())) {
+        Some((kind, _)) => kind.clone(),
+        None => match shared
+            .watches
+            .existing(&(key.group.clone(), key.kind.clone()), Selection::Managed)
+        {
+            Some((kind, _)) => kind,
+            None => {
+                let discovered = kube::discovery::Discovery::new(shared.client.clone())
+                    .filter(&[key.group.as_str()])
+                    .run()
+                    .await?;
+                let found = discovered
+                    .groups()
+                    .flat_map(|group| group.recommended_resources())
+                    .find(|(resource, _)| resource.kind == key.kind);
+                match found {
+                    Some((resource, capabilities)) => ServedKind {
+                        resource,
+                        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
+                    },
+                    None => return Ok(()),
+                }
+            }
+        },
+    };
+    let params = DeleteParams {
+        preconditions: uid.map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        propagation_policy: Some(kube::api::PropagationPolicy::Background),
+        ..DeleteParams::default()
+    };
+    match kind
+        .api(&shared.client, key.namespace.as_deref())
+        .delete(&key.name, &params)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+fn add_member(inventory: &mut Inventory, key: &ObjectKey, parent_namespace: &str) {
+    inventory
+        .group_kinds
+        .insert((key.group.clone(), key.kind.clone()));
+    if let Some(namespace) = &key.namespace
+        && namespace != parent_namespace
+    {
+        inventory.namespaces.insert(namespace.clone());
+    }
+}
+
+/// Whether an object must be applied: kro has no record of applying this intent to this
+/// object, or someone else changed the fields kro owns since.
+fn needs_apply(record: Option<&Applied>, intent: u64, current: Option<&Json>) -> bool {
+    let (Some(record), Some(current)) = (record, current) else {
+        return true;
+    };
+    record.intent != intent
+        || text(current, "/metadata/uid") != record.uid
+        || owned_fields(current) != record.fields.as_ref()
+}
+
+/// The fields kro's apply manager owns on an object.
+fn owned_fields(object: &Json) -> Option<&Json> {
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Json::as_array)?
+        .iter()
+        .find(|entry| entry["manager"] == APPLY_MANAGER && entry["operation"] == "Apply")
+        .and_then(|entry| entry.get("fieldsV1"))
+}
+
+/// A fingerprint of a desired object.
+fn intent(object: &Json) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    object.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether the instance asks not to be reconciled.
+fn is_suspended(instance: &Json) -> bool {
+    instance
+        .pointer("/metadata/annotations")
+        .and_then(|annotations| annotations.get(RECONCILE_ANNOTATION))
+        .and_then(Json::as_str)
+        .is_some_and(|value| {
+            value.eq_ignore_ascii_case("suspended") || value.eq_ignore_ascii_case("disabled")
+        })
+}
+
+/// The JSON merge patch (RFC 7386) that turns `from` into `to`, or `None` when they are equal.
+pub(crate) fn merge_patch(from: &Json, to: &Json) -> Option<Json> {
+    if from == to {
+        return None;
+    }
+    match (from, to) {
+        (Json::Object(from), Json::Object(to)) => {
+            let mut patch = serde_json::Map::new();
+            for (key, value) in to {
+                match from.get(key) {
+                    Some(old) => {
+                        if let Some(change) = merge_patch(old, value) {
+                            patch.insert(key.clone(), change);
+                        }
+                    }
+                    None => {
+                        patch.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            for key in from.keys() {
+                if !to.contains_key(key) {
+                    patch.insert(key.clone(), Json::Null);
+                }
+            }
+            Some(Json::Object(patch))
+        }
+        _ => Some(to.clone()),
+    }
+}
+
+/// A string field by JSON pointer, empty when absent.
+pub(crate) fn text<'a>(object: &'a Json, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+}
+
+/// An object as JSON.
+pub(crate) fn to_json(object: &DynamicObject) -> Result<Json, ReconcileError> {
+    serde_json::to_value(object).map_err(|error| ReconcileError::Other(error.to_string()))
+}
+
+/// Now, as Kubernetes writes times.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patch_sets_changes_and_nulls_removed_keys() {
+        let from = json!({"state": "IN_PROGRESS", "url": "x", "nested": {"a": 1, "b": 2}});
+        let to = json!({"state": "ACTIVE", "nested": {"a": 1}, "conditions": []});
+        assert_eq!(
+            merge_patch(&from, &to),
+            Some(json!({"state": "ACTIVE", "url": null, "nested": {"b": null}, "conditions": []}))
+        );
+        assert_eq!(merge_patch(&to, &to), None);
+    }
+
+    #[test]
+    fn an_object_is_applied_again_only_when_its_intent_or_owned_fields_changed() {
+        let object = json!({
+            "metadata": {"uid": "u1", "managedFields": [
+                {"manager": APPLY_MANAGER, "operation": "Apply", "fieldsV1": {"f:data": {}}},
+                {"manager": "someone", "operation": "Update", "fieldsV1": {"f:x": {}}},
+            ]}
+        });
+        let record = Applied {
+            intent: 7,
+            uid: "u1".to_owned(),
+            fields: Some(json!({"f:data": {}})),
+        };
+        assert!(!needs_apply(Some(&record), 7, Some(&object)));
+        assert!(needs_apply(Some(&record), 8, Some(&object)), "new intent");
+        assert!(needs_apply(None, 7, Some(&object)), "never applied");
+        assert!(needs_apply(Some(&record), 7, None), "gone");
+        let mut taken = object.clone();
+        taken["metadata"]["managedFields"][0]["fieldsV1"] = json!({});
+        assert!(needs_apply(Some(&record), 7, Some(&taken)), "drifted");
+        let mut recreated = object;
+        recreated["metadata"]["uid"] = json!("u2");
+        assert!(needs_apply(Some(&record), 7, Some(&recreated)), "recreated");
+    }
+
+    #[test]
+    fn suspension_is_read_case_insensitively_with_the_legacy_value() {
+        for value in ["suspended", "Suspended", "disabled"] {
+            let instance = json!({"metadata": {"annotations": {RECONCILE_ANNOTATION: value}}});
+            assert!(is_suspended(&instance), "{value}");
+        }
+        assert!(!is_suspended(
+            &json!({"metadata": {"annotations": {RECONCILE_ANNOTATION: "on"}}})
+        ));
+        assert!(!is_suspended(&json!({"metadata": {}})));
+    }
+}

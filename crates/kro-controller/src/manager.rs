@@ -1,0 +1,59 @@
+//! The controllers of one process, started and stopped together.
+
+use std::sync::Arc;
+
+use kube::Client;
+
+use crate::instance::{Settings, Shared};
+use crate::kinds::Kinds;
+use crate::rgd::{RgdController, install_rgd_crd};
+use crate::watches::{Router, Watches};
+
+/// Why the controllers could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A request to the API server failed.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// The ResourceGraphDefinition CRD did not become Established.
+    #[error("{0}")]
+    NotEstablished(String),
+}
+
+/// The running controllers: the RGD controller and an instance controller per kind.
+pub struct Manager {
+    shared: Arc<Shared>,
+    rgds: Arc<RgdController>,
+}
+
+impl Manager {
+    /// Installs the ResourceGraphDefinition CRD if the server lacks it, then starts the
+    /// controllers.
+    ///
+    /// # Errors
+    /// [`StartError`] when the CRD cannot be installed.
+    pub async fn start(client: Client, settings: Settings) -> Result<Manager, StartError> {
+        install_rgd_crd(&client).await?;
+        let router = Arc::new(Router::default());
+        let shared = Arc::new(Shared {
+            kinds: Kinds::new(client.clone()),
+            watches: Watches::new(client.clone(), Arc::clone(&router)),
+            router,
+            client,
+            settings: settings.clone(),
+        });
+        let rgds = RgdController::start(Arc::clone(&shared), settings.workers);
+        Ok(Manager { shared, rgds })
+    }
+
+    /// Reconciles every instance again now (as a periodic resync would).
+    pub async fn resync(&self) {
+        self.rgds.resync().await;
+    }
+
+    /// Stops everything: reconciles under way finish, then the watches end.
+    pub async fn shutdown(self) {
+        self.rgds.stop().await;
+        self.shared.watches.stop();
+    }
+}

@@ -1,0 +1,200 @@
+//! A work queue with client-go's guarantees: a key waits in the queue at most once however
+//! often it is added, a key is never handed to two workers at once, and a key added while a
+//! worker holds it is handed out again once that worker is done (so no event is lost).
+
+use std::collections::{HashSet, VecDeque};
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+struct State<K> {
+    /// Keys waiting, in the order they were first added.
+    waiting: VecDeque<K>,
+    /// The same keys, for de-duplication.
+    queued: HashSet<K>,
+    /// Keys a worker holds.
+    processing: HashSet<K>,
+    /// Keys added while a worker held them: queued again when it is done.
+    dirty: HashSet<K>,
+    /// No more keys are handed out.
+    shut_down: bool,
+}
+
+/// The queue; clones share it.
+pub struct WorkQueue<K> {
+    state: Arc<Mutex<State<K>>>,
+    ready: Arc<Notify>,
+}
+
+impl<K> Clone for WorkQueue<K> {
+    fn clone(&self) -> Self {
+        WorkQueue {
+            state: Arc::clone(&self.state),
+            ready: Arc::clone(&self.ready),
+        }
+    }
+}
+
+impl<K: Clone + Eq + Hash + Send + 'static> Default for WorkQueue<K> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        WorkQueue {
+            state: Arc::new(Mutex::new(State {
+                waiting: VecDeque::new(),
+                queued: HashSet::new(),
+                processing: HashSet::new(),
+                dirty: HashSet::new(),
+                shut_down: false,
+            })),
+            ready: Arc::new(Notify::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State<K>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds `key` (nothing happens when it already waits).
+    pub fn add(&self, key: K) {
+        let mut state = self.lock();
+        if state.shut_down {
+            return;
+        }
+        if state.processing.contains(&key) {
+            state.dirty.insert(key);
+            return;
+        }
+        if state.queued.insert(key.clone()) {
+            state.waiting.push_back(key);
+            drop(state);
+            self.ready.notify_one();
+        }
+    }
+
+    /// Adds `key` after `delay` (a timer task; shutting down drops it).
+    pub fn add_after(&self, key: K, delay: Duration) {
+        let queue = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            queue.add(key);
+        });
+    }
+
+    /// The next key, once there is one; `None` after [`shut_down`](Self::shut_down). The
+    /// caller must call [`done`](Self::done) with it.
+    pub async fn next(&self) -> Option<K> {
+        loop {
+            let notified = self.ready.notified();
+            {
+                let mut state = self.lock();
+                if state.shut_down {
+                    return None;
+                }
+                if let Some(key) = state.waiting.pop_front() {
+                    state.queued.remove(&key);
+                    state.processing.insert(key.clone());
+                    let more = !state.waiting.is_empty();
+                    drop(state);
+                    if more {
+                        // Wake another worker for the rest.
+                        self.ready.notify_one();
+                    }
+                    return Some(key);
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Releases a key from [`next`](Self::next); if it was added meanwhile it waits again.
+    pub fn done(&self, key: &K) {
+        let mut state = self.lock();
+        state.processing.remove(key);
+        if state.dirty.remove(key) && !state.shut_down && state.queued.insert(key.clone()) {
+            state.waiting.push_back(key.clone());
+            drop(state);
+            self.ready.notify_one();
+        }
+    }
+
+    /// How many keys wait (not counting those being processed).
+    pub fn len(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
+    /// Whether no key waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Stops handing out keys: every [`next`](Self::next) returns `None`.
+    pub fn shut_down(&self) {
+        self.lock().shut_down = true;
+        self.ready.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_key_waits_once_however_often_it_is_added() {
+        let queue = WorkQueue::new();
+        queue.add("a");
+        queue.add("b");
+        queue.add("a");
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.next().await, Some("a"));
+        assert_eq!(queue.next().await, Some("b"));
+        assert!(queue.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_key_added_while_processed_comes_back_after_done() {
+        let queue = WorkQueue::new();
+        queue.add("a");
+        let key = queue.next().await;
+        assert_eq!(key, Some("a"));
+        queue.add("a");
+        // Not handed out again while held.
+        assert!(queue.is_empty());
+        queue.done(&"a");
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.next().await, Some("a"));
+        queue.done(&"a");
+        assert!(queue.is_empty());
+    }
+
+    #[tokio::test]
+    async fn shutting_down_releases_waiting_workers() {
+        let queue: WorkQueue<&str> = WorkQueue::new();
+        let waiter = tokio::spawn({
+            let queue = queue.clone();
+            async move { queue.next().await }
+        });
+        tokio::task::yield_now().await;
+        queue.shut_down();
+        assert_eq!(waiter.await.ok(), Some(None));
+        queue.add("late");
+        assert!(queue.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn add_after_waits_for_the_delay() {
+        let queue = WorkQueue::new();
+        queue.add_after("a", Duration::from_secs(3));
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(queue.is_empty());
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(queue.len(), 1);
+    }
+}

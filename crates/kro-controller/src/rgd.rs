@@ -1,0 +1,532 @@
+//! The ResourceGraphDefinition controller: compiles each RGD against the API server's schemas
+//! and the built-in catalog, creates or updates its CRD (refusing CRDs kro does not own and
+//! breaking changes the RGD does not allow), waits until the CRD is Established, runs the
+//! instance controller of the kind, and reports all of it in the RGD's status.
+//!
+//! Deleting an RGD whose instances still exist: the RGD keeps its finalizer, and its instance
+//! controller keeps running, until the last instance is gone — so every instance is deleted
+//! the way kro deletes (ordered, finalizer removed) and none is stranded with a finalizer
+//! nobody removes (upstream issue #1067). The RGD reports `Deleting` in the meantime with the
+//! number of instances it waits for. The CRD stays, as upstream's default.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use kro_graph::{
+    BuiltinCatalog, ResourceGraphDefinition, SchemaSources, Scope, SourceMap, YamlDocument,
+    build_graph,
+};
+use kro_runtime::FINALIZER;
+use kro_schema::Gvk;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, reflector};
+use serde_json::{Value as Json, json};
+use tokio::task::JoinHandle;
+
+use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
+use crate::instance::{
+    GraphVersion, InstanceController, ReconcileError, Shared, merge_patch, now, text, to_json,
+};
+use crate::kinds::ServedKind;
+use crate::queue::WorkQueue;
+use crate::rgd_status::{
+    ConditionValue, RgdObservation, graph_accepted, graph_rejected, kind_ready, rgd_status,
+};
+
+/// The field manager of the CRDs kro writes.
+pub const CRD_MANAGER: &str = "kro.run/resource-graph-definition";
+/// How long a CRD may take to be Established.
+const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The RGD resource.
+pub fn rgd_resource() -> ApiResource {
+    ApiResource {
+        group: "kro.run".to_owned(),
+        version: "v1alpha1".to_owned(),
+        api_version: "kro.run/v1alpha1".to_owned(),
+        kind: "ResourceGraphDefinition".to_owned(),
+        plural: "resourcegraphdefinitions".to_owned(),
+    }
+}
+
+/// The CRD resource.
+pub(crate) fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: "apiextensions.k8s.io".to_owned(),
+        version: "v1".to_owned(),
+        api_version: "apiextensions.k8s.io/v1".to_owned(),
+        kind: "CustomResourceDefinition".to_owned(),
+        plural: "customresourcedefinitions".to_owned(),
+    }
+}
+
+/// The kinds an RGD's resources name (their schemas are read from the API server).
+pub fn used_kinds(rgd: &ResourceGraphDefinition) -> BTreeSet<Gvk> {
+    let mut kinds = BTreeSet::new();
+    for resource in &rgd.spec.resources {
+        let (api_version, kind) = match (&resource.template, &resource.external_ref) {
+            (Some(template), _) => (
+                template.get("apiVersion").and_then(Json::as_str),
+                template.get("kind").and_then(Json::as_str),
+            ),
+            (None, Some(external)) => (
+                Some(external.api_version.as_str()),
+                Some(external.kind.as_str()),
+            ),
+            (None, None) => (None, None),
+        };
+        if let (Some(api_version), Some(kind)) = (api_version, kind)
+            && let Ok(gvk) = Gvk::from_api_version(api_version, kind)
+        {
+            kinds.insert(gvk);
+        }
+    }
+    kinds
+}
+
+/// The RGD controller.
+pub(crate) struct RgdController {
+    shared: Arc<Shared>,
+    store: Store<DynamicObject>,
+    queue: WorkQueue<String>,
+    /// Instance controllers by RGD name.
+    controllers: tokio::sync::Mutex<HashMap<String, Arc<InstanceController>>>,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl RgdController {
+    /// Starts watching RGDs with `workers` workers.
+    pub(crate) fn start(shared: Arc<Shared>, workers: usize) -> Arc<RgdController> {
+        let writer = Writer::new(rgd_resource());
+        let store = writer.as_reader();
+        let queue = WorkQueue::new();
+        let api: Api<DynamicObject> = Api::all_with(shared.client.clone(), &rgd_resource());
+        let controller = Arc::new(RgdController {
+            shared,
+            store,
+            queue: queue.clone(),
+            controllers: tokio::sync::Mutex::default(),
+            tasks: Mutex::default(),
+        });
+        let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+            .default_backoff();
+        let mut tasks = vec![tokio::spawn(async move {
+            let mut watch = std::pin::pin!(watch);
+            while let Some(event) = watch.next().await {
+                match event {
+                    Ok(Event::Apply(rgd) | Event::InitApply(rgd) | Event::Delete(rgd)) => {
+                        queue.add(rgd.metadata.name.clone().unwrap_or_default());
+                    }
+                    Ok(Event::Init | Event::InitDone) => {}
+                    Err(error) => tracing::warn!(%error, "RGD watch failed; retrying"),
+                }
+            }
+        })];
+        for _ in 0..workers.max(1) {
+            let controller = Arc::clone(&controller);
+            tasks.push(tokio::spawn(async move { controller.work().await }));
+        }
+        *controller
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = tasks;
+        controller
+    }
+
+    /// Stops the RGD workers, then every instance controller.
+    pub(crate) async fn stop(&self) {
+        self.queue.shut_down();
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut tasks = tasks.into_iter();
+        if let Some(watch) = tasks.next() {
+            watch.abort();
+        }
+        for worker in tasks {
+            let _ = worker.await;
+        }
+        let controllers: Vec<_> = self.controllers.lock().await.drain().collect();
+        for (_, controller) in controllers {
+            controller.stop(&self.shared).await;
+        }
+    }
+
+    /// Queues every instance of every kind for a reconcile.
+    pub(crate) async fn resync(&self) {
+        for controller in self.controllers.lock().await.values() {
+            controller.enqueue_all();
+        }
+    }
+
+    async fn work(&self) {
+        let mut failures: HashMap<String, u32> = HashMap::new();
+        while let Some(name) = self.queue.next().await {
+            let outcome = self.reconcile(&name).await;
+            self.queue.done(&name);
+            match outcome {
+                Ok(requeue) => {
+                    failures.remove(&name);
+                    if let Some(delay) = requeue {
+                        self.queue.add_after(name, delay);
+                    }
+                }
+                Err(error) => {
+                    let attempt = failures.entry(name.clone()).or_insert(0);
+                    *attempt = attempt.saturating_add(1);
+                    let settings = &self.shared.settings;
+                    let delay = settings
+                        .backoff
+                        .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
+                        .min(settings.max_backoff);
+                    tracing::warn!(rgd = %name, %error, ?delay, "reconcile failed");
+                    self.queue.add_after(name, delay);
+                }
+            }
+        }
+    }
+
+    async fn reconcile(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
+        let Some(object) = self.store.get(&ObjectRef::new_with(name, rgd_resource())) else {
+            if let Some(controller) = self.controllers.lock().await.remove(name) {
+                controller.stop(&self.shared).await;
+            }
+            return Ok(None);
+        };
+        let rgd = to_json(&object)?;
+        let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
+        let finalizers: Vec<Json> = rgd
+            .pointer("/metadata/finalizers")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let has_finalizer = finalizers.iter().any(|finalizer| finalizer == FINALIZER);
+        if rgd.pointer("/metadata/deletionTimestamp").is_some() {
+            if !has_finalizer {
+                return Ok(None);
+            }
+            return self.delete(name, &rgd, finalizers).await;
+        }
+        if !has_finalizer {
+            let mut finalizers = finalizers;
+            finalizers.push(json!(FINALIZER));
+            let patch = json!({"metadata": {
+                "finalizers": finalizers,
+                "resourceVersion": text(&rgd, "/metadata/resourceVersion"),
+            }});
+            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await?;
+        }
+        let identity = RgdIdentity {
+            name: name.to_owned(),
+            uid: text(&rgd, "/metadata/uid").to_owned(),
+        };
+        let generation = rgd
+            .pointer("/metadata/generation")
+            .and_then(Json::as_i64)
+            .unwrap_or(0);
+        let running = self.controllers.lock().await.get(name).cloned();
+        let previous_kind_ready = condition_of(&rgd, "KindReady");
+        let controller_ready = |running: bool| {
+            if running {
+                ConditionValue::holds("Running", "controller is running")
+            } else {
+                ConditionValue::unknown("Pending", "the controller has not started")
+            }
+        };
+        // Compile.
+        let decoded = YamlDocument {
+            index: 0,
+            api_version: Some(text(&rgd, "/apiVersion").to_owned()),
+            kind: Some(text(&rgd, "/kind").to_owned()),
+            value: rgd.clone(),
+            source_map: SourceMap::default(),
+            warnings: Vec::new(),
+        }
+        .to_resource_graph_definition();
+        let definition = match decoded {
+            Ok(definition) => definition,
+            Err(error) => {
+                let observation = RgdObservation {
+                    generation,
+                    graph: None,
+                    graph_accepted: graph_rejected(&error.to_string()),
+                    kind_ready: previous_kind_ready,
+                    controller_ready: controller_ready(running.is_some()),
+                };
+                self.write_status(name, &rgd, &observation).await?;
+                return Ok(None);
+            }
+        };
+        let live = crate::schemas::read_schemas(
+            &self.shared.client,
+            "the API server",
+            &used_kinds(&definition),
+        )
+        .await
+        .map_err(|error| ReconcileError::Other(format!("reading schemas: {error}")))?;
+        let graph = match build_graph(
+            &definition,
+            &SchemaSources::new().with(live).with(BuiltinCatalog),
+        ) {
+            Ok(graph) => graph,
+            Err(errors) => {
+                let observation = RgdObservation {
+                    generation,
+                    graph: None,
+                    graph_accepted: graph_rejected(&errors.to_string()),
+                    kind_ready: previous_kind_ready,
+                    controller_ready: controller_ready(running.is_some()),
+                };
+                self.write_status(name, &rgd, &observation).await?;
+                return Ok(None);
+            }
+        };
+        // The CRD.
+        let desired = desired_crd(&graph.crd, &identity, &self.shared.settings.kro_version);
+        let crd_name = text(&desired, "/metadata/name").to_owned();
+        let crds: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &crd_resource());
+        let existing = crds.get_opt(&crd_name).await?;
+        let existing = existing.as_ref().map(to_json).transpose()?;
+        let refusal = match plan_crd(existing.as_ref(), &desired, allows_breaking_changes(&rgd)) {
+            CrdPlan::Refuse(refusal) => Some(refusal.to_string()),
+            CrdPlan::Create | CrdPlan::Update { .. } => {
+                crds.patch(
+                    &crd_name,
+                    &PatchParams::apply(CRD_MANAGER).force(),
+                    &Patch::Apply(&desired),
+                )
+                .await?;
+                self.shared.kinds.forget_group(&graph.names.group);
+                tracing::info!(rgd = %name, crd = %crd_name, "CRD written");
+                None
+            }
+            CrdPlan::Unchanged => None,
+        };
+        let kind_condition = match refusal {
+            Some(message) => ConditionValue::fails("Failed", message),
+            None => match wait_established(&crds, &crd_name).await {
+                Ok(()) => kind_ready(&graph.names.kind),
+                Err(message) => ConditionValue::fails("Failed", message),
+            },
+        };
+        if kind_condition.status != crate::rgd_status::Truth::True {
+            let observation = RgdObservation {
+                generation,
+                graph: Some(&graph),
+                graph_accepted: graph_accepted(),
+                kind_ready: kind_condition,
+                controller_ready: controller_ready(running.is_some()),
+            };
+            self.write_status(name, &rgd, &observation).await?;
+            return Ok(None);
+        }
+        // The instance controller.
+        let served = ServedKind {
+            resource: ApiResource {
+                group: graph.names.group.clone(),
+                version: graph.names.version.clone(),
+                api_version: if graph.names.group.is_empty() {
+                    graph.names.version.clone()
+                } else {
+                    format!("{}/{}", graph.names.group, graph.names.version)
+                },
+                kind: graph.names.kind.clone(),
+                plural: graph.names.plural.clone(),
+            },
+            namespaced: graph.names.scope == Scope::Namespaced,
+        };
+        self.shared.kinds.insert(served.clone());
+        let status_graph = graph.clone();
+        let version = match GraphVersion::prepare(&self.shared, graph, identity).await {
+            Ok(version) => version,
+            Err(error) => {
+                let observation = RgdObservation {
+                    generation,
+                    graph: Some(&status_graph),
+                    graph_accepted: graph_accepted(),
+                    kind_ready: kind_condition,
+                    controller_ready: ConditionValue::fails("FailedToStart", error.to_string()),
+                };
+                self.write_status(name, &rgd, &observation).await?;
+                return Err(error.into());
+            }
+        };
+        {
+            let mut controllers = self.controllers.lock().await;
+            match controllers.get(name) {
+                Some(controller) if controller.kind.resource == served.resource => {
+                    controller.update(&self.shared, version);
+                }
+                _ => {
+                    if let Some(old) = controllers.remove(name) {
+                        old.stop(&self.shared).await;
+                    }
+                    let controller = InstanceController::start(&self.shared, served, version);
+                    controllers.insert(name.to_owned(), controller);
+                }
+            }
+        }
+        let observation = RgdObservation {
+            generation,
+            graph: Some(&status_graph),
+            graph_accepted: graph_accepted(),
+            kind_ready: kind_condition,
+            controller_ready: controller_ready(true),
+        };
+        self.write_status(name, &rgd, &observation).await?;
+        Ok(None)
+    }
+
+    /// An RGD being deleted: waits for its instances, then stops its controller and lets go.
+    async fn delete(
+        &self,
+        name: &str,
+        rgd: &Json,
+        finalizers: Vec<Json>,
+    ) -> Result<Option<Duration>, ReconcileError> {
+        let running = self.controllers.lock().await.get(name).cloned();
+        if let Some(controller) = &running {
+            let _ = controller.store.wait_until_ready().await;
+            let instances = controller.store.state().len();
+            if instances > 0 {
+                let message = format!(
+                    "waiting for {instances} instance(s) of {} to be deleted before the ResourceGraphDefinition is removed",
+                    controller.kind.resource.kind
+                );
+                tracing::info!(rgd = %name, "{message}");
+                let observation = RgdObservation {
+                    generation: rgd
+                        .pointer("/metadata/generation")
+                        .and_then(Json::as_i64)
+                        .unwrap_or(0),
+                    graph: None,
+                    graph_accepted: condition_of(rgd, "GraphAccepted"),
+                    kind_ready: condition_of(rgd, "KindReady"),
+                    controller_ready: ConditionValue::fails("Deleting", message),
+                };
+                self.write_status(name, rgd, &observation).await?;
+                return Ok(Some(self.shared.settings.deletion_poll));
+            }
+        }
+        if let Some(controller) = self.controllers.lock().await.remove(name) {
+            controller.stop(&self.shared).await;
+        }
+        let remaining: Vec<Json> = finalizers
+            .into_iter()
+            .filter(|finalizer| finalizer != FINALIZER)
+            .collect();
+        let patch = json!({"metadata": {
+            "finalizers": remaining,
+            "resourceVersion": text(rgd, "/metadata/resourceVersion"),
+        }});
+        let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(None)
+    }
+
+    async fn write_status(
+        &self,
+        name: &str,
+        rgd: &Json,
+        observation: &RgdObservation<'_>,
+    ) -> Result<(), ReconcileError> {
+        let empty = json!({});
+        let previous = rgd.get("status").unwrap_or(&empty);
+        let mut wanted = rgd_status(previous, observation, &now());
+        if rgd.pointer("/metadata/deletionTimestamp").is_some() {
+            wanted["state"] = json!("Deleting");
+        }
+        let Some(patch) = merge_patch(previous, &wanted) else {
+            return Ok(());
+        };
+        let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
+        let params = PatchParams {
+            field_manager: Some(CRD_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        api.patch_status(name, &params, &Patch::Merge(json!({"status": patch})))
+            .await?;
+        Ok(())
+    }
+}
+
+/// A condition the RGD carries now, as a value (Unknown when it carries none).
+fn condition_of(rgd: &Json, kind: &str) -> ConditionValue {
+    let found = rgd
+        .pointer("/status/conditions")
+        .and_then(Json::as_array)
+        .and_then(|conditions| {
+            conditions
+                .iter()
+                .find(|condition| condition["type"] == kind)
+        });
+    match found {
+        Some(condition) => {
+            let reason = text(condition, "/reason");
+            let message = text(condition, "/message");
+            match text(condition, "/status") {
+                "True" => ConditionValue::holds(reason, message),
+                "False" => ConditionValue::fails(reason, message),
+                _ => ConditionValue::unknown(reason, message),
+            }
+        }
+        None => ConditionValue::unknown("Pending", ""),
+    }
+}
+
+/// Waits until the CRD reports Established.
+async fn wait_established(crds: &Api<DynamicObject>, name: &str) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        let crd = crds
+            .get(name)
+            .await
+            .map_err(|error| format!("reading CRD {name}: {error}"))?;
+        let established = crd
+            .data
+            .pointer("/status/conditions")
+            .and_then(Json::as_array)
+            .is_some_and(|conditions| {
+                conditions.iter().any(|condition| {
+                    condition["type"] == "Established" && condition["status"] == "True"
+                })
+            });
+        if established {
+            return Ok(());
+        }
+        if started.elapsed() > ESTABLISH_TIMEOUT {
+            return Err(format!(
+                "CRD {name} is not Established after {}s",
+                ESTABLISH_TIMEOUT.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Makes sure the API server serves ResourceGraphDefinitions: creates their CRD when it does
+/// not exist and waits until it is Established.
+///
+/// # Errors
+/// When the CRD cannot be created or read, or is not Established in time.
+pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
+    let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
+    let name = crate::rgd_crd::RGD_CRD_NAME;
+    if crds.get_opt(name).await?.is_none() {
+        crds.patch(
+            name,
+            &PatchParams::apply(CRD_MANAGER).force(),
+            &Patch::Apply(&crate::rgd_crd::resource_graph_definition_crd()),
+        )
+        .await?;
+        tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
+    }
+    wait_established(&crds, name)
+        .await
+        .map_err(crate::StartError::NotEstablished)
+}

@@ -1,0 +1,245 @@
+//! Shared watches: one watch (and cache) per child kind, whatever the number of instance kinds
+//! that use it. A change to an object kro manages is routed, by the instance labels kro put on
+//! it, to the one instance it belongs to; a change to an object some graph reads through an
+//! externalRef wakes every instance of the kinds that read that kind.
+//!
+//! Two watches per kind at most: the managed objects (`kro.run/owned=true`, what the apply
+//! engine reads back) and, only for kinds read through externalRefs, every object.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use futures_util::StreamExt;
+use kro_runtime::{
+    INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL, INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL,
+    OWNED_LABEL,
+};
+use kube::Client;
+use kube::api::{ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, reflector::store::Writer};
+use tokio::task::JoinHandle;
+
+use crate::kinds::ServedKind;
+use crate::queue::WorkQueue;
+
+/// An instance: its namespace (none for cluster-scoped kinds) and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstanceRef {
+    /// The namespace.
+    pub namespace: Option<String>,
+    /// The name.
+    pub name: String,
+}
+
+impl std::fmt::Display for InstanceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{namespace}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// `(group, kind)`.
+pub type GroupKind = (String, String);
+
+/// Which objects a watch holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Selection {
+    /// Objects labelled `kro.run/owned=true`.
+    Managed,
+    /// Every object of the kind.
+    All,
+}
+
+/// An instance controller, as the router sees it.
+#[derive(Clone)]
+pub(crate) struct Subscriber {
+    /// Where its reconciles wait.
+    pub(crate) queue: WorkQueue<InstanceRef>,
+    /// Its instances (to wake them all when an external object changes).
+    pub(crate) instances: Store<DynamicObject>,
+    /// The kinds its graph reads through externalRefs.
+    pub(crate) external: HashSet<GroupKind>,
+}
+
+/// Instance controllers by instance kind.
+#[derive(Default)]
+pub(crate) struct Router {
+    subscribers: RwLock<HashMap<GroupKind, Subscriber>>,
+}
+
+impl Router {
+    /// Routes changes of objects labelled with the instance kind `kind` to `subscriber`.
+    pub(crate) fn subscribe(&self, kind: GroupKind, subscriber: Subscriber) {
+        self.subscribers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(kind, subscriber);
+    }
+
+    /// Stops routing to the instance kind `kind`.
+    pub(crate) fn unsubscribe(&self, kind: &GroupKind) {
+        self.subscribers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(kind);
+    }
+
+    /// A managed object changed: wake the instance its labels name.
+    fn managed_changed(&self, object: &DynamicObject) {
+        let Some(labels) = object.metadata.labels.as_ref() else {
+            return;
+        };
+        let (Some(group), Some(kind), Some(name)) = (
+            labels.get(INSTANCE_GROUP_LABEL),
+            labels.get(INSTANCE_KIND_LABEL),
+            labels.get(INSTANCE_NAME_LABEL),
+        ) else {
+            return;
+        };
+        let subscribers = self
+            .subscribers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(subscriber) = subscribers.get(&(group.clone(), kind.clone())) {
+            subscriber.queue.add(InstanceRef {
+                namespace: labels.get(INSTANCE_NAMESPACE_LABEL).cloned(),
+                name: name.clone(),
+            });
+        }
+    }
+
+    /// An object of a kind some graphs read changed: wake every instance of those graphs.
+    fn external_changed(&self, kind: &GroupKind) {
+        let subscribers = self
+            .subscribers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        for subscriber in subscribers
+            .values()
+            .filter(|subscriber| subscriber.external.contains(kind))
+        {
+            for instance in subscriber.instances.state() {
+                subscriber.queue.add(InstanceRef {
+                    namespace: instance.metadata.namespace.clone(),
+                    name: instance.metadata.name.clone().unwrap_or_default(),
+                });
+            }
+        }
+    }
+}
+
+struct Watch {
+    store: Store<DynamicObject>,
+    kind: ServedKind,
+    task: JoinHandle<()>,
+}
+
+/// The shared watches; clones share them.
+#[derive(Clone)]
+pub struct Watches {
+    client: Client,
+    router: Arc<Router>,
+    watches: Arc<Mutex<HashMap<(GroupKind, Selection), Watch>>>,
+}
+
+impl Watches {
+    pub(crate) fn new(client: Client, router: Arc<Router>) -> Self {
+        Watches {
+            client,
+            router,
+            watches: Arc::default(),
+        }
+    }
+
+    /// The cache of `kind`'s objects in `selection`, starting the watch on first use. The
+    /// cache may still be filling: wait with [`Store::wait_until_ready`].
+    pub fn store(&self, kind: &ServedKind, selection: Selection) -> Store<DynamicObject> {
+        let group_kind = (kind.resource.group.clone(), kind.resource.kind.clone());
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(watch) = watches.get(&(group_kind.clone(), selection)) {
+            return watch.store.clone();
+        }
+        let watch = self.start(kind, selection);
+        let store = watch.store.clone();
+        watches.insert((group_kind, selection), watch);
+        store
+    }
+
+    /// The cache of a kind already watched, with its served kind.
+    pub fn existing(
+        &self,
+        group_kind: &GroupKind,
+        selection: Selection,
+    ) -> Option<(ServedKind, Store<DynamicObject>)> {
+        self.watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(group_kind.clone(), selection))
+            .map(|watch| (watch.kind.clone(), watch.store.clone()))
+    }
+
+    fn start(&self, kind: &ServedKind, selection: Selection) -> Watch {
+        let writer = Writer::new(kind.resource.clone());
+        let store = writer.as_reader();
+        let api = kind.api(&self.client, None);
+        let config = match selection {
+            Selection::Managed => watcher::Config::default().labels(&format!("{OWNED_LABEL}=true")),
+            Selection::All => watcher::Config::default(),
+        };
+        let router = Arc::clone(&self.router);
+        let group_kind = (kind.resource.group.clone(), kind.resource.kind.clone());
+        let stream = reflector::reflector(writer, watcher::watcher(api, config)).default_backoff();
+        let task = tokio::spawn(async move {
+            let mut stream = std::pin::pin!(stream);
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(Event::Apply(object) | Event::Delete(object) | Event::InitApply(object)) => {
+                        match selection {
+                            Selection::Managed => router.managed_changed(&object),
+                            Selection::All => router.external_changed(&group_kind),
+                        }
+                    }
+                    Ok(Event::Init | Event::InitDone) => {}
+                    Err(error) => {
+                        tracing::warn!(kind = %group_kind.1, group = %group_kind.0, %error, "watch failed; retrying");
+                    }
+                }
+            }
+        });
+        Watch {
+            store,
+            kind: kind.clone(),
+            task,
+        }
+    }
+
+    /// Stops every watch.
+    pub(crate) fn stop(&self) {
+        for (_, watch) in self
+            .watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+        {
+            watch.task.abort();
+        }
+    }
+}
+
+/// The cached object `name` in `namespace` of a store.
+pub(crate) fn cached(
+    store: &Store<DynamicObject>,
+    resource: &ApiResource,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<Arc<DynamicObject>> {
+    let mut reference = ObjectRef::new_with(name, resource.clone());
+    if let Some(namespace) = namespace {
+        reference = reference.within(namespace);
+    }
+    store.get(&reference)
+}

@@ -1,0 +1,212 @@
+//! What the controller scenarios share: an embedded API server with its simulated cluster,
+//! the controllers running against it, and small helpers to apply YAML and wait for states.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kro_apiserver::{RunningServer, ServerConfig, Simulators};
+use kro_controller::kinds::{Kinds, ServedKind};
+use kro_controller::{Manager, Settings};
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
+use serde_json::Value;
+
+/// One object: apiVersion, kind, namespace, name.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    pub api_version: &'a str,
+    pub kind: &'a str,
+    pub namespace: Option<&'a str>,
+    pub name: &'a str,
+}
+
+/// The namespaced object `kind` `name` in `default`.
+pub fn at<'a>(api_version: &'a str, kind: &'a str, name: &'a str) -> Target<'a> {
+    Target {
+        api_version,
+        kind,
+        namespace: Some("default"),
+        name,
+    }
+}
+
+/// The cluster-scoped object `kind` `name`.
+pub fn cluster_at<'a>(api_version: &'a str, kind: &'a str, name: &'a str) -> Target<'a> {
+    Target {
+        api_version,
+        kind,
+        namespace: None,
+        name,
+    }
+}
+
+/// A server and the controllers.
+pub struct Cluster {
+    pub server: RunningServer,
+    pub client: kube::Client,
+    pub kinds: Kinds,
+    pub manager: Option<Manager>,
+}
+
+impl Cluster {
+    /// Starts the server (every simulator on) and the controllers.
+    pub async fn start() -> Cluster {
+        Self::start_with(Settings::default()).await
+    }
+
+    /// Starts the server and the controllers with `settings`.
+    pub async fn start_with(settings: Settings) -> Cluster {
+        let server = kro_apiserver::start(ServerConfig {
+            token: None,
+            tls: false,
+            simulators: Simulators::all(),
+            ..ServerConfig::default()
+        })
+        .await
+        .expect("the server starts");
+        let client = kube::Client::try_from(kube::Config::new(server.url().parse().expect("URL")))
+            .expect("a client");
+        let manager = Manager::start(client.clone(), settings)
+            .await
+            .expect("the controllers start");
+        Cluster {
+            kinds: Kinds::new(client.clone()),
+            server,
+            client,
+            manager: Some(manager),
+        }
+    }
+
+    /// The served kind of `object`.
+    pub async fn kind_of(&self, object: &Value) -> ServedKind {
+        let api_version = object["apiVersion"].as_str().expect("apiVersion");
+        let kind = object["kind"].as_str().expect("kind");
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        // The cache would keep a kind that was not served yet; ask afresh every time.
+        let kinds = Kinds::new(self.client.clone());
+        kinds
+            .resolve(group, version, kind)
+            .await
+            .unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Applies every document of `yaml` (server-side apply, as kubectl apply --server-side).
+    pub async fn apply_yaml(&self, yaml: &str) {
+        for document in kro_graph::parse_yaml_documents(yaml).expect("YAML") {
+            self.apply(&document.value).await;
+        }
+    }
+
+    /// Applies one object.
+    pub async fn apply(&self, object: &Value) -> Value {
+        let kind = self.kind_of(object).await;
+        let name = object["metadata"]["name"].as_str().expect("name");
+        let namespace = object["metadata"]["namespace"].as_str().or(Some("default"));
+        let applied = kind
+            .api(&self.client, namespace)
+            .patch(
+                name,
+                &PatchParams::apply("test").force(),
+                &Patch::Apply(object),
+            )
+            .await
+            .unwrap_or_else(|error| panic!("applying {name}: {error}"));
+        serde_json::to_value(applied).expect("JSON")
+    }
+
+    /// Applies the files of an example directory.
+    pub async fn apply_example(&self, name: &str, file: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples")
+            .join(name)
+            .join(file);
+        let text = std::fs::read_to_string(&path).expect("the example");
+        self.apply_yaml(&text).await;
+    }
+
+    /// The object `apiVersion`/`kind` `namespace`/`name`, if it exists.
+    pub async fn get(&self, target: Target<'_>) -> Option<Value> {
+        let served = self
+            .kind_of(&serde_json::json!({"apiVersion": target.api_version, "kind": target.kind}))
+            .await;
+        served
+            .api(&self.client, target.namespace)
+            .get_opt(target.name)
+            .await
+            .expect("GET")
+            .map(|object: DynamicObject| serde_json::to_value(object).expect("JSON"))
+    }
+
+    /// Deletes an object (gone already is fine).
+    pub async fn delete(&self, target: Target<'_>) {
+        let name = target.name;
+        let served = self
+            .kind_of(&serde_json::json!({"apiVersion": target.api_version, "kind": target.kind}))
+            .await;
+        match served
+            .api(&self.client, target.namespace)
+            .delete(name, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => panic!("deleting {name}: {error}"),
+        }
+    }
+
+    /// Waits until `check` holds for the object (or its absence), up to `limit`.
+    pub async fn wait_for(
+        &self,
+        target: Target<'_>,
+        what: &str,
+        check: impl Fn(Option<&Value>) -> bool,
+    ) -> Option<Value> {
+        let limit = Duration::from_secs(60);
+        let (kind, name) = (target.kind, target.name);
+        let started = Instant::now();
+        loop {
+            let object = self.get(target).await;
+            if check(object.as_ref()) {
+                return object;
+            }
+            assert!(
+                started.elapsed() < limit,
+                "{kind} {name}: not {what} after {limit:?}; last seen: {}",
+                serde_json::to_string_pretty(&object).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until `status.state` is `state`.
+    pub async fn wait_state(&self, target: Target<'_>, state: &str) -> Value {
+        self.wait_for(target, state, |object| {
+            object.is_some_and(|object| object["status"]["state"] == state)
+        })
+        .await
+        .expect("the object")
+    }
+
+    /// Waits until the object is gone.
+    pub async fn wait_gone(&self, target: Target<'_>) {
+        self.wait_for(target, "gone", |object| object.is_none())
+            .await;
+    }
+
+    /// Writes (create, update, patch, delete) served since the counts were reset.
+    pub fn writes(&self) -> u64 {
+        ["create", "update", "patch", "delete", "deletecollection"]
+            .iter()
+            .map(|verb| self.server.requests_with_verb(verb))
+            .sum()
+    }
+
+    /// Stops the controllers, then the server.
+    pub async fn stop(mut self) {
+        if let Some(manager) = self.manager.take() {
+            manager.shutdown().await;
+        }
+        self.server.stop();
+    }
+}

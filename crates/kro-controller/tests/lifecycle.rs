@@ -1,0 +1,120 @@
+//! An RGD becomes an API and its instance becomes resources, on the embedded API server with
+//! its simulated cluster: create, steady state, update, delete.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Cluster, at, cluster_at};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webapp_lifecycle_create_steady_state_update_delete() {
+    let cluster = Cluster::start().await;
+    let rgd = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "webapp");
+    let shop = at("kro.run/v1alpha1", "WebApp", "shop");
+    cluster.apply_example("webapp", "rgd.yaml").await;
+    let object = cluster.wait_state(rgd, "Active").await;
+    assert_eq!(
+        object["status"]["topologicalOrder"],
+        json!(["deployment", "service", "ingress"])
+    );
+    assert!(
+        object["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|finalizers| finalizers.iter().any(|f| f == "kro.run/finalizer")),
+        "{object}"
+    );
+
+    cluster.apply_example("webapp", "instance.yaml").await;
+    let instance = cluster.wait_state(shop, "ACTIVE").await;
+    assert_eq!(instance["status"]["availableReplicas"], 3, "{instance}");
+    assert_eq!(
+        instance["status"]["endpoint"], "http://shop.default:80",
+        "{instance}"
+    );
+    let labels = &instance["metadata"]["labels"];
+    assert_eq!(labels["kro.run/owned"], "true");
+    assert_eq!(labels["kro.run/resource-graph-definition-name"], "webapp");
+    assert!(
+        labels["applyset.kubernetes.io/id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("applyset-")),
+        "{instance}"
+    );
+    assert_eq!(
+        instance["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "Deployment.apps,Ingress.networking.k8s.io,Service"
+    );
+    let deployment = cluster
+        .get(at("apps/v1", "Deployment", "shop"))
+        .await
+        .expect("the Deployment");
+    let labels = &deployment["metadata"]["labels"];
+    assert_eq!(labels["kro.run/node-id"], "deployment");
+    assert_eq!(labels["kro.run/instance-name"], "shop");
+    assert_eq!(labels["app.kubernetes.io/managed-by"], "kro");
+    for (api_version, kind) in [("v1", "Service"), ("networking.k8s.io/v1", "Ingress")] {
+        assert!(
+            cluster.get(at(api_version, kind, "shop")).await.is_some(),
+            "{kind} shop"
+        );
+    }
+
+    // Steady state: a resync writes nothing.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    cluster.server.reset_request_counts();
+    cluster.manager.as_ref().expect("running").resync().await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        cluster.writes(),
+        0,
+        "writes after a resync in steady state: {:?}",
+        cluster.server.request_counts()
+    );
+
+    // Update: the Ingress goes away when it is no longer wanted (pruned), replicas change.
+    cluster
+        .apply(&json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+            "metadata": {"name": "shop", "namespace": "default"},
+            "spec": {"replicas": 2, "ingress": {"enabled": false}},
+        }))
+        .await;
+    cluster
+        .wait_gone(at("networking.k8s.io/v1", "Ingress", "shop"))
+        .await;
+    cluster
+        .wait_for(
+            at("apps/v1", "Deployment", "shop"),
+            "scaled to 2",
+            |deployment| deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 2),
+        )
+        .await;
+    let instance = cluster
+        .wait_for(shop, "ACTIVE with 2 replicas", |instance| {
+            instance.is_some_and(|instance| {
+                instance["status"]["state"] == "ACTIVE"
+                    && instance["status"]["availableReplicas"] == 2
+            })
+        })
+        .await
+        .expect("the instance");
+    assert_eq!(
+        instance["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "Deployment.apps,Service"
+    );
+
+    // Delete: every resource goes, then the instance.
+    cluster.delete(shop).await;
+    cluster.wait_gone(shop).await;
+    for (api_version, kind) in [("apps/v1", "Deployment"), ("v1", "Service")] {
+        assert!(
+            cluster.get(at(api_version, kind, "shop")).await.is_none(),
+            "{kind} shop survived its instance"
+        );
+    }
+    cluster.delete(rgd).await;
+    cluster.wait_gone(rgd).await;
+    cluster.stop().await;
+}
