@@ -117,6 +117,24 @@ impl FieldSet {
         result
     }
 
+    /// The set with every field that has owned fields beneath it counted as owned itself
+    /// (structured-merge-diff's `EnsureNamedFieldsAreMembers`): a map a manager writes keys
+    /// into is the manager's too, so a removal of the map as a whole does not take it.
+    pub(crate) fn with_parent_fields(&self) -> FieldSet {
+        let mut result = FieldSet {
+            member: self.member,
+            children: BTreeMap::new(),
+        };
+        for (element, child) in &self.children {
+            let mut child = child.with_parent_fields();
+            if matches!(element, Element::Field(_)) && !child.children.is_empty() {
+                child.member = true;
+            }
+            result.children.insert(element.clone(), child);
+        }
+        result
+    }
+
     pub(crate) fn difference(&self, other: &FieldSet) -> FieldSet {
         let mut result = FieldSet {
             member: self.member && !other.member,
@@ -1089,7 +1107,7 @@ pub(crate) fn apply(
         let owned = entries
             .iter()
             .fold(FieldSet::default(), |all, entry| all.union(&entry.set));
-        let dropped = last.difference(&owned);
+        let dropped = last.difference(&owned.with_parent_fields());
         remove_items(&mut merged, &dropped, shape, true);
         remove_emptied(&mut merged, &last, &owned);
     }
@@ -1217,6 +1235,32 @@ mod tests {
                 json!({"f:data": {"f:k1": {}, "f:k2": {}},
                     "f:metadata": {"f:annotations": {}, "f:labels": {"f:a": {}}}})
             )]
+        );
+    }
+
+    #[test]
+    fn an_empty_map_applied_before_is_kept_when_keys_are_applied_into_it() {
+        let empty = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {}}});
+        let live = apply(None, &empty, configmap(), &writer("kubectl"), false).expect("apply");
+        let config = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "annotations": {"a": "b"}}});
+        let applied =
+            apply(Some(&live), &config, configmap(), &writer("kubectl"), false).expect("apply");
+        assert_eq!(applied["metadata"]["annotations"], json!({"a": "b"}));
+        // Dropping the map from the configuration still removes it.
+        let bare = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let removed = apply(
+            Some(&applied),
+            &bare,
+            configmap(),
+            &writer("kubectl"),
+            false,
+        )
+        .expect("apply");
+        assert!(
+            removed["metadata"].get("annotations").is_none(),
+            "{removed}"
         );
     }
 

@@ -155,6 +155,44 @@ impl Cluster {
         }
     }
 
+    /// Changes an object with a JSON merge patch.
+    pub async fn merge(&self, target: Target<'_>, patch: Value) -> Value {
+        let served = self
+            .kind_of(&serde_json::json!({"apiVersion": target.api_version, "kind": target.kind}))
+            .await;
+        let patched = served
+            .api(&self.client, target.namespace)
+            .patch(target.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap_or_else(|error| panic!("patching {}: {error}", target.name));
+        serde_json::to_value(patched).expect("JSON")
+    }
+
+    /// The names of the objects of a kind in `default` carrying `label=value`.
+    pub async fn names_labelled(
+        &self,
+        api_version: &str,
+        kind: &str,
+        label: &str,
+        value: &str,
+    ) -> Vec<String> {
+        let served = self
+            .kind_of(&serde_json::json!({"apiVersion": api_version, "kind": kind}))
+            .await;
+        let list = served
+            .api(&self.client, Some("default"))
+            .list(&kube::api::ListParams::default().labels(&format!("{label}={value}")))
+            .await
+            .expect("LIST");
+        let mut names: Vec<String> = list
+            .items
+            .into_iter()
+            .filter_map(|object| object.metadata.name)
+            .collect();
+        names.sort();
+        names
+    }
+
     /// Waits until `check` holds for the object (or its absence), up to `limit`.
     pub async fn wait_for(
         &self,

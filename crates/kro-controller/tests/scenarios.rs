@@ -1,0 +1,672 @@
+//! Upstream kro's integration scenarios (its `test/integration/suites/core`), restated against
+//! the embedded API server: readiness gating and externalRefs, includeWhen with contagion and
+//! flipping, collections, suspension, terminating children, ordered deletion, contention,
+//! and RGD deletion with live instances.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Cluster, at, cluster_at};
+use serde_json::{Value, json};
+
+const RGD_API: &str = "kro.run/v1alpha1";
+const RGD_KIND: &str = "ResourceGraphDefinition";
+
+async fn rgd_active(cluster: &Cluster, yaml: &str, name: &str) {
+    cluster.apply_yaml(yaml).await;
+    cluster
+        .wait_state(cluster_at(RGD_API, RGD_KIND, name), "Active")
+        .await;
+}
+
+fn config_map(name: &str, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}, "data": data})
+}
+
+fn condition<'a>(object: &'a Value, kind: &str) -> &'a Value {
+    object["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| {
+            conditions
+                .iter()
+                .find(|condition| condition["type"] == kind)
+        })
+        .unwrap_or(&Value::Null)
+}
+
+const EXTERNAL: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: consumer}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Consumer
+    spec:
+      team: string | default="blue"
+    status:
+      copied: ${copy.data.value}
+      teamConfigs: ${string(size(team))}
+  resources:
+    - id: settings
+      externalRef:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: platform-settings}
+    - id: team
+      externalRef:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          selector:
+            matchLabels: {team: "${schema.spec.team}"}
+    - id: copy
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-copy'}"}
+        data:
+          value: ${settings.data.value}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_refs_wait_for_their_object_then_follow_its_changes() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, EXTERNAL, "consumer").await;
+    let instance = at(RGD_API, "Consumer", "reader");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Consumer", "metadata": {"name": "reader", "namespace": "default"}, "spec": {}}))
+        .await;
+    let waiting = cluster
+        .wait_for(instance, "waiting for its externalRef", |object| {
+            object.is_some_and(|object| {
+                condition(object, "ResourcesReady")["message"]
+                    .as_str()
+                    .is_some_and(|message| message.contains("platform-settings does not exist"))
+            })
+        })
+        .await
+        .expect("the instance");
+    assert_eq!(waiting["status"]["state"], "IN_PROGRESS", "{waiting}");
+    assert!(
+        cluster
+            .get(at("v1", "ConfigMap", "reader-copy"))
+            .await
+            .is_none(),
+        "the dependent waits for the externalRef"
+    );
+
+    // The externalRef appears: the instance proceeds without any change of its own.
+    let mut labelled = config_map("blue-1", json!({}));
+    labelled["metadata"]["labels"] = json!({"team": "blue"});
+    cluster.apply(&labelled).await;
+    cluster
+        .apply(&config_map("platform-settings", json!({"value": "one"})))
+        .await;
+    let active = cluster.wait_state(instance, "ACTIVE").await;
+    assert_eq!(active["status"]["copied"], "one");
+    assert_eq!(active["status"]["teamConfigs"], "1");
+
+    // Its changes are followed: the watch on ConfigMaps wakes the instance.
+    cluster
+        .apply(&config_map("platform-settings", json!({"value": "two"})))
+        .await;
+    cluster
+        .wait_for(at("v1", "ConfigMap", "reader-copy"), "copied", |object| {
+            object.is_some_and(|object| object["data"]["value"] == "two")
+        })
+        .await;
+    let mut second = config_map("blue-2", json!({}));
+    second["metadata"]["labels"] = json!({"team": "blue"});
+    cluster.apply(&second).await;
+    cluster
+        .wait_for(instance, "seeing two team configs", |object| {
+            object.is_some_and(|object| object["status"]["teamConfigs"] == "2")
+        })
+        .await;
+
+    // Deleting the instance leaves the externalRefs alone.
+    cluster.delete(instance).await;
+    cluster.wait_gone(instance).await;
+    assert!(
+        cluster
+            .get(at("v1", "ConfigMap", "reader-copy"))
+            .await
+            .is_none()
+    );
+    assert!(
+        cluster
+            .get(at("v1", "ConfigMap", "platform-settings"))
+            .await
+            .is_some(),
+        "an externalRef is never deleted"
+    );
+    cluster.stop().await;
+}
+
+const INCLUDE_WHEN: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: toggles}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Toggle
+    spec:
+      enabled: boolean | default=false
+  resources:
+    - id: base
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-base'}"}
+        data: {a: b}
+    - id: optional
+      includeWhen:
+        - ${schema.spec.enabled}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-optional'}"}
+        data: {from: "${base.metadata.name}"}
+    - id: dependent
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-dependent'}"}
+        data: {from: "${optional.metadata.name}"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn include_when_skips_contagiously_and_flipping_it_creates_and_prunes() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, INCLUDE_WHEN, "toggles").await;
+    let toggle = |enabled: bool| json!({"apiVersion": RGD_API, "kind": "Toggle", "metadata": {"name": "t", "namespace": "default"}, "spec": {"enabled": enabled}});
+    let instance = at(RGD_API, "Toggle", "t");
+    cluster.apply(&toggle(false)).await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    let names = || cluster.names_labelled("v1", "ConfigMap", "kro.run/instance-name", "t");
+    assert_eq!(names().await, ["t-base"], "skipping is contagious");
+
+    cluster.apply(&toggle(true)).await;
+    cluster
+        .wait_for(at("v1", "ConfigMap", "t-dependent"), "created", |object| {
+            object.is_some()
+        })
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    assert_eq!(names().await, ["t-base", "t-dependent", "t-optional"]);
+
+    cluster.apply(&toggle(false)).await;
+    cluster
+        .wait_gone(at("v1", "ConfigMap", "t-dependent"))
+        .await;
+    cluster.wait_gone(at("v1", "ConfigMap", "t-optional")).await;
+    assert_eq!(names().await, ["t-base"]);
+    cluster.stop().await;
+}
+
+const COLLECTION: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: teams}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Teams
+    spec:
+      names: "[]string"
+    status:
+      members: ${string(size(members))}
+  resources:
+    - id: members
+      forEach: ${schema.spec.names}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${'member-' + each.item}"}
+        data: {name: "${each.item}"}
+    - id: badges
+      forEach: ${members}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${'badge-' + each.item.data.name}"}
+        data: {for: "${each.item.metadata.name}"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collections_grow_shrink_chain_empty_and_repair_drift() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, COLLECTION, "teams").await;
+    let teams = |names: &[&str]| json!({"apiVersion": RGD_API, "kind": "Teams", "metadata": {"name": "crew", "namespace": "default"}, "spec": {"names": names}});
+    let instance = at(RGD_API, "Teams", "crew");
+    let names = || cluster.names_labelled("v1", "ConfigMap", "kro.run/instance-name", "crew");
+    let settle = |expected: Vec<&'static str>| async move {
+        let expected: Vec<String> = expected.into_iter().map(str::to_owned).collect();
+        for _ in 0..600 {
+            if names().await == expected {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(names().await, expected);
+    };
+
+    cluster.apply(&teams(&["ann", "bob"])).await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    settle(vec!["badge-ann", "badge-bob", "member-ann", "member-bob"]).await;
+    let badge = cluster
+        .get(at("v1", "ConfigMap", "badge-bob"))
+        .await
+        .expect("a badge");
+    assert_eq!(badge["data"]["for"], "member-bob", "chained collection");
+    assert_eq!(badge["metadata"]["labels"]["kro.run/collection-size"], "2");
+
+    // Grow.
+    cluster.apply(&teams(&["ann", "bob", "cy"])).await;
+    settle(vec![
+        "badge-ann",
+        "badge-bob",
+        "badge-cy",
+        "member-ann",
+        "member-bob",
+        "member-cy",
+    ])
+    .await;
+
+    // Drift: a changed item is restored, a deleted one recreated.
+    cluster
+        .merge(
+            at("v1", "ConfigMap", "member-ann"),
+            json!({"data": {"name": "mallory"}}),
+        )
+        .await;
+    cluster
+        .wait_for(at("v1", "ConfigMap", "member-ann"), "restored", |object| {
+            object.is_some_and(|object| object["data"]["name"] == "ann")
+        })
+        .await;
+    cluster.delete(at("v1", "ConfigMap", "badge-cy")).await;
+    cluster
+        .wait_for(at("v1", "ConfigMap", "badge-cy"), "recreated", |object| {
+            object.is_some()
+        })
+        .await;
+
+    // Shrink: the items that left are pruned.
+    cluster.apply(&teams(&["bob"])).await;
+    settle(vec!["badge-bob", "member-bob"]).await;
+    cluster
+        .wait_for(instance, "ACTIVE with one member", |object| {
+            object.is_some_and(|object| {
+                object["status"]["state"] == "ACTIVE" && object["status"]["members"] == "1"
+            })
+        })
+        .await;
+
+    // Empty: every item goes, and the instance is still ACTIVE.
+    cluster.apply(&teams(&[])).await;
+    settle(vec![]).await;
+    cluster
+        .wait_for(instance, "ACTIVE and empty", |object| {
+            object.is_some_and(|object| {
+                object["status"]["state"] == "ACTIVE" && object["status"]["members"] == "0"
+            })
+        })
+        .await;
+    cluster.stop().await;
+}
+
+const CHAIN: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: chains}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Chain
+    spec:
+      value: string | default="one"
+  resources:
+    - id: first
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-first'}"}
+        data: {value: "${schema.spec.value}"}
+    - id: second
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-second'}"}
+        data: {value: "${first.data.value}"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspension_stops_changes_until_lifted() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, CHAIN, "chains").await;
+    let instance = at(RGD_API, "Chain", "c");
+    let chain = |value: &str, annotations: Value| json!({"apiVersion": RGD_API, "kind": "Chain", "metadata": {"name": "c", "namespace": "default", "annotations": annotations}, "spec": {"value": value}});
+    cluster.apply(&chain("one", json!({}))).await;
+    cluster.wait_state(instance, "ACTIVE").await;
+
+    cluster
+        .apply(&chain("two", json!({"kro.run/reconcile": "suspended"})))
+        .await;
+    let suspended = cluster
+        .wait_for(instance, "suspended", |object| {
+            object.is_some_and(|object| {
+                condition(object, "ResourcesReady")["reason"] == "ReconciliationSuspended"
+            })
+        })
+        .await
+        .expect("the instance");
+    assert_ne!(suspended["status"]["state"], "ACTIVE");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let first = cluster
+        .get(at("v1", "ConfigMap", "c-first"))
+        .await
+        .expect("first");
+    assert_eq!(
+        first["data"]["value"], "one",
+        "nothing applied while suspended"
+    );
+
+    cluster.apply(&chain("two", json!({}))).await;
+    cluster
+        .wait_for(at("v1", "ConfigMap", "c-second"), "updated", |object| {
+            object.is_some_and(|object| object["data"]["value"] == "two")
+        })
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminating_child_blocks_its_dependents_until_it_is_gone() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, CHAIN, "chains").await;
+    let instance = at(RGD_API, "Chain", "c");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Chain", "metadata": {"name": "c", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    let first = at("v1", "ConfigMap", "c-first");
+    cluster
+        .merge(
+            first,
+            json!({"metadata": {"finalizers": ["example.com/hold"]}}),
+        )
+        .await;
+    cluster.delete(first).await;
+    let blocked = cluster
+        .wait_for(instance, "blocked by a terminating child", |object| {
+            object.is_some_and(|object| {
+                condition(object, "ResourcesReady")["reason"] == "ResourceDeleting"
+            })
+        })
+        .await
+        .expect("the instance");
+    assert_eq!(blocked["status"]["state"], "IN_PROGRESS", "{blocked}");
+
+    // Once it is gone it is created again and the instance recovers.
+    cluster
+        .merge(first, json!({"metadata": {"finalizers": null}}))
+        .await;
+    cluster
+        .wait_for(first, "recreated", |object| {
+            object.is_some_and(|object| object["metadata"]["deletionTimestamp"].is_null())
+        })
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster.stop().await;
+}
+
+const HELD: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: held}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Held
+    spec: {}
+  resources:
+    - id: base
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-base'}"}
+        data: {a: b}
+    - id: top
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: "${schema.metadata.name + '-top'}"
+          finalizers: [example.com/hold]
+        data: {from: "${base.metadata.name}"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletion_goes_in_reverse_order_and_waits_for_each_wave() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, HELD, "held").await;
+    let instance = at(RGD_API, "Held", "h");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Held", "metadata": {"name": "h", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster.delete(instance).await;
+    let top = at("v1", "ConfigMap", "h-top");
+    cluster
+        .wait_for(top, "terminating", |object| {
+            object.is_some_and(|object| !object["metadata"]["deletionTimestamp"].is_null())
+        })
+        .await;
+    let deleting = cluster
+        .wait_for(instance, "DELETING", |object| {
+            object.is_some_and(|object| object["status"]["state"] == "DELETING")
+        })
+        .await
+        .expect("the instance");
+    assert_eq!(
+        condition(&deleting, "ResourcesReady")["reason"],
+        "UnderDeletion"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let base = cluster
+        .get(at("v1", "ConfigMap", "h-base"))
+        .await
+        .expect("the base waits for the top to be gone");
+    assert!(base["metadata"]["deletionTimestamp"].is_null(), "{base}");
+
+    // The top goes; then the base; then the instance.
+    cluster
+        .merge(top, json!({"metadata": {"finalizers": null}}))
+        .await;
+    cluster.wait_gone(at("v1", "ConfigMap", "h-base")).await;
+    cluster.wait_gone(instance).await;
+    cluster.stop().await;
+}
+
+const SHARED: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: sharers}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Sharer
+    spec: {}
+  resources:
+    - id: config
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: shared}
+        data: {owner: "${schema.metadata.name}"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_cannot_take_one_object_from_each_other() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, SHARED, "sharers").await;
+    let sharer = |name: &str| json!({"apiVersion": RGD_API, "kind": "Sharer", "metadata": {"name": name, "namespace": "default"}, "spec": {}});
+    cluster.apply(&sharer("first")).await;
+    cluster
+        .wait_state(at(RGD_API, "Sharer", "first"), "ACTIVE")
+        .await;
+    cluster.apply(&sharer("second")).await;
+    let second = cluster
+        .wait_state(at(RGD_API, "Sharer", "second"), "ERROR")
+        .await;
+    let message = condition(&second, "ResourcesReady")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("belongs to another instance"), "{message}");
+    let shared = cluster
+        .get(at("v1", "ConfigMap", "shared"))
+        .await
+        .expect("the object");
+    assert_eq!(shared["data"]["owner"], "first");
+    assert_eq!(
+        shared["metadata"]["labels"]["kro.run/instance-name"],
+        "first"
+    );
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_rgd_with_instances_waits_for_them_before_it_goes() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, CHAIN, "chains").await;
+    let rgd = cluster_at(RGD_API, RGD_KIND, "chains");
+    let instance = at(RGD_API, "Chain", "c");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Chain", "metadata": {"name": "c", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster.delete(rgd).await;
+    let waiting = cluster
+        .wait_for(rgd, "waiting for its instance", |object| {
+            object
+                .is_some_and(|object| condition(object, "ControllerReady")["reason"] == "Deleting")
+        })
+        .await
+        .expect("the RGD");
+    assert!(
+        condition(&waiting, "ControllerReady")["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("1 instance(s) of Chain")),
+        "{waiting}"
+    );
+    // The instance is still managed: deleting it deletes its resources and lets it go.
+    cluster.delete(instance).await;
+    cluster.wait_gone(instance).await;
+    cluster.wait_gone(at("v1", "ConfigMap", "c-first")).await;
+    cluster.wait_gone(rgd).await;
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_rgd_is_not_accepted_and_says_why() {
+    let cluster = Cluster::start().await;
+    let rgd = cluster_at(RGD_API, RGD_KIND, "broken");
+    cluster
+        .apply_yaml(
+            r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: broken}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Broken
+    spec: {name: string}
+  resources:
+    - id: config
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: x}
+        data: {a: "${schema.spec.missing}"}
+"#,
+        )
+        .await;
+    let object = cluster.wait_state(rgd, "Inactive").await;
+    let accepted = condition(&object, "GraphAccepted");
+    assert_eq!(accepted["status"], "False", "{object}");
+    assert_eq!(accepted["reason"], "InvalidResourceGraph");
+    assert!(
+        accepted["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("undefined field 'missing'")),
+        "{accepted}"
+    );
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breaking_crd_change_is_refused_until_the_rgd_allows_it() {
+    let cluster = Cluster::start().await;
+    let rgd = cluster_at(RGD_API, RGD_KIND, "evolving");
+    let definition = |kind: &str, annotations: Value| {
+        json!({
+            "apiVersion": RGD_API, "kind": RGD_KIND,
+            "metadata": {"name": "evolving", "annotations": annotations},
+            "spec": {"schema": {"apiVersion": "v1alpha1", "kind": "Evolving", "spec": {"size": kind}}},
+        })
+    };
+    cluster.apply(&definition("string", json!({}))).await;
+    cluster.wait_state(rgd, "Active").await;
+    cluster.apply(&definition("integer", json!({}))).await;
+    let refused = cluster
+        .wait_for(rgd, "refused", |object| {
+            object.is_some_and(|object| condition(object, "KindReady")["status"] == "False")
+        })
+        .await
+        .expect("the RGD");
+    assert_eq!(refused["status"]["state"], "Inactive");
+    let message = condition(&refused, "KindReady")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        message.contains("breaking changes") && message.contains("kro.run/allow-breaking-changes"),
+        "{message}"
+    );
+    let applied = cluster
+        .apply(&definition(
+            "integer",
+            json!({"kro.run/allow-breaking-changes": "true"}),
+        ))
+        .await;
+    assert_eq!(
+        applied["metadata"]["annotations"]["kro.run/allow-breaking-changes"],
+        "true"
+    );
+    cluster.wait_state(rgd, "Active").await;
+    let crd = cluster
+        .get(cluster_at(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "evolvings.kro.run",
+        ))
+        .await
+        .expect("the CRD");
+    assert_eq!(
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["size"]["type"],
+        "integer"
+    );
+    assert_eq!(
+        crd["metadata"]["labels"]["kro.run/resource-graph-definition-name"],
+        "evolving"
+    );
+    cluster.stop().await;
+}
