@@ -16,6 +16,11 @@ pub struct Cli {
 pub enum Command {
     /// Run the embedded Kubernetes-compatible API server (no cluster needed).
     Apiserver(crate::commands::apiserver::Args),
+    /// Run the kro controllers against a cluster: RGDs become APIs, instances become resources.
+    Controller(crate::commands::controller::Args),
+    /// Run a whole kro environment in one process: the embedded API server with a simulated
+    /// cluster, and the controllers (no cluster needed).
+    Dev(crate::commands::dev::Args),
     /// Print a shell completion script for kro to standard output.
     Completions(crate::commands::completions::Args),
     /// Evaluate a CEL expression in kro's CEL environment and print the result as JSON.

@@ -2,6 +2,8 @@
 
 pub mod apiserver;
 pub mod completions;
+pub mod controller;
+pub mod dev;
 pub mod eval;
 pub mod generate;
 pub mod graph;
@@ -18,6 +20,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match command {
         Command::Apiserver(args) => apiserver::run(args),
         Command::Completions(args) => completions::run(args),
+        Command::Controller(args) => controller::run(args),
+        Command::Dev(args) => dev::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),
         Command::Generate(args) => generate::run(args),
