@@ -65,6 +65,28 @@ pub struct Settings {
     pub max_backoff: Duration,
 }
 
+impl Settings {
+    /// The delay before retry number `attempt` (from 1): the backoff doubled per attempt,
+    /// capped.
+    pub(crate) fn retry_delay(&self, attempt: u32) -> Duration {
+        self.backoff
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
+            .min(self.max_backoff)
+    }
+}
+
+/// Stops a controller's tasks: the first is its watch (aborted); the others are workers that
+/// end once its queue is shut down (awaited, so reconciles under way finish).
+pub(crate) async fn stop_tasks(tasks: Vec<JoinHandle<()>>) {
+    let mut tasks = tasks.into_iter();
+    if let Some(watch) = tasks.next() {
+        watch.abort();
+    }
+    for worker in tasks {
+        let _ = worker.await;
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings {
@@ -267,14 +289,7 @@ impl InstanceController {
         ));
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut tasks = tasks.into_iter();
-        // The first task is the watch; the workers end when the queue is shut down.
-        if let Some(watch) = tasks.next() {
-            watch.abort();
-        }
-        for worker in tasks {
-            let _ = worker.await;
-        }
+        stop_tasks(tasks).await;
     }
 
     async fn work(&self, shared: &Shared) {
@@ -299,11 +314,7 @@ impl InstanceController {
                         *attempt = attempt.saturating_add(1);
                         *attempt
                     };
-                    let delay = shared
-                        .settings
-                        .backoff
-                        .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
-                        .min(shared.settings.max_backoff);
+                    let delay = shared.settings.retry_delay(attempt);
                     tracing::warn!(kind = %self.kind.resource.kind, instance = %key, %error, ?delay, "reconcile failed");
                     self.queue.add_after(key, delay);
                 }
@@ -709,21 +720,7 @@ impl InstanceController {
             }
         }
         for wave in deletion_waves(&prune, Some(&graph.graph)) {
-            let deletions = wave.objects.iter().cloned().map(|key| {
-                let uid = prune
-                    .iter()
-                    .find(|member| ObjectKey::of(member).as_ref() == Some(&key))
-                    .map(|member| text(member, "/metadata/uid").to_owned());
-                async move {
-                    let outcome = delete_object(shared, graph, &key, uid).await;
-                    (key, outcome)
-                }
-            });
-            let outcomes: Vec<_> = stream::iter(deletions)
-                .buffer_unordered(shared.settings.apply_concurrency.max(1))
-                .collect()
-                .await;
-            for (key, outcome) in outcomes {
+            for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
                 if let Err(error) = outcome {
                     return Err(format!("pruning {key}: {error}"));
                 }
@@ -840,24 +837,7 @@ impl InstanceController {
         let members = self.members(shared, graph, instance).await?;
         let waves = deletion_waves(&members, Some(&graph.graph));
         if let Some(wave) = waves.first() {
-            let deletions = wave.objects.iter().cloned().filter_map(|key| {
-                let member = members
-                    .iter()
-                    .find(|member| ObjectKey::of(member).as_ref() == Some(&key))?;
-                if member.pointer("/metadata/deletionTimestamp").is_some() {
-                    return None;
-                }
-                let uid = Some(text(member, "/metadata/uid").to_owned());
-                Some(async move {
-                    let outcome = delete_object(shared, graph, &key, uid).await;
-                    (key, outcome)
-                })
-            });
-            let outcomes: Vec<_> = stream::iter(deletions)
-                .buffer_unordered(shared.settings.apply_concurrency.max(1))
-                .collect()
-                .await;
-            for (key, outcome) in outcomes {
+            for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
                 outcome
                     .map_err(|error| ReconcileError::Other(format!("deleting {key}: {error}")))?;
                 tracing::info!(object = %key, order = wave.order, "deleted");
@@ -1022,6 +1002,33 @@ async fn served(
     let api_version = text(object, "/apiVersion");
     let version = api_version.rsplit('/').next().unwrap_or(api_version);
     Ok(shared.kinds.resolve(&key.group, version, &key.kind).await?)
+}
+
+/// Deletes the `keys` among `members` at once (bounded by the apply concurrency), each with
+/// its UID as precondition; members already being deleted are left to finish.
+async fn delete_wave(
+    shared: &Shared,
+    graph: &GraphVersion,
+    members: &[Json],
+    keys: &[ObjectKey],
+) -> Vec<(ObjectKey, Result<(), ReconcileError>)> {
+    let deletions = keys.iter().cloned().filter_map(|key| {
+        let member = members
+            .iter()
+            .find(|member| ObjectKey::of(member).as_ref() == Some(&key))?;
+        if member.pointer("/metadata/deletionTimestamp").is_some() {
+            return None;
+        }
+        let uid = Some(text(member, "/metadata/uid").to_owned());
+        Some(async move {
+            let outcome = delete_object(shared, graph, &key, uid).await;
+            (key, outcome)
+        })
+    });
+    stream::iter(deletions)
+        .buffer_unordered(shared.settings.apply_concurrency.max(1))
+        .collect()
+        .await
 }
 
 /// Deletes one object (with a UID precondition when known); gone already is success.
@@ -1213,6 +1220,15 @@ mod tests {
         let mut recreated = object;
         recreated["metadata"]["uid"] = json!("u2");
         assert!(needs_apply(Some(&record), 7, Some(&recreated)), "recreated");
+    }
+
+    #[test]
+    fn retries_back_off_doubling_up_to_the_cap() {
+        let settings = Settings::default();
+        assert_eq!(settings.retry_delay(1), Duration::from_millis(200));
+        assert_eq!(settings.retry_delay(2), Duration::from_millis(400));
+        assert_eq!(settings.retry_delay(4), Duration::from_millis(1600));
+        assert_eq!(settings.retry_delay(40), Duration::from_secs(60));
     }
 
     #[test]

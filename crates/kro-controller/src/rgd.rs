@@ -30,7 +30,8 @@ use tokio::task::JoinHandle;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
 use crate::instance::{
-    GraphVersion, InstanceController, ReconcileError, Shared, merge_patch, now, text, to_json,
+    GraphVersion, InstanceController, ReconcileError, Shared, merge_patch, now, stop_tasks, text,
+    to_json,
 };
 use crate::kinds::ServedKind;
 use crate::queue::WorkQueue;
@@ -142,13 +143,7 @@ impl RgdController {
     pub(crate) async fn stop(&self) {
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut tasks = tasks.into_iter();
-        if let Some(watch) = tasks.next() {
-            watch.abort();
-        }
-        for worker in tasks {
-            let _ = worker.await;
-        }
+        stop_tasks(tasks).await;
         let controllers: Vec<_> = self.controllers.lock().await.drain().collect();
         for (_, controller) in controllers {
             controller.stop(&self.shared).await;
@@ -177,11 +172,7 @@ impl RgdController {
                 Err(error) => {
                     let attempt = failures.entry(name.clone()).or_insert(0);
                     *attempt = attempt.saturating_add(1);
-                    let settings = &self.shared.settings;
-                    let delay = settings
-                        .backoff
-                        .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
-                        .min(settings.max_backoff);
+                    let delay = self.shared.settings.retry_delay(*attempt);
                     tracing::warn!(rgd = %name, %error, ?delay, "reconcile failed");
                     self.queue.add_after(name, delay);
                 }
