@@ -31,6 +31,7 @@ use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
 
 use crate::crd_plan::RgdIdentity;
+use crate::events::EventType;
 use crate::kinds::{Kinds, ServedKind};
 use crate::queue::WorkQueue;
 use crate::watches::{GroupKind, InstanceRef, Router, Selection, Subscriber, Watches, cached};
@@ -108,6 +109,7 @@ pub(crate) struct Shared {
     pub(crate) watches: Watches,
     pub(crate) router: Arc<Router>,
     pub(crate) settings: Settings,
+    pub(crate) events: crate::events::Recorder,
 }
 
 /// A compiled graph with the caches of the kinds it uses.
@@ -407,11 +409,28 @@ impl InstanceController {
             facts.resources = Err(problems.join("; "));
             current = plan(&graph.graph, &instance, &observed, &options(&facts));
         }
+        let was_active = text(&instance, "/status/state") == "ACTIVE";
         self.write_status(shared, &instance, &current).await?;
         if problems.is_empty() {
+            if !was_active && current.status.state == kro_runtime::InstanceState::Active {
+                shared
+                    .events
+                    .record(
+                        &instance,
+                        EventType::Normal,
+                        "Active",
+                        "all resources are created and ready",
+                    )
+                    .await;
+            }
             Ok(None)
         } else {
-            Err(ReconcileError::Other(problems.join("; ")))
+            let message = problems.join("; ");
+            shared
+                .events
+                .record(&instance, EventType::Warning, "ReconcileFailed", &message)
+                .await;
+            Err(ReconcileError::Other(message))
         }
     }
 
@@ -725,6 +744,15 @@ impl InstanceController {
                     return Err(format!("pruning {key}: {error}"));
                 }
                 tracing::info!(object = %key, "pruned");
+                shared
+                    .events
+                    .record(
+                        instance,
+                        EventType::Normal,
+                        "Pruned",
+                        &format!("pruned {key}, which left the plan"),
+                    )
+                    .await;
             }
         }
         let namespace = text(instance, "/metadata/namespace").to_owned();
@@ -841,6 +869,15 @@ impl InstanceController {
                 outcome
                     .map_err(|error| ReconcileError::Other(format!("deleting {key}: {error}")))?;
                 tracing::info!(object = %key, order = wave.order, "deleted");
+                shared
+                    .events
+                    .record(
+                        instance,
+                        EventType::Normal,
+                        "Deleting",
+                        &format!("deleting {key} (apply order {})", wave.order),
+                    )
+                    .await;
             }
             return Ok(Some(shared.settings.deletion_poll));
         }

@@ -10,6 +10,7 @@
 //! decision about desired state comes from the runtime's plan.
 
 pub mod crd_plan;
+pub mod events;
 mod instance;
 pub mod kinds;
 mod manager;

@@ -39,6 +39,7 @@ impl Manager {
             kinds: Kinds::new(client.clone()),
             watches: Watches::new(client.clone(), Arc::clone(&router)),
             router,
+            events: crate::events::Recorder::new(client.clone()),
             client,
             settings: settings.clone(),
         });

@@ -29,6 +29,7 @@ use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
+use crate::events::EventType;
 use crate::instance::{
     GraphVersion, InstanceController, ReconcileError, Shared, merge_patch, now, stop_tasks, text,
     to_json,
@@ -265,6 +266,15 @@ impl RgdController {
         ) {
             Ok(graph) => graph,
             Err(errors) => {
+                self.shared
+                    .events
+                    .record(
+                        &rgd,
+                        EventType::Warning,
+                        "InvalidResourceGraph",
+                        &errors.to_string(),
+                    )
+                    .await;
                 let observation = RgdObservation {
                     generation,
                     graph: None,
@@ -293,10 +303,25 @@ impl RgdController {
                 .await?;
                 self.shared.kinds.forget_group(&graph.names.group);
                 tracing::info!(rgd = %name, crd = %crd_name, "CRD written");
+                self.shared
+                    .events
+                    .record(
+                        &rgd,
+                        EventType::Normal,
+                        "CRDWritten",
+                        &format!("wrote CRD {crd_name}"),
+                    )
+                    .await;
                 None
             }
             CrdPlan::Unchanged => None,
         };
+        if let Some(message) = &refusal {
+            self.shared
+                .events
+                .record(&rgd, EventType::Warning, "CRDRefused", message)
+                .await;
+        }
         let kind_condition = match refusal {
             Some(message) => ConditionValue::fails("Failed", message),
             None => match wait_established(&crds, &crd_name).await {
@@ -389,6 +414,10 @@ impl RgdController {
                     controller.kind.resource.kind
                 );
                 tracing::info!(rgd = %name, "{message}");
+                self.shared
+                    .events
+                    .record(rgd, EventType::Normal, "WaitingForInstances", &message)
+                    .await;
                 let observation = RgdObservation {
                     generation: rgd
                         .pointer("/metadata/generation")

@@ -105,6 +105,23 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
         "Deployment.apps,Service"
     );
 
+    // What happened is told in events, as `kubectl describe` shows them.
+    let reasons = cluster.event_reasons("shop").await;
+    for reason in ["Active", "Pruned"] {
+        assert!(
+            reasons.iter().any(|seen| seen == reason),
+            "{reason} in {reasons:?}"
+        );
+    }
+    assert!(
+        cluster
+            .event_reasons("webapp")
+            .await
+            .iter()
+            .any(|seen| seen == "CRDWritten"),
+        "the RGD's events"
+    );
+
     // Delete: every resource goes, then the instance.
     cluster.delete(shop).await;
     cluster.wait_gone(shop).await;

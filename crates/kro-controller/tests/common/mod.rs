@@ -193,6 +193,25 @@ impl Cluster {
         names
     }
 
+    /// The reasons of the events recorded in `default` about the object named `name`, oldest
+    /// first.
+    pub async fn event_reasons(&self, name: &str) -> Vec<String> {
+        let served = self
+            .kind_of(&serde_json::json!({"apiVersion": "v1", "kind": "Event"}))
+            .await;
+        let list = served
+            .api(&self.client, Some("default"))
+            .list(&kube::api::ListParams::default())
+            .await
+            .expect("LIST events");
+        list.items
+            .into_iter()
+            .filter(|event| event.data["involvedObject"]["name"] == name)
+            .filter(|event| event.data["source"]["component"] == "kro")
+            .filter_map(|event| event.data["reason"].as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// Waits until `check` holds for the object (or its absence), up to `limit`.
     pub async fn wait_for(
         &self,
