@@ -601,7 +601,7 @@ impl InstanceController {
         instance: &Json,
         manager: &str,
         body: &Json,
-    ) -> Result<Json, kube::Error> {
+    ) -> Result<Json, ReconcileError> {
         let (name, namespace) = self.parent(instance);
         let api = self.kind.api(&shared.client, Some(&namespace));
         let updated = api
@@ -611,11 +611,7 @@ impl InstanceController {
                 &Patch::Apply(body),
             )
             .await?;
-        to_json(&updated).map_err(|error| {
-            kube::Error::SerdeError(serde_json::Error::io(std::io::Error::other(
-                error.to_string(),
-            )))
-        })
+        to_json(&updated)
     }
 
     /// The inventory the instance carries (empty when it carries none or a broken one).
@@ -645,7 +641,7 @@ impl InstanceController {
         shared: &Shared,
         instance: &mut Json,
         inventory: &Inventory,
-    ) -> Result<(), kube::Error> {
+    ) -> Result<(), ReconcileError> {
         let (name, namespace) = self.parent(instance);
         let parent = Parent {
             name: &name,
@@ -681,7 +677,7 @@ impl InstanceController {
         shared: &Shared,
         instance: &mut Json,
         keys: impl Iterator<Item = &'a ObjectKey>,
-    ) -> Result<(), kube::Error> {
+    ) -> Result<(), ReconcileError> {
         let mut inventory = self.inventory(instance);
         let namespace = text(instance, "/metadata/namespace").to_owned();
         for key in keys {
@@ -795,7 +791,7 @@ impl InstanceController {
                 }
                 continue;
             }
-            let Some(kind) = self.resolve_any_version(shared, &group_kind).await? else {
+            let Some(kind) = discover_kind(shared, &group_kind).await? else {
                 continue;
             };
             let list = kind
@@ -807,29 +803,6 @@ impl InstanceController {
             }
         }
         Ok(members)
-    }
-
-    /// A served version of a group-kind the inventory names (it carries no version).
-    async fn resolve_any_version(
-        &self,
-        shared: &Shared,
-        (group, kind): &GroupKind,
-    ) -> Result<Option<ServedKind>, ReconcileError> {
-        let discovery = kube::discovery::Discovery::new(shared.client.clone())
-            .filter(&[group.as_str()])
-            .run()
-            .await?;
-        for api_group in discovery.groups() {
-            for (resource, capabilities) in api_group.recommended_resources() {
-                if resource.kind == *kind {
-                    return Ok(Some(ServedKind {
-                        resource,
-                        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
-                    }));
-                }
-            }
-        }
-        Ok(None)
     }
 
     /// Ordered deletion: the highest apply order still present is deleted (all at once); the
@@ -1068,6 +1041,26 @@ async fn delete_wave(
         .await
 }
 
+/// A served version of a group-kind (an inventory names kinds without versions), found by
+/// discovery of its group; `None` when the server does not serve it.
+async fn discover_kind(
+    shared: &Shared,
+    (group, kind): &GroupKind,
+) -> Result<Option<ServedKind>, ReconcileError> {
+    let discovery = kube::discovery::Discovery::new(shared.client.clone())
+        .filter(&[group.as_str()])
+        .run()
+        .await?;
+    let found = discovery
+        .groups()
+        .flat_map(|api_group| api_group.recommended_resources())
+        .find(|(resource, _)| resource.kind == *kind);
+    Ok(found.map(|(resource, capabilities)| ServedKind {
+        resource,
+        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
+    }))
+}
+
 /// Deletes one object (with a UID precondition when known); gone already is success.
 async fn delete_object(
     shared: &Shared,
@@ -1082,23 +1075,10 @@ async fn delete_object(
             .existing(&(key.group.clone(), key.kind.clone()), Selection::Managed)
         {
             Some((kind, _)) => kind,
-            None => {
-                let discovered = kube::discovery::Discovery::new(shared.client.clone())
-                    .filter(&[key.group.as_str()])
-                    .run()
-                    .await?;
-                let found = discovered
-                    .groups()
-                    .flat_map(|group| group.recommended_resources())
-                    .find(|(resource, _)| resource.kind == key.kind);
-                match found {
-                    Some((resource, capabilities)) => ServedKind {
-                        resource,
-                        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
-                    },
-                    None => return Ok(()),
-                }
-            }
+            None => match discover_kind(shared, &(key.group.clone(), key.kind.clone())).await? {
+                Some(kind) => kind,
+                None => return Ok(()),
+            },
         },
     };
     let params = DeleteParams {
