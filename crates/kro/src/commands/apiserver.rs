@@ -37,44 +37,24 @@ pub struct Args {
     #[arg(long, value_name = "LIST", default_value = "all")]
     simulators: kro_apiserver::Simulators,
     /// How long a new pod waits before it is bound to the simulated node (`100ms`, `2s`).
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::cli::parse_duration)]
     pod_schedule_delay: Duration,
     /// How long a bound pod takes to be Running and Ready.
-    #[arg(long, value_name = "DURATION", default_value = "300ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "300ms", value_parser = crate::cli::parse_duration)]
     pod_ready_delay: Duration,
     /// How long a Job's pod runs before it succeeds.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = crate::cli::parse_duration)]
     job_pod_duration: Duration,
     /// How long a LoadBalancer Service waits for its ingress address.
-    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = crate::cli::parse_duration)]
     load_balancer_delay: Duration,
     /// How long a PersistentVolumeClaim waits to be Bound.
-    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = crate::cli::parse_duration)]
     volume_bind_delay: Duration,
     /// Pods whose labels match this selector fail instead of becoming ready (`app=broken`):
     /// `restartPolicy: Never` pods end Failed, others crash-loop.
     #[arg(long, value_name = "SELECTOR")]
     fail_pods: Option<kro_apiserver::PodSelector>,
-}
-
-/// A duration written `250ms`, `2s` or `1m`.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration: use a number with ms, s or m"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(number)),
-        "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number.saturating_mul(60))),
-        _ => Err(format!(
-            "{text:?} is not a duration: use a number with ms, s or m"
-        )),
-    }
 }
 
 /// Runs the server until interrupted.
@@ -122,19 +102,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         server.stop();
         Ok(ExitCode::SUCCESS)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations_take_a_unit() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("5").is_err());
-        assert!(parse_duration("fast").is_err());
-    }
 }
