@@ -33,6 +33,7 @@ use tokio::task::JoinHandle;
 use crate::crd_plan::RgdIdentity;
 use crate::events::EventType;
 use crate::kinds::{Kinds, ServedKind};
+use crate::metrics::{LiveSource, gvr_label};
 use crate::queue::WorkQueue;
 use crate::watches::{GroupKind, InstanceRef, Router, Selection, Subscriber, Watches, cached};
 
@@ -110,6 +111,7 @@ pub(crate) struct Shared {
     pub(crate) router: Arc<Router>,
     pub(crate) settings: Settings,
     pub(crate) events: crate::events::Recorder,
+    pub(crate) metrics: crate::metrics::Metrics,
 }
 
 /// A compiled graph with the caches of the kinds it uses.
@@ -168,10 +170,15 @@ struct Applied {
 /// The controller of one generated kind.
 pub(crate) struct InstanceController {
     pub(crate) kind: ServedKind,
+    /// The kind as upstream labels metrics (`group/version, Resource=plural`).
+    gvr: String,
     graph: RwLock<Arc<GraphVersion>>,
     pub(crate) store: Store<DynamicObject>,
     pub(crate) queue: WorkQueue<InstanceRef>,
     applied: Mutex<HashMap<String, HashMap<ObjectKey, Applied>>>,
+    /// The state last written for each instance (by UID): the cache may lag behind a write,
+    /// and a transition is counted once.
+    written_states: Mutex<HashMap<String, String>>,
     failures: Mutex<HashMap<InstanceRef, u32>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
@@ -198,12 +205,22 @@ impl InstanceController {
         let store = writer.as_reader();
         let queue = WorkQueue::new();
         let external = graph.external.keys().cloned().collect();
+        let gvr = gvr_label(
+            &kind.resource.group,
+            &kind.resource.version,
+            &kind.resource.plural,
+        );
+        shared
+            .metrics
+            .watch_kind(&gvr, LiveSource::of(&queue, &store));
         let controller = Arc::new(InstanceController {
             kind: kind.clone(),
+            gvr,
             graph: RwLock::new(Arc::new(graph)),
             store: store.clone(),
             queue: queue.clone(),
             applied: Mutex::default(),
+            written_states: Mutex::default(),
             failures: Mutex::default(),
             tasks: Mutex::default(),
         });
@@ -292,11 +309,16 @@ impl InstanceController {
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
         stop_tasks(tasks).await;
+        shared.metrics.forget_kind(&self.gvr);
     }
 
     async fn work(&self, shared: &Shared) {
         while let Some(key) = self.queue.next().await {
+            let started = std::time::Instant::now();
             let outcome = self.reconcile(shared, &key).await;
+            shared
+                .metrics
+                .instance_reconciled(&self.gvr, started.elapsed(), outcome.is_ok());
             self.queue.done(&key);
             match outcome {
                 Ok(requeue) => {
@@ -529,6 +551,10 @@ impl InstanceController {
             .filter_map(|instance| instance.metadata.uid.clone())
             .collect();
         self.applied
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|uid, _| live.contains(uid));
+        self.written_states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|uid, _| live.contains(uid));
@@ -901,6 +927,16 @@ impl InstanceController {
             .api(&shared.client, Some(&namespace))
             .patch_status(&name, &params, &Patch::Merge(json!({"status": patch})))
             .await?;
+        let to = text(&wanted, "/state");
+        let from = self
+            .written_states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(text(instance, "/metadata/uid").to_owned(), to.to_owned())
+            .unwrap_or_else(|| text(existing, "/state").to_owned());
+        if from != to {
+            shared.metrics.instance_state_changed(&self.gvr, &from, to);
+        }
         Ok(())
     }
 }

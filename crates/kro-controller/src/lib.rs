@@ -13,7 +13,9 @@ pub mod crd_plan;
 pub mod events;
 mod instance;
 pub mod kinds;
+pub mod leader;
 mod manager;
+pub mod metrics;
 pub mod queue;
 mod rgd;
 pub mod rgd_crd;
@@ -28,7 +30,9 @@ pub use crd_plan::{
 pub use instance::{
     APPLY_MANAGER, LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER, Settings,
 };
+pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
+pub use metrics::Metrics;
 pub use rgd::{CRD_MANAGER, install_rgd_crd, rgd_resource, used_kinds};
 pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};

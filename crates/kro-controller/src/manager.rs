@@ -6,6 +6,7 @@ use kube::Client;
 
 use crate::instance::{Settings, Shared};
 use crate::kinds::Kinds;
+use crate::metrics::Metrics;
 use crate::rgd::{RgdController, install_rgd_crd};
 use crate::watches::{Router, Watches};
 
@@ -28,11 +29,15 @@ pub struct Manager {
 
 impl Manager {
     /// Installs the ResourceGraphDefinition CRD if the server lacks it, then starts the
-    /// controllers.
+    /// controllers, which report into `metrics`.
     ///
     /// # Errors
     /// [`StartError`] when the CRD cannot be installed.
-    pub async fn start(client: Client, settings: Settings) -> Result<Manager, StartError> {
+    pub async fn start(
+        client: Client,
+        settings: Settings,
+        metrics: Metrics,
+    ) -> Result<Manager, StartError> {
         install_rgd_crd(&client).await?;
         let router = Arc::new(Router::default());
         let shared = Arc::new(Shared {
@@ -42,6 +47,7 @@ impl Manager {
             events: crate::events::Recorder::new(client.clone()),
             client,
             settings: settings.clone(),
+            metrics,
         });
         let rgds = RgdController::start(Arc::clone(&shared), settings.workers);
         Ok(Manager { shared, rgds })

@@ -108,6 +108,9 @@ impl RgdController {
         let store = writer.as_reader();
         let queue = WorkQueue::new();
         let api: Api<DynamicObject> = Api::all_with(shared.client.clone(), &rgd_resource());
+        shared
+            .metrics
+            .watch_rgds(crate::metrics::LiveSource::of(&queue, &store));
         let controller = Arc::new(RgdController {
             shared,
             store,
@@ -161,7 +164,11 @@ impl RgdController {
     async fn work(&self) {
         let mut failures: HashMap<String, u32> = HashMap::new();
         while let Some(name) = self.queue.next().await {
+            let started = std::time::Instant::now();
             let outcome = self.reconcile(&name).await;
+            self.shared
+                .metrics
+                .rgd_reconciled(started.elapsed(), outcome.is_ok());
             self.queue.done(&name);
             match outcome {
                 Ok(requeue) => {
@@ -253,6 +260,7 @@ impl RgdController {
                 return Ok(None);
             }
         };
+        let building = std::time::Instant::now();
         let live = crate::schemas::read_schemas(
             &self.shared.client,
             "the API server",
@@ -260,10 +268,14 @@ impl RgdController {
         )
         .await
         .map_err(|error| ReconcileError::Other(format!("reading schemas: {error}")))?;
-        let graph = match build_graph(
+        let built = build_graph(
             &definition,
             &SchemaSources::new().with(live).with(BuiltinCatalog),
-        ) {
+        );
+        self.shared
+            .metrics
+            .graph_built(building.elapsed(), built.is_ok());
+        let graph = match built {
             Ok(graph) => graph,
             Err(errors) => {
                 self.shared

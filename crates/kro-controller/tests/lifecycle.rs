@@ -8,6 +8,9 @@ use std::time::Duration;
 use common::{Cluster, at, cluster_at};
 use serde_json::json;
 
+const WEBAPP_RECONCILES: &str =
+    "instance_reconcile_total{gvr=\"kro.run/v1alpha1, Resource=webapps\"}";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webapp_lifecycle_create_steady_state_update_delete() {
     let cluster = Cluster::start().await;
@@ -61,9 +64,14 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
         );
     }
 
-    // Steady state: a resync writes nothing.
+    // Steady state: a resync writes nothing (counted by the server and by the controllers'
+    // own metrics).
     tokio::time::sleep(Duration::from_millis(500)).await;
     cluster.server.reset_request_counts();
+    let written = cluster.controller_writes();
+    let reconciles = cluster
+        .metric(WEBAPP_RECONCILES)
+        .expect("counted reconciles");
     cluster.manager.as_ref().expect("running").resync().await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(
@@ -71,6 +79,24 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
         0,
         "writes after a resync in steady state: {:?}",
         cluster.server.request_counts()
+    );
+    assert_eq!(cluster.controller_writes(), written);
+    assert!(
+        cluster.metric(WEBAPP_RECONCILES) > Some(reconciles),
+        "the resync reconciled"
+    );
+    assert_eq!(
+        cluster
+            .metric("instance_count{gvr=\"kro.run/v1alpha1, Resource=webapps\",state=\"ACTIVE\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        cluster.metric(
+            "instance_state_transitions_total{gvr=\"kro.run/v1alpha1, Resource=webapps\",from_state=\"IN_PROGRESS\",to_state=\"ACTIVE\"}"
+        ),
+        Some(1.0),
+        "{}",
+        cluster.metrics.encode()
     );
 
     // Update: the Ingress goes away when it is no longer wanted (pruned), replicas change.
@@ -135,3 +161,4 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
     cluster.wait_gone(rgd).await;
     cluster.stop().await;
 }
+

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use kro_apiserver::{RunningServer, ServerConfig, Simulators};
 use kro_controller::kinds::{Kinds, ServedKind};
-use kro_controller::{Manager, Settings};
+use kro_controller::{Manager, Metrics, Settings};
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
@@ -41,12 +41,29 @@ pub fn cluster_at<'a>(api_version: &'a str, kind: &'a str, name: &'a str) -> Tar
     }
 }
 
+/// Starts the controllers against `server` with a client of their own, so their metrics
+/// count only their requests.
+async fn start_controllers(server: &RunningServer, settings: Settings) -> (Manager, Metrics) {
+    let config = kube::Config::new(server.url().parse().expect("URL"));
+    let metrics = Metrics::new();
+    let client = kube::client::ClientBuilder::try_from(config)
+        .expect("a client")
+        .with_layer(&metrics.api_layer())
+        .build();
+    let manager = Manager::start(client, settings, metrics.clone())
+        .await
+        .expect("the controllers start");
+    (manager, metrics)
+}
+
 /// A server and the controllers.
 pub struct Cluster {
     pub server: RunningServer,
     pub client: kube::Client,
     pub kinds: Kinds,
     pub manager: Option<Manager>,
+    /// The controllers' metrics (their client's requests included).
+    pub metrics: Metrics,
 }
 
 impl Cluster {
@@ -67,15 +84,25 @@ impl Cluster {
         .expect("the server starts");
         let client = kube::Client::try_from(kube::Config::new(server.url().parse().expect("URL")))
             .expect("a client");
-        let manager = Manager::start(client.clone(), settings)
-            .await
-            .expect("the controllers start");
+        let (manager, metrics) = start_controllers(&server, settings).await;
         Cluster {
             kinds: Kinds::new(client.clone()),
             server,
             client,
             manager: Some(manager),
+            metrics,
         }
+    }
+
+    /// Stops the controllers and starts new ones (fresh memory and metrics), as a restart
+    /// of kro or a new leader would.
+    pub async fn restart_controllers(&mut self) {
+        if let Some(manager) = self.manager.take() {
+            manager.shutdown().await;
+        }
+        let (manager, metrics) = start_controllers(&self.server, Settings::default()).await;
+        self.manager = Some(manager);
+        self.metrics = metrics;
     }
 
     /// The served kind of `object`.
@@ -256,6 +283,36 @@ impl Cluster {
         ["create", "update", "patch", "delete", "deletecollection"]
             .iter()
             .map(|verb| self.server.requests_with_verb(verb))
+            .sum()
+    }
+
+    /// The value of one series of the controllers' metrics (`name{labels}` as scraped).
+    pub fn metric(&self, series: &str) -> Option<f64> {
+        self.metrics.encode().lines().find_map(|line| {
+            let value = line.strip_prefix(series)?.strip_prefix(' ')?;
+            value.parse().ok()
+        })
+    }
+
+    /// Writes the controllers made, by their own metrics (`rest_client_requests_total`).
+    pub fn controller_writes(&self) -> f64 {
+        self.metrics
+            .encode()
+            .lines()
+            .filter(|line| line.starts_with("rest_client_requests_total{"))
+            .filter(|line| {
+                [
+                    "create",
+                    "update",
+                    "patch",
+                    "apply",
+                    "delete",
+                    "deletecollection",
+                ]
+                .iter()
+                .any(|verb| line.contains(&format!("verb=\"{verb}\"")))
+            })
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
             .sum()
     }
 

@@ -1,0 +1,712 @@
+//! Prometheus metrics of the controllers, with upstream kro's names where upstream has the
+//! metric: reconciles, their durations and errors, state transitions, queue lengths, instances
+//! by state, API requests by verb, and leadership.
+//!
+//! Counters and histograms are updated as things happen; the gauges that describe what is (the
+//! instances of each kind by state, queue lengths) are read from the controllers' caches when
+//! scraped, so they can never drift from the caches.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use kube::api::DynamicObject;
+use kube::runtime::reflector::Store;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::queue::WorkQueue;
+
+/// The content type of [`Metrics::encode`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Upstream's buckets for reconcile durations, in seconds.
+const RECONCILE_BUCKETS: [f64; 16] = [
+    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 45.0, 60.0, 120.0,
+];
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GvrLabel {
+    gvr: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TransitionLabels {
+    gvr: String,
+    from_state: String,
+    to_state: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    verb: &'static str,
+    code: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VerbLabel {
+    verb: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameLabel {
+    name: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+fn reconcile_histogram() -> Histogram {
+    Histogram::new(RECONCILE_BUCKETS)
+}
+
+fn request_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+/// What a controller shows when scraped: its queue length and its objects by state.
+pub(crate) struct LiveSource {
+    /// Keys waiting in the queue.
+    pub(crate) queue_length: Box<dyn Fn() -> usize + Send + Sync>,
+    /// Objects by `status.state` (`""` for none yet).
+    pub(crate) states: Box<dyn Fn() -> BTreeMap<String, u64> + Send + Sync>,
+}
+
+impl LiveSource {
+    /// What a controller with `queue` over the objects of `store` shows.
+    pub(crate) fn of<K>(queue: &WorkQueue<K>, store: &Store<DynamicObject>) -> LiveSource
+    where
+        K: Clone + Eq + std::hash::Hash + Send + 'static,
+    {
+        let queue = queue.clone();
+        let store = store.clone();
+        LiveSource {
+            queue_length: Box::new(move || queue.len()),
+            states: Box::new(move || states_of(&store)),
+        }
+    }
+}
+
+/// The cached objects by `status.state` (`""` for those without one).
+fn states_of(store: &Store<DynamicObject>) -> BTreeMap<String, u64> {
+    let mut states = BTreeMap::new();
+    for object in store.state() {
+        let state = object
+            .data
+            .pointer("/status/state")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        *states.entry(state.to_owned()).or_insert(0) += 1;
+    }
+    states
+}
+
+/// The controllers' live sources, read at each scrape.
+#[derive(Default)]
+struct Live {
+    rgds: Mutex<Option<LiveSource>>,
+    kinds: Mutex<BTreeMap<String, LiveSource>>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Live").finish_non_exhaustive()
+    }
+}
+
+fn gauge_family(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    samples: impl IntoIterator<Item = (Vec<(&'static str, String)>, i64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    for (labels, value) in samples {
+        ConstGauge::new(value).encode(metric.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+fn gauge(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    value: i64,
+) -> Result<(), std::fmt::Error> {
+    let metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    ConstGauge::new(value).encode(metric)
+}
+
+fn count(value: usize) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+impl Collector for Live {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let kinds = self.kinds.lock().unwrap_or_else(PoisonError::into_inner);
+        gauge(
+            &mut encoder,
+            "dynamic_controller_gvr_count",
+            "Number of instance kinds (GVRs) with a running controller.",
+            count(kinds.len()),
+        )?;
+        gauge_family(
+            &mut encoder,
+            "dynamic_controller_queue_length",
+            "Instances waiting in the work queue of each instance controller.",
+            kinds
+                .iter()
+                .map(|(gvr, source)| (vec![("gvr", gvr.clone())], count((source.queue_length)()))),
+        )?;
+        let mut instances = Vec::new();
+        for (gvr, source) in kinds.iter() {
+            for (state, number) in (source.states)() {
+                let number = i64::try_from(number).unwrap_or(i64::MAX);
+                instances.push((vec![("gvr", gvr.clone()), ("state", state)], number));
+            }
+        }
+        gauge_family(
+            &mut encoder,
+            "instance_count",
+            "Instances of each kind, by status.state (empty before their first status).",
+            instances,
+        )?;
+        drop(kinds);
+        if let Some(source) = &*self.rgds.lock().unwrap_or_else(PoisonError::into_inner) {
+            gauge(
+                &mut encoder,
+                "rgd_queue_length",
+                "ResourceGraphDefinitions waiting in the work queue.",
+                count((source.queue_length)()),
+            )?;
+            gauge_family(
+                &mut encoder,
+                "rgd_count",
+                "ResourceGraphDefinitions by status.state.",
+                (source.states)().into_iter().map(|(state, number)| {
+                    (
+                        vec![("state", state)],
+                        i64::try_from(number).unwrap_or(i64::MAX),
+                    )
+                }),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+struct Inner {
+    registry: Registry,
+    instance_reconciles: Family<GvrLabel, Counter>,
+    instance_reconcile_errors: Family<GvrLabel, Counter>,
+    instance_reconcile_duration: HistogramFamily<GvrLabel>,
+    instance_state_transitions: Family<TransitionLabels, Counter>,
+    rgd_reconciles: Counter,
+    rgd_reconcile_errors: Counter,
+    rgd_reconcile_duration: Histogram,
+    rgd_graph_builds: Counter,
+    rgd_graph_build_errors: Counter,
+    rgd_graph_build_duration: Histogram,
+    api_requests: Family<RequestLabels, Counter>,
+    api_request_duration: HistogramFamily<VerbLabel>,
+    leader: Family<NameLabel, Gauge>,
+    live: Arc<Live>,
+}
+
+/// The metrics of one process; clones share them.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Fresh metrics, all zero.
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let instance_reconciles = Family::<GvrLabel, Counter>::default();
+        registry.register(
+            "instance_reconcile",
+            "Instance reconciles, per instance kind",
+            instance_reconciles.clone(),
+        );
+        let instance_reconcile_errors = Family::<GvrLabel, Counter>::default();
+        registry.register(
+            "instance_reconcile_errors",
+            "Instance reconciles that failed (and are retried), per instance kind",
+            instance_reconcile_errors.clone(),
+        );
+        let instance_reconcile_duration: HistogramFamily<GvrLabel> =
+            Family::new_with_constructor(reconcile_histogram);
+        registry.register(
+            "instance_reconcile_duration_seconds",
+            "Duration of instance reconciles in seconds, per instance kind",
+            instance_reconcile_duration.clone(),
+        );
+        let instance_state_transitions = Family::<TransitionLabels, Counter>::default();
+        registry.register(
+            "instance_state_transitions",
+            "Changes of an instance's status.state, per instance kind",
+            instance_state_transitions.clone(),
+        );
+        let rgd_reconciles = Counter::default();
+        registry.register(
+            "rgd_reconcile",
+            "ResourceGraphDefinition reconciles",
+            rgd_reconciles.clone(),
+        );
+        let rgd_reconcile_errors = Counter::default();
+        registry.register(
+            "rgd_reconcile_errors",
+            "ResourceGraphDefinition reconciles that failed (and are retried)",
+            rgd_reconcile_errors.clone(),
+        );
+        let rgd_reconcile_duration = reconcile_histogram();
+        registry.register(
+            "rgd_reconcile_duration_seconds",
+            "Duration of ResourceGraphDefinition reconciles in seconds",
+            rgd_reconcile_duration.clone(),
+        );
+        let rgd_graph_builds = Counter::default();
+        registry.register(
+            "rgd_graph_build",
+            "Compilations of a ResourceGraphDefinition into a graph",
+            rgd_graph_builds.clone(),
+        );
+        let rgd_graph_build_errors = Counter::default();
+        registry.register(
+            "rgd_graph_build_errors",
+            "Compilations that found the ResourceGraphDefinition invalid",
+            rgd_graph_build_errors.clone(),
+        );
+        let rgd_graph_build_duration = reconcile_histogram();
+        registry.register(
+            "rgd_graph_build_duration_seconds",
+            "Duration of compilations (schemas read from the API server included) in seconds",
+            rgd_graph_build_duration.clone(),
+        );
+        let api_requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "rest_client_requests",
+            "Requests to the API server, by Kubernetes verb and HTTP status code",
+            api_requests.clone(),
+        );
+        let api_request_duration: HistogramFamily<VerbLabel> =
+            Family::new_with_constructor(request_histogram);
+        registry.register(
+            "rest_client_request_duration_seconds",
+            "Time to the API server's response headers in seconds, by Kubernetes verb",
+            api_request_duration.clone(),
+        );
+        let leader = Family::<NameLabel, Gauge>::default();
+        registry.register(
+            "leader_election_master_status",
+            "1 while this process holds the leader election lease, else 0",
+            leader.clone(),
+        );
+        let live = Arc::new(Live::default());
+        registry.register_collector(Box::new(Arc::clone(&live)));
+        Metrics {
+            inner: Arc::new(Inner {
+                registry,
+                instance_reconciles,
+                instance_reconcile_errors,
+                instance_reconcile_duration,
+                instance_state_transitions,
+                rgd_reconciles,
+                rgd_reconcile_errors,
+                rgd_reconcile_duration,
+                rgd_graph_builds,
+                rgd_graph_build_errors,
+                rgd_graph_build_duration,
+                api_requests,
+                api_request_duration,
+                leader,
+                live,
+            }),
+        }
+    }
+
+    /// Every metric in the OpenMetrics text format (served as [`CONTENT_TYPE`]).
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        if let Err(error) =
+            prometheus_client::encoding::text::encode(&mut text, &self.inner.registry)
+        {
+            // Writing into a String cannot fail; say so rather than serve half a page silently.
+            let _ = writeln!(text, "# encoding failed: {error}");
+        }
+        text
+    }
+
+    /// A tower layer for the API client that counts requests by verb and status code and
+    /// times them (`rest_client_requests_total`, `rest_client_request_duration_seconds`).
+    pub fn api_layer(&self) -> ApiRequestLayer {
+        ApiRequestLayer {
+            metrics: self.clone(),
+        }
+    }
+
+    /// Records whether this process leads under the lease `name`.
+    pub fn set_leader(&self, name: &str, leading: bool) {
+        self.inner
+            .leader
+            .get_or_create(&NameLabel {
+                name: name.to_owned(),
+            })
+            .set(i64::from(leading));
+    }
+
+    /// Records one instance reconcile of kind `gvr`.
+    pub(crate) fn instance_reconciled(&self, gvr: &str, took: Duration, succeeded: bool) {
+        let label = GvrLabel {
+            gvr: gvr.to_owned(),
+        };
+        self.inner.instance_reconciles.get_or_create(&label).inc();
+        if !succeeded {
+            self.inner
+                .instance_reconcile_errors
+                .get_or_create(&label)
+                .inc();
+        }
+        self.inner
+            .instance_reconcile_duration
+            .get_or_create(&label)
+            .observe(took.as_secs_f64());
+    }
+
+    /// Records an instance of kind `gvr` changing state.
+    pub(crate) fn instance_state_changed(&self, gvr: &str, from: &str, to: &str) {
+        self.inner
+            .instance_state_transitions
+            .get_or_create(&TransitionLabels {
+                gvr: gvr.to_owned(),
+                from_state: from.to_owned(),
+                to_state: to.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Records one RGD reconcile.
+    pub(crate) fn rgd_reconciled(&self, took: Duration, succeeded: bool) {
+        self.inner.rgd_reconciles.inc();
+        if !succeeded {
+            self.inner.rgd_reconcile_errors.inc();
+        }
+        self.inner
+            .rgd_reconcile_duration
+            .observe(took.as_secs_f64());
+    }
+
+    /// Records one compilation of an RGD.
+    pub(crate) fn graph_built(&self, took: Duration, valid: bool) {
+        self.inner.rgd_graph_builds.inc();
+        if !valid {
+            self.inner.rgd_graph_build_errors.inc();
+        }
+        self.inner
+            .rgd_graph_build_duration
+            .observe(took.as_secs_f64());
+    }
+
+    /// Shows the instance controller of `gvr` in the gauges until [`Self::forget_kind`].
+    pub(crate) fn watch_kind(&self, gvr: &str, source: LiveSource) {
+        self.inner
+            .live
+            .kinds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(gvr.to_owned(), source);
+    }
+
+    /// Stops showing the instance controller of `gvr`.
+    pub(crate) fn forget_kind(&self, gvr: &str) {
+        self.inner
+            .live
+            .kinds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(gvr);
+    }
+
+    /// Shows the RGD controller in the gauges.
+    pub(crate) fn watch_rgds(&self, source: LiveSource) {
+        *self
+            .inner
+            .live
+            .rgds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(source);
+    }
+
+    fn request_done(&self, verb: &'static str, code: String, took: Duration) {
+        self.inner
+            .api_requests
+            .get_or_create(&RequestLabels { verb, code })
+            .inc();
+        self.inner
+            .api_request_duration
+            .get_or_create(&VerbLabel { verb })
+            .observe(took.as_secs_f64());
+    }
+}
+
+/// The label upstream kro puts on per-kind metrics: Go's `GroupVersionResource.String()`.
+pub(crate) fn gvr_label(group: &str, version: &str, plural: &str) -> String {
+    format!("{group}/{version}, Resource={plural}")
+}
+
+/// The Kubernetes verb of a request, as kube-apiserver's audit log and metrics name it:
+/// `get`, `list`, `watch`, `create`, `update`, `patch`, `apply`, `delete`, `deletecollection`.
+pub fn request_verb(
+    method: &http::Method,
+    path: &str,
+    query: &str,
+    content_type: &str,
+) -> &'static str {
+    let is_collection = || {
+        let segments: Vec<&str> = path.split('/').filter(|part| !part.is_empty()).collect();
+        let rest = match segments.first() {
+            Some(&"api") => segments.get(2..),
+            Some(&"apis") => segments.get(3..),
+            _ => None,
+        };
+        let Some(mut rest) = rest.filter(|rest| !rest.is_empty()) else {
+            // Discovery and other paths are documents, not collections.
+            return false;
+        };
+        if rest.first() == Some(&"namespaces") && rest.len() >= 3 {
+            rest = &rest[2..];
+        }
+        rest.len() == 1
+    };
+    match *method {
+        http::Method::GET => {
+            let watching = query
+                .split('&')
+                .any(|pair| pair == "watch=true" || pair == "watch=1");
+            if watching {
+                "watch"
+            } else if is_collection() {
+                "list"
+            } else {
+                "get"
+            }
+        }
+        http::Method::POST => "create",
+        http::Method::PUT => "update",
+        http::Method::PATCH if content_type.starts_with("application/apply-patch") => "apply",
+        http::Method::PATCH => "patch",
+        http::Method::DELETE if is_collection() => "deletecollection",
+        http::Method::DELETE => "delete",
+        _ => "other",
+    }
+}
+
+/// Counts and times the requests of an API client; see [`Metrics::api_layer`].
+#[derive(Debug, Clone)]
+pub struct ApiRequestLayer {
+    metrics: Metrics,
+}
+
+impl<S> tower::Layer<S> for ApiRequestLayer {
+    type Service = ApiRequestService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ApiRequestService {
+            inner,
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+/// The service [`ApiRequestLayer`] wraps around a client's stack.
+#[derive(Debug, Clone)]
+pub struct ApiRequestService<S> {
+    inner: S,
+    metrics: Metrics,
+}
+
+impl<S, RequestBody, ResponseBody> tower::Service<http::Request<RequestBody>>
+    for ApiRequestService<S>
+where
+    S: tower::Service<http::Request<RequestBody>, Response = http::Response<ResponseBody>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(context)
+    }
+
+    fn call(&mut self, request: http::Request<RequestBody>) -> Self::Future {
+        let content_type = request
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default();
+        let verb = request_verb(
+            request.method(),
+            request.uri().path(),
+            request.uri().query().unwrap_or_default(),
+            content_type,
+        );
+        let metrics = self.metrics.clone();
+        let started = Instant::now();
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let response = response.await;
+            let code = match &response {
+                Ok(response) => response.status().as_u16().to_string(),
+                Err(_) => "<error>".to_owned(),
+            };
+            metrics.request_done(verb, code, started.elapsed());
+            response
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verb(method: &str, path: &str, query: &str, content_type: &str) -> &'static str {
+        let method = http::Method::from_bytes(method.as_bytes()).expect("a method");
+        request_verb(&method, path, query, content_type)
+    }
+
+    #[test]
+    fn requests_are_named_by_their_kubernetes_verb() {
+        let cases = [
+            ("GET", "/api/v1/namespaces/default/configmaps", "", "list"),
+            (
+                "GET",
+                "/api/v1/namespaces/default/configmaps",
+                "watch=true&resourceVersion=5",
+                "watch",
+            ),
+            ("GET", "/api/v1/namespaces/default/configmaps/a", "", "get"),
+            ("GET", "/api/v1/namespaces", "", "list"),
+            ("GET", "/api/v1/namespaces/default", "", "get"),
+            ("GET", "/apis/apps/v1/deployments", "", "list"),
+            (
+                "GET",
+                "/apis/apps/v1/namespaces/shop/deployments/web/status",
+                "",
+                "get",
+            ),
+            ("GET", "/apis/kro.run/v1alpha1", "", "get"),
+            ("GET", "/openapi/v3/apis/apps/v1", "", "get"),
+            ("POST", "/api/v1/namespaces/default/events", "", "create"),
+            (
+                "PUT",
+                "/apis/coordination.k8s.io/v1/namespaces/kro/leases/l",
+                "",
+                "update",
+            ),
+            (
+                "PATCH",
+                "/apis/apps/v1/namespaces/a/deployments/b",
+                "fieldManager=x&force=true",
+                "apply",
+            ),
+            (
+                "DELETE",
+                "/api/v1/namespaces/default/configmaps/a",
+                "",
+                "delete",
+            ),
+            (
+                "DELETE",
+                "/api/v1/namespaces/default/configmaps",
+                "",
+                "deletecollection",
+            ),
+        ];
+        for (method, path, query, expected) in cases {
+            let content_type = if expected == "apply" {
+                "application/apply-patch+yaml"
+            } else {
+                ""
+            };
+            assert_eq!(
+                verb(method, path, query, content_type),
+                expected,
+                "{method} {path}?{query}"
+            );
+        }
+        assert_eq!(
+            verb(
+                "PATCH",
+                "/api/v1/namespaces/a/configmaps/b",
+                "",
+                "application/merge-patch+json"
+            ),
+            "patch"
+        );
+    }
+
+    #[test]
+    fn scrapes_show_counts_and_live_gauges() {
+        let metrics = Metrics::new();
+        let gvr = gvr_label("kro.run", "v1alpha1", "webapps");
+        metrics.instance_reconciled(&gvr, Duration::from_millis(20), true);
+        metrics.instance_reconciled(&gvr, Duration::from_millis(30), false);
+        metrics.instance_state_changed(&gvr, "IN_PROGRESS", "ACTIVE");
+        metrics.request_done("apply", "200".to_owned(), Duration::from_millis(3));
+        metrics.set_leader("controller.kro.run", true);
+        metrics.watch_kind(
+            &gvr,
+            LiveSource {
+                queue_length: Box::new(|| 2),
+                states: Box::new(|| BTreeMap::from([("ACTIVE".to_owned(), 3)])),
+            },
+        );
+        let text = metrics.encode();
+        for line in [
+            "instance_reconcile_total{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 2",
+            "instance_reconcile_errors_total{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 1",
+            "instance_reconcile_duration_seconds_count{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 2",
+            "instance_state_transitions_total{gvr=\"kro.run/v1alpha1, Resource=webapps\",from_state=\"IN_PROGRESS\",to_state=\"ACTIVE\"} 1",
+            "rest_client_requests_total{verb=\"apply\",code=\"200\"} 1",
+            "leader_election_master_status{name=\"controller.kro.run\"} 1",
+            "dynamic_controller_gvr_count 1",
+            "dynamic_controller_queue_length{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 2",
+            "instance_count{gvr=\"kro.run/v1alpha1, Resource=webapps\",state=\"ACTIVE\"} 3",
+        ] {
+            assert!(
+                text.lines().any(|seen| seen == line),
+                "{line}\nnot in\n{text}"
+            );
+        }
+        metrics.forget_kind(&gvr);
+        assert!(
+            metrics
+                .encode()
+                .lines()
+                .any(|seen| seen == "dynamic_controller_gvr_count 0")
+        );
+    }
+}
