@@ -192,7 +192,18 @@ impl Watches {
         };
         let router = Arc::clone(&self.router);
         let group_kind = (kind.resource.group.clone(), kind.resource.kind.clone());
-        let stream = reflector::reflector(writer, watcher::watcher(api, config)).default_backoff();
+        let types = kube::api::TypeMeta {
+            api_version: kind.resource.api_version.clone(),
+            kind: kind.resource.kind.clone(),
+        };
+        // List answers leave apiVersion and kind out of their items (kube-apiserver does so
+        // for built-in kinds); the plan keys objects by them, so put them back.
+        let watch = watcher::watcher(api, config).modify(move |object: &mut DynamicObject| {
+            if object.types.is_none() {
+                object.types = Some(types.clone());
+            }
+        });
+        let stream = reflector::reflector(writer, watch).default_backoff();
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {

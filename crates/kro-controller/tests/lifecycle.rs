@@ -162,3 +162,53 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
     cluster.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restarted_controllers_take_over_what_earlier_ones_created() {
+    let mut cluster = Cluster::start().await;
+    let rgd = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "webapp");
+    let shop = at("kro.run/v1alpha1", "WebApp", "shop");
+    cluster.apply_example("webapp", "rgd.yaml").await;
+    cluster.wait_state(rgd, "Active").await;
+    cluster.apply_example("webapp", "instance.yaml").await;
+    cluster.wait_state(shop, "ACTIVE").await;
+
+    // New controllers know the objects only from their watch caches (list answers whose
+    // items carry no apiVersion or kind): they must still update, prune and delete them.
+    cluster.restart_controllers().await;
+    cluster
+        .apply(&json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+            "metadata": {"name": "shop", "namespace": "default"},
+            "spec": {"replicas": 1, "ingress": {"enabled": false}},
+        }))
+        .await;
+    cluster
+        .wait_for(
+            at("apps/v1", "Deployment", "shop"),
+            "scaled to 1",
+            |deployment| deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 1),
+        )
+        .await;
+    cluster
+        .wait_gone(at("networking.k8s.io/v1", "Ingress", "shop"))
+        .await;
+    cluster
+        .wait_for(shop, "ACTIVE with 1 replica", |instance| {
+            instance.is_some_and(|instance| {
+                instance["status"]["state"] == "ACTIVE"
+                    && instance["status"]["availableReplicas"] == 1
+            })
+        })
+        .await;
+
+    cluster.restart_controllers().await;
+    cluster.delete(shop).await;
+    cluster.wait_gone(shop).await;
+    for (api_version, kind) in [("apps/v1", "Deployment"), ("v1", "Service")] {
+        assert!(
+            cluster.get(at(api_version, kind, "shop")).await.is_none(),
+            "{kind} shop survived its instance"
+        );
+    }
+    cluster.stop().await;
+}
