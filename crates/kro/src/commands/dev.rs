@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use kro_apiserver::{ServerConfig, Simulators};
 use kro_controller::kinds::Kinds;
-use kro_controller::{Manager, Settings};
+use kro_controller::{Manager, Metrics, Settings};
 use kube::api::{ListParams, Patch, PatchParams};
 use serde_json::Value;
 
@@ -41,6 +41,9 @@ pub struct Args {
     /// Exit once the demo's instance is ACTIVE (or fails) instead of serving on.
     #[arg(long, requires = "demo")]
     once: bool,
+    /// Serve the controllers' Prometheus metrics (`/metrics`) and health checks here.
+    #[arg(long, value_name = "ADDR")]
+    metrics_addr: Option<SocketAddr>,
     /// How long the demo waits for the instance to be ACTIVE.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     timeout: u64,
@@ -83,8 +86,13 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
         .context("using the kubeconfig")?;
-    let client = kube::Client::try_from(config).context("creating the API client")?;
-    let manager = Manager::start(client.clone(), Settings::default())
+    let metrics = Metrics::new();
+    let client = crate::commands::controller::instrumented_client(config, &metrics)?;
+    if let Some(address) = args.metrics_addr {
+        let bound = crate::commands::controller::serve_metrics(address, metrics.clone()).await?;
+        eprintln!("kro dev: metrics at http://{bound}/metrics");
+    }
+    let manager = Manager::start(client.clone(), Settings::default(), metrics)
         .await
         .context("cannot start the controllers")?;
     println!(
