@@ -1,7 +1,8 @@
 //! Upstream kro's integration scenarios (its `test/integration/suites/core`), restated against
-//! the embedded API server: readiness gating and externalRefs, includeWhen with contagion and
-//! flipping, collections, suspension, terminating children, ordered deletion, contention,
-//! and RGD deletion with live instances.
+//! the embedded API server: readiness gating (per item and per collection) with status
+//! projection and author conditions, externalRefs, includeWhen with contagion and flipping,
+//! collections, suspension, terminating children, ordered deletion, contention, and RGD
+//! deletion with live instances.
 
 mod common;
 
@@ -16,7 +17,13 @@ const RGD_KIND: &str = "ResourceGraphDefinition";
 async fn rgd_active(cluster: &Cluster, yaml: &str, name: &str) {
     cluster.apply_yaml(yaml).await;
     cluster
-        .wait_state(cluster_at(RGD_API, RGD_KIND, name), "Active")
+        .wait_for(cluster_at(RGD_API, RGD_KIND, name), "Active", |rgd| {
+            let accepted = rgd.map(|rgd| condition(rgd, "GraphAccepted"));
+            if let Some(accepted) = accepted.filter(|accepted| accepted["status"] == "False") {
+                panic!("{name} is not accepted: {}", accepted["message"]);
+            }
+            rgd.is_some_and(|rgd| rgd["status"]["state"] == "Active")
+        })
         .await;
 }
 
@@ -667,6 +674,106 @@ async fn a_breaking_crd_change_is_refused_until_the_rgd_allows_it() {
     assert_eq!(
         crd["metadata"]["labels"]["kro.run/resource-graph-definition-name"],
         "evolving"
+    );
+    cluster.stop().await;
+}
+
+const GATES: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gates}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Gate
+    spec:
+      names: "[]string"
+    status:
+      approved: ${string(size(entries.filter(i, has(i.data.approved))))}
+      conditions:
+        - "${runtime.newCondition({type: 'Approved', status: runtime.condition(schema, 'ResourcesReady').status, reason: 'Reviewed', message: string(size(entries)) + ' items'})}"
+  resources:
+    - id: entries
+      forEach: ${schema.spec.names}
+      readyWhen:
+        - ${has(each.data.approved)}
+        - ${entries.exists_one(i, has(i.data.lead))}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${'item-' + each.item}"}
+        data: {name: "${each.item}"}
+    - id: gate
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-gate'}"}
+        data: {items: "${string(size(entries))}"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions() {
+    let cluster = Cluster::start().await;
+    rgd_active(&cluster, GATES, "gates").await;
+    let instance = at(RGD_API, "Gate", "g");
+    let gate = at("v1", "ConfigMap", "g-gate");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Gate", "metadata": {"name": "g", "namespace": "default"}, "spec": {"names": ["a", "b"]}}))
+        .await;
+    let approved = |count: &'static str| {
+        move |object: Option<&Value>| {
+            object.is_some_and(|object| object["status"]["approved"] == count)
+        }
+    };
+    let waiting = cluster
+        .wait_for(instance, "projecting no approvals", approved("0"))
+        .await
+        .expect("the instance");
+    // Author conditions replace the built-in ones; the built-ins are read through
+    // runtime.condition.
+    let conditions = waiting["status"]["conditions"]
+        .as_array()
+        .expect("conditions");
+    assert_eq!(conditions.len(), 1, "{waiting}");
+    assert_eq!(condition(&waiting, "Approved")["status"], "False");
+    assert_eq!(condition(&waiting, "Approved")["message"], "2 items");
+    assert_eq!(waiting["status"]["state"], "IN_PROGRESS");
+
+    // Per item: every item must be approved.
+    let approve = |name: &'static str, data: Value| {
+        cluster.merge(at("v1", "ConfigMap", name), json!({"data": data}))
+    };
+    approve("item-a", json!({"approved": "yes"})).await;
+    cluster
+        .wait_for(instance, "projecting one approval", approved("1"))
+        .await;
+    approve("item-b", json!({"approved": "yes"})).await;
+    cluster
+        .wait_for(instance, "projecting two approvals", approved("2"))
+        .await;
+    // Per collection: exactly one item must lead; until then the next level waits.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(cluster.get(gate).await.is_none(), "the gate waits");
+    let instance_now = cluster.get(instance).await.expect("the instance");
+    assert_eq!(instance_now["status"]["state"], "IN_PROGRESS");
+
+    // One leads now, but it is no longer approved: the per-item gate holds.
+    approve("item-b", json!({"lead": "true", "approved": null})).await;
+    cluster
+        .wait_for(instance, "projecting one approval", approved("1"))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(cluster.get(gate).await.is_none(), "the gate still waits");
+
+    approve("item-b", json!({"approved": "yes"})).await;
+    cluster
+        .wait_for(gate, "created", |object| object.is_some())
+        .await;
+    let active = cluster.wait_state(instance, "ACTIVE").await;
+    assert_eq!(condition(&active, "Approved")["status"], "True", "{active}");
+    assert_eq!(
+        cluster.get(gate).await.expect("the gate")["data"]["items"],
+        "2"
     );
     cluster.stop().await;
 }
