@@ -54,8 +54,8 @@ async fn run(apply_concurrency: usize) -> (Duration, String) {
             "Active",
         )
         .await;
-    cluster.server.set_latency(LATENCY);
-    cluster.server.reset_request_counts();
+    cluster.server().set_latency(LATENCY);
+    cluster.server().reset_request_counts();
     let started = Instant::now();
     cluster
         .apply(&serde_json::json!({
@@ -68,7 +68,7 @@ async fn run(apply_concurrency: usize) -> (Duration, String) {
         .await;
     let took = started.elapsed();
     let mut by_verb = std::collections::BTreeMap::new();
-    for ((verb, _), count) in cluster.server.request_counts() {
+    for ((verb, _), count) in cluster.server().request_counts() {
         *by_verb.entry(verb).or_insert(0u64) += count;
     }
     let summary = by_verb

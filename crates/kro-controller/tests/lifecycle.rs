@@ -67,7 +67,7 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
     // Steady state: a resync writes nothing (counted by the server and by the controllers'
     // own metrics).
     tokio::time::sleep(Duration::from_millis(500)).await;
-    cluster.server.reset_request_counts();
+    cluster.server().reset_request_counts();
     let written = cluster.controller_writes();
     let reconciles = cluster
         .metric(WEBAPP_RECONCILES)
@@ -78,7 +78,7 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
         cluster.writes(),
         0,
         "writes after a resync in steady state: {:?}",
-        cluster.server.request_counts()
+        cluster.server().request_counts()
     );
     assert_eq!(cluster.controller_writes(), written);
     assert!(

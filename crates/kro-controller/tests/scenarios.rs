@@ -77,10 +77,8 @@ spec:
           value: ${settings.data.value}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn external_refs_wait_for_their_object_then_follow_its_changes() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, EXTERNAL, "consumer").await;
+async fn external_refs_wait_for_their_object_then_follow_its_changes(cluster: &Cluster) {
+    rgd_active(cluster, EXTERNAL, "consumer").await;
     let instance = at(RGD_API, "Consumer", "reader");
     cluster
         .apply(&json!({"apiVersion": RGD_API, "kind": "Consumer", "metadata": {"name": "reader", "namespace": "default"}, "spec": {}}))
@@ -149,7 +147,6 @@ async fn external_refs_wait_for_their_object_then_follow_its_changes() {
             .is_some(),
         "an externalRef is never deleted"
     );
-    cluster.stop().await;
 }
 
 const INCLUDE_WHEN: &str = r#"
@@ -185,10 +182,8 @@ spec:
         data: {from: "${optional.metadata.name}"}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn include_when_skips_contagiously_and_flipping_it_creates_and_prunes() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, INCLUDE_WHEN, "toggles").await;
+async fn include_when_skips_contagiously_and_flipping_it_creates_and_prunes(cluster: &Cluster) {
+    rgd_active(cluster, INCLUDE_WHEN, "toggles").await;
     let toggle = |enabled: bool| json!({"apiVersion": RGD_API, "kind": "Toggle", "metadata": {"name": "t", "namespace": "default"}, "spec": {"enabled": enabled}});
     let instance = at(RGD_API, "Toggle", "t");
     cluster.apply(&toggle(false)).await;
@@ -211,7 +206,6 @@ async fn include_when_skips_contagiously_and_flipping_it_creates_and_prunes() {
         .await;
     cluster.wait_gone(at("v1", "ConfigMap", "t-optional")).await;
     assert_eq!(names().await, ["t-base"]);
-    cluster.stop().await;
 }
 
 const COLLECTION: &str = r#"
@@ -243,10 +237,8 @@ spec:
         data: {for: "${each.item.metadata.name}"}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn collections_grow_shrink_chain_empty_and_repair_drift() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, COLLECTION, "teams").await;
+async fn collections_grow_shrink_chain_empty_and_repair_drift(cluster: &Cluster) {
+    rgd_active(cluster, COLLECTION, "teams").await;
     let teams = |names: &[&str]| json!({"apiVersion": RGD_API, "kind": "Teams", "metadata": {"name": "crew", "namespace": "default"}, "spec": {"names": names}});
     let instance = at(RGD_API, "Teams", "crew");
     let names = || cluster.names_labelled("v1", "ConfigMap", "kro.run/instance-name", "crew");
@@ -323,7 +315,6 @@ async fn collections_grow_shrink_chain_empty_and_repair_drift() {
             })
         })
         .await;
-    cluster.stop().await;
 }
 
 const CHAIN: &str = r#"
@@ -351,10 +342,8 @@ spec:
         data: {value: "${first.data.value}"}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn suspension_stops_changes_until_lifted() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, CHAIN, "chains").await;
+async fn suspension_stops_changes_until_lifted(cluster: &Cluster) {
+    rgd_active(cluster, CHAIN, "chains").await;
     let instance = at(RGD_API, "Chain", "c");
     let chain = |value: &str, annotations: Value| json!({"apiVersion": RGD_API, "kind": "Chain", "metadata": {"name": "c", "namespace": "default", "annotations": annotations}, "spec": {"value": value}});
     cluster.apply(&chain("one", json!({}))).await;
@@ -389,13 +378,10 @@ async fn suspension_stops_changes_until_lifted() {
         })
         .await;
     cluster.wait_state(instance, "ACTIVE").await;
-    cluster.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_terminating_child_blocks_its_dependents_until_it_is_gone() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, CHAIN, "chains").await;
+async fn a_terminating_child_blocks_its_dependents_until_it_is_gone(cluster: &Cluster) {
+    rgd_active(cluster, CHAIN, "chains").await;
     let instance = at(RGD_API, "Chain", "c");
     cluster
         .apply(&json!({"apiVersion": RGD_API, "kind": "Chain", "metadata": {"name": "c", "namespace": "default"}, "spec": {}}))
@@ -429,7 +415,6 @@ async fn a_terminating_child_blocks_its_dependents_until_it_is_gone() {
         })
         .await;
     cluster.wait_state(instance, "ACTIVE").await;
-    cluster.stop().await;
 }
 
 const HELD: &str = r#"
@@ -458,10 +443,8 @@ spec:
         data: {from: "${base.metadata.name}"}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deletion_goes_in_reverse_order_and_waits_for_each_wave() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, HELD, "held").await;
+async fn deletion_goes_in_reverse_order_and_waits_for_each_wave(cluster: &Cluster) {
+    rgd_active(cluster, HELD, "held").await;
     let instance = at(RGD_API, "Held", "h");
     cluster
         .apply(&json!({"apiVersion": RGD_API, "kind": "Held", "metadata": {"name": "h", "namespace": "default"}, "spec": {}}))
@@ -497,7 +480,6 @@ async fn deletion_goes_in_reverse_order_and_waits_for_each_wave() {
         .await;
     cluster.wait_gone(at("v1", "ConfigMap", "h-base")).await;
     cluster.wait_gone(instance).await;
-    cluster.stop().await;
 }
 
 const SHARED: &str = r#"
@@ -518,10 +500,8 @@ spec:
         data: {owner: "${schema.metadata.name}"}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_instances_cannot_take_one_object_from_each_other() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, SHARED, "sharers").await;
+async fn two_instances_cannot_take_one_object_from_each_other(cluster: &Cluster) {
+    rgd_active(cluster, SHARED, "sharers").await;
     let sharer = |name: &str| json!({"apiVersion": RGD_API, "kind": "Sharer", "metadata": {"name": name, "namespace": "default"}, "spec": {}});
     cluster.apply(&sharer("first")).await;
     cluster
@@ -545,13 +525,10 @@ async fn two_instances_cannot_take_one_object_from_each_other() {
         shared["metadata"]["labels"]["kro.run/instance-name"],
         "first"
     );
-    cluster.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_rgd_with_instances_waits_for_them_before_it_goes() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, CHAIN, "chains").await;
+async fn an_rgd_with_instances_waits_for_them_before_it_goes(cluster: &Cluster) {
+    rgd_active(cluster, CHAIN, "chains").await;
     let rgd = cluster_at(RGD_API, RGD_KIND, "chains");
     let instance = at(RGD_API, "Chain", "c");
     cluster
@@ -577,12 +554,9 @@ async fn an_rgd_with_instances_waits_for_them_before_it_goes() {
     cluster.wait_gone(instance).await;
     cluster.wait_gone(at("v1", "ConfigMap", "c-first")).await;
     cluster.wait_gone(rgd).await;
-    cluster.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_invalid_rgd_is_not_accepted_and_says_why() {
-    let cluster = Cluster::start().await;
+async fn an_invalid_rgd_is_not_accepted_and_says_why(cluster: &Cluster) {
     let rgd = cluster_at(RGD_API, RGD_KIND, "broken");
     cluster
         .apply_yaml(
@@ -615,12 +589,9 @@ spec:
             .is_some_and(|message| message.contains("undefined field 'missing'")),
         "{accepted}"
     );
-    cluster.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_breaking_crd_change_is_refused_until_the_rgd_allows_it() {
-    let cluster = Cluster::start().await;
+async fn a_breaking_crd_change_is_refused_until_the_rgd_allows_it(cluster: &Cluster) {
     let rgd = cluster_at(RGD_API, RGD_KIND, "evolving");
     let definition = |kind: &str, annotations: Value| {
         json!({
@@ -675,7 +646,6 @@ async fn a_breaking_crd_change_is_refused_until_the_rgd_allows_it() {
         crd["metadata"]["labels"]["kro.run/resource-graph-definition-name"],
         "evolving"
     );
-    cluster.stop().await;
 }
 
 const GATES: &str = r#"
@@ -711,10 +681,10 @@ spec:
         data: {items: "${string(size(entries))}"}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions() {
-    let cluster = Cluster::start().await;
-    rgd_active(&cluster, GATES, "gates").await;
+async fn readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions(
+    cluster: &Cluster,
+) {
+    rgd_active(cluster, GATES, "gates").await;
     let instance = at(RGD_API, "Gate", "g");
     let gate = at("v1", "ConfigMap", "g-gate");
     cluster
@@ -775,5 +745,55 @@ async fn readiness_gates_the_next_level_per_item_and_per_collection_with_author_
         cluster.get(gate).await.expect("the gate")["data"]["items"],
         "2"
     );
-    cluster.stop().await;
 }
+
+/// Each scenario as a test of its own on a fresh embedded server, and all of them in one test
+/// on real kube-apiserver + etcd (a fresh control plane each, one after another).
+macro_rules! scenarios {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            use super::*;
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let cluster = Cluster::start().await;
+                    super::$name(&cluster).await;
+                    cluster.stop().await;
+                }
+            )*
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn every_scenario_holds_on_a_real_control_plane() {
+            $(
+                let started = std::time::Instant::now();
+                let control_plane = tokio::task::spawn_blocking(|| {
+                    kro_test_support::real_control_plane_or_skip("controller scenarios")
+                })
+                .await
+                .expect("the start task");
+                let Some(control_plane) = control_plane else {
+                    return;
+                };
+                let cluster = Cluster::start_real(control_plane).await;
+                $name(&cluster).await;
+                cluster.stop().await;
+                eprintln!("{} on kube-apiserver: {:?}", stringify!($name), started.elapsed());
+            )*
+        }
+    };
+}
+
+scenarios!(
+    external_refs_wait_for_their_object_then_follow_its_changes,
+    include_when_skips_contagiously_and_flipping_it_creates_and_prunes,
+    collections_grow_shrink_chain_empty_and_repair_drift,
+    suspension_stops_changes_until_lifted,
+    a_terminating_child_blocks_its_dependents_until_it_is_gone,
+    deletion_goes_in_reverse_order_and_waits_for_each_wave,
+    two_instances_cannot_take_one_object_from_each_other,
+    an_rgd_with_instances_waits_for_them_before_it_goes,
+    an_invalid_rgd_is_not_accepted_and_says_why,
+    a_breaking_crd_change_is_refused_until_the_rgd_allows_it,
+    readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions,
+);

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use kro_apiserver::{RunningServer, ServerConfig, Simulators};
 use kro_controller::kinds::{Kinds, ServedKind};
 use kro_controller::{Manager, Metrics, Settings};
+use kro_test_support::RealControlPlane;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
@@ -43,10 +44,9 @@ pub fn cluster_at<'a>(api_version: &'a str, kind: &'a str, name: &'a str) -> Tar
 
 /// Starts the controllers against `server` with a client of their own, so their metrics
 /// count only their requests.
-async fn start_controllers(server: &RunningServer, settings: Settings) -> (Manager, Metrics) {
-    let config = kube::Config::new(server.url().parse().expect("URL"));
+async fn start_controllers(config: &kube::Config, settings: Settings) -> (Manager, Metrics) {
     let metrics = Metrics::new();
-    let client = kube::client::ClientBuilder::try_from(config)
+    let client = kube::client::ClientBuilder::try_from(config.clone())
         .expect("a client")
         .with_layer(&metrics.api_layer())
         .build();
@@ -56,9 +56,19 @@ async fn start_controllers(server: &RunningServer, settings: Settings) -> (Manag
     (manager, metrics)
 }
 
+/// The API server the controllers run against.
+pub enum Backend {
+    /// The embedded server with every simulator on.
+    Embedded(RunningServer),
+    /// A real kube-apiserver + etcd (no controller-manager: nothing simulates workloads).
+    Real(RealControlPlane),
+}
+
 /// A server and the controllers.
 pub struct Cluster {
-    pub server: RunningServer,
+    pub backend: Backend,
+    /// How to reach the server.
+    config: kube::Config,
     pub client: kube::Client,
     pub kinds: Kinds,
     pub manager: Option<Manager>,
@@ -82,15 +92,41 @@ impl Cluster {
         })
         .await
         .expect("the server starts");
-        let client = kube::Client::try_from(kube::Config::new(server.url().parse().expect("URL")))
-            .expect("a client");
-        let (manager, metrics) = start_controllers(&server, settings).await;
+        let config = kube::Config::new(server.url().parse().expect("URL"));
+        Self::with_backend(Backend::Embedded(server), config, settings).await
+    }
+
+    /// Starts the controllers against a real control plane.
+    pub async fn start_real(control_plane: RealControlPlane) -> Cluster {
+        let kubeconfig = kube::config::Kubeconfig::read_from(control_plane.kubeconfig())
+            .expect("the control plane's kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("a client configuration");
+        Self::with_backend(Backend::Real(control_plane), config, Settings::default()).await
+    }
+
+    async fn with_backend(backend: Backend, config: kube::Config, settings: Settings) -> Cluster {
+        let client = kube::Client::try_from(config.clone()).expect("a client");
+        let (manager, metrics) = start_controllers(&config, settings).await;
         Cluster {
             kinds: Kinds::new(client.clone()),
-            server,
+            backend,
+            config,
             client,
             manager: Some(manager),
             metrics,
+        }
+    }
+
+    /// The embedded server (its test knobs).
+    ///
+    /// # Panics
+    /// On a real control plane.
+    pub fn server(&self) -> &RunningServer {
+        match &self.backend {
+            Backend::Embedded(server) => server,
+            Backend::Real(_) => panic!("this check needs the embedded server's test knobs"),
         }
     }
 
@@ -100,7 +136,7 @@ impl Cluster {
         if let Some(manager) = self.manager.take() {
             manager.shutdown().await;
         }
-        let (manager, metrics) = start_controllers(&self.server, Settings::default()).await;
+        let (manager, metrics) = start_controllers(&self.config, Settings::default()).await;
         self.manager = Some(manager);
         self.metrics = metrics;
     }
@@ -282,7 +318,7 @@ impl Cluster {
     pub fn writes(&self) -> u64 {
         ["create", "update", "patch", "delete", "deletecollection"]
             .iter()
-            .map(|verb| self.server.requests_with_verb(verb))
+            .map(|verb| self.server().requests_with_verb(verb))
             .sum()
     }
 
@@ -321,6 +357,14 @@ impl Cluster {
         if let Some(manager) = self.manager.take() {
             manager.shutdown().await;
         }
-        self.server.stop();
+        match self.backend {
+            Backend::Embedded(server) => server.stop(),
+            Backend::Real(control_plane) => {
+                tokio::task::spawn_blocking(move || control_plane.stop())
+                    .await
+                    .expect("the stop task")
+                    .expect("the control plane stops");
+            }
+        }
     }
 }
