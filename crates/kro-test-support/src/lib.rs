@@ -174,6 +174,39 @@ pub fn run_kubectl_binary(
         .unwrap_or_else(|error| panic!("{}: {error}", kubectl.display()))
 }
 
+/// Runs kubectl 1.`minor` as [`run_kubectl_binary`] does and returns its stdout.
+///
+/// # Panics
+/// When that release is missing or the command fails (with kubectl's stderr).
+pub fn kubectl_succeeds(minor: u32, kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
+    let output = run_kubectl_binary(&kubectl_release(minor), kubeconfig, home, args, None);
+    assert!(
+        output.status.success(),
+        "kubectl {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Calls `check` every 200 ms until it returns something, and returns that.
+///
+/// # Panics
+/// When a minute passes first, naming `what` was awaited.
+pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(found) = check() {
+            return found;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "not {what} after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 /// A running real control plane; stopped on drop unless it was reused from
 /// `KRO_TEST_KUBECONFIG`.
 #[derive(Debug)]

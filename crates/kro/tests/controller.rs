@@ -9,7 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
-use kro_test_support::{kubectl_release, repository_root, run_kubectl_binary};
+use kro_test_support::{eventually, kubectl_succeeds, repository_root};
 
 /// A child process whose stderr lines arrive on a channel.
 struct Process {
@@ -151,28 +151,7 @@ fn series(scrape: &str, name: &str) -> Option<f64> {
 }
 
 fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
-    let output = run_kubectl_binary(&kubectl_release(33), kubeconfig, home, args, None);
-    assert!(
-        output.status.success(),
-        "kubectl {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "not {what} after 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    kubectl_succeeds(33, kubeconfig, home, args)
 }
 
 const LEADER: &str = "leader_election_master_status{name=\"controller.kro.run\"}";

@@ -5,9 +5,8 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-use kro_test_support::{kubectl_release, repository_root, run_kubectl_binary};
+use kro_test_support::{eventually, kubectl_succeeds, repository_root};
 
 struct Dev {
     child: Child,
@@ -41,28 +40,7 @@ fn start_dev(kubeconfig: &Path) -> Dev {
 }
 
 fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
-    let output = run_kubectl_binary(&kubectl_release(33), kubeconfig, home, args, None);
-    assert!(
-        output.status.success(),
-        "kubectl {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn eventually(what: &str, mut check: impl FnMut() -> Option<String>) -> String {
-    let started = Instant::now();
-    loop {
-        if let Some(found) = check() {
-            return found;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "not {what} after 60 s"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    kubectl_succeeds(33, kubeconfig, home, args)
 }
 
 #[test]
