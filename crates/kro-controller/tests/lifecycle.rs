@@ -8,6 +8,43 @@ use std::time::Duration;
 use common::{Cluster, at, cluster_at};
 use serde_json::json;
 
+/// Scales the webapp `shop` to `replicas` without its Ingress; waits until the Ingress is
+/// pruned, the Deployment scaled and the instance ACTIVE again, and returns the instance.
+async fn shrink_shop(cluster: &Cluster, replicas: u32) -> serde_json::Value {
+    cluster
+        .apply(&json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+            "metadata": {"name": "shop", "namespace": "default"},
+            "spec": {"replicas": replicas, "ingress": {"enabled": false}},
+        }))
+        .await;
+    cluster
+        .wait_gone(at("networking.k8s.io/v1", "Ingress", "shop"))
+        .await;
+    cluster
+        .wait_for(
+            at("apps/v1", "Deployment", "shop"),
+            "scaled",
+            |deployment| {
+                deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == replicas)
+            },
+        )
+        .await;
+    cluster
+        .wait_for(
+            at("kro.run/v1alpha1", "WebApp", "shop"),
+            "ACTIVE with the new replicas",
+            |instance| {
+                instance.is_some_and(|instance| {
+                    instance["status"]["state"] == "ACTIVE"
+                        && instance["status"]["availableReplicas"] == replicas
+                })
+            },
+        )
+        .await
+        .expect("the instance")
+}
+
 const WEBAPP_RECONCILES: &str =
     "instance_reconcile_total{gvr=\"kro.run/v1alpha1, Resource=webapps\"}";
 
@@ -100,32 +137,7 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
     );
 
     // Update: the Ingress goes away when it is no longer wanted (pruned), replicas change.
-    cluster
-        .apply(&json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
-            "metadata": {"name": "shop", "namespace": "default"},
-            "spec": {"replicas": 2, "ingress": {"enabled": false}},
-        }))
-        .await;
-    cluster
-        .wait_gone(at("networking.k8s.io/v1", "Ingress", "shop"))
-        .await;
-    cluster
-        .wait_for(
-            at("apps/v1", "Deployment", "shop"),
-            "scaled to 2",
-            |deployment| deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 2),
-        )
-        .await;
-    let instance = cluster
-        .wait_for(shop, "ACTIVE with 2 replicas", |instance| {
-            instance.is_some_and(|instance| {
-                instance["status"]["state"] == "ACTIVE"
-                    && instance["status"]["availableReplicas"] == 2
-            })
-        })
-        .await
-        .expect("the instance");
+    let instance = shrink_shop(&cluster, 2).await;
     assert_eq!(
         instance["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
         "Deployment.apps,Service"
@@ -175,31 +187,7 @@ async fn restarted_controllers_take_over_what_earlier_ones_created() {
     // New controllers know the objects only from their watch caches (list answers whose
     // items carry no apiVersion or kind): they must still update, prune and delete them.
     cluster.restart_controllers().await;
-    cluster
-        .apply(&json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
-            "metadata": {"name": "shop", "namespace": "default"},
-            "spec": {"replicas": 1, "ingress": {"enabled": false}},
-        }))
-        .await;
-    cluster
-        .wait_for(
-            at("apps/v1", "Deployment", "shop"),
-            "scaled to 1",
-            |deployment| deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 1),
-        )
-        .await;
-    cluster
-        .wait_gone(at("networking.k8s.io/v1", "Ingress", "shop"))
-        .await;
-    cluster
-        .wait_for(shop, "ACTIVE with 1 replica", |instance| {
-            instance.is_some_and(|instance| {
-                instance["status"]["state"] == "ACTIVE"
-                    && instance["status"]["availableReplicas"] == 1
-            })
-        })
-        .await;
+    shrink_shop(&cluster, 1).await;
 
     cluster.restart_controllers().await;
     cluster.delete(shop).await;
