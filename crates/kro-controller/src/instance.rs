@@ -29,6 +29,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::crd_plan::RgdIdentity;
 use crate::events::EventType;
@@ -315,7 +316,9 @@ impl InstanceController {
     async fn work(&self, shared: &Shared) {
         while let Some(key) = self.queue.next().await {
             let started = std::time::Instant::now();
-            let outcome = self.reconcile(shared, &key).await;
+            let span =
+                tracing::info_span!("reconcile", kind = %self.kind.resource.kind, instance = %key);
+            let outcome = self.reconcile(shared, &key).instrument(span).await;
             shared
                 .metrics
                 .instance_reconciled(&self.gvr, started.elapsed(), outcome.is_ok());
@@ -410,6 +413,7 @@ impl InstanceController {
                 problems.push(format!("updating the ApplySet inventory: {error}"));
                 break current;
             }
+            tracing::debug!(objects = batch.len(), "applying");
             for (desired, outcome) in apply(shared, &graph, &batch).await {
                 match outcome {
                     Ok(applied) => {
@@ -935,6 +939,7 @@ impl InstanceController {
             .insert(text(instance, "/metadata/uid").to_owned(), to.to_owned())
             .unwrap_or_else(|| text(existing, "/state").to_owned());
         if from != to {
+            tracing::info!(from = %from, to = %to, "state changed");
             shared.metrics.instance_state_changed(&self.gvr, &from, to);
         }
         Ok(())

@@ -27,6 +27,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
 use crate::events::EventType;
@@ -165,7 +166,8 @@ impl RgdController {
         let mut failures: HashMap<String, u32> = HashMap::new();
         while let Some(name) = self.queue.next().await {
             let started = std::time::Instant::now();
-            let outcome = self.reconcile(&name).await;
+            let span = tracing::info_span!("reconcile", rgd = %name);
+            let outcome = self.reconcile(&name).instrument(span).await;
             self.shared
                 .metrics
                 .rgd_reconciled(started.elapsed(), outcome.is_ok());
