@@ -77,7 +77,8 @@ pub fn default_printer_columns() -> Vec<PrinterColumn> {
         json_path: json_path.to_string(),
         description: Some(description.to_string()),
         format: None,
-        priority: Some(0),
+        // Upstream's columns say 0, which Go omits: the CRD as stored has no priority.
+        priority: None,
     };
     vec![
         column(

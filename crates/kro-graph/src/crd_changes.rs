@@ -396,11 +396,27 @@ pub fn compare_crds(old: &Json, new: &Json) -> Result<SchemaChanges, CrdComparis
         );
     }
     let columns = |version: &Json| {
-        version
+        let mut columns = version
             .get("additionalPrinterColumns")
             .filter(|columns| !columns.is_null())
             .cloned()
-            .unwrap_or(Json::Array(Vec::new()))
+            .unwrap_or(Json::Array(Vec::new()));
+        // kube-apiserver stores zero values of the column fields it omits when empty
+        // (`priority: 0`, `description: ""`, `format: ""`) as absent: they are the same column.
+        if let Json::Array(columns) = &mut columns {
+            for column in columns.iter_mut().filter_map(Json::as_object_mut) {
+                column.retain(|key, value| {
+                    !matches!(
+                        (key.as_str(), &*value),
+                        ("priority", Json::Number(_)) if value.as_i64() == Some(0)
+                    ) && !matches!(
+                        (key.as_str(), &*value),
+                        ("description" | "format", Json::String(text)) if text.is_empty()
+                    )
+                });
+            }
+        }
+        columns
     };
     if columns(old) != columns(new) {
         changes.add(
@@ -877,6 +893,21 @@ mod tests {
         let changed = compare_crds(&before, &columns).expect("comparable");
         assert_eq!(kinds(&changed)[0].1, "ADDITIONAL_PRINTER_COLUMNS_CHANGED");
         assert!(!changed.is_breaking());
+        // As kube-apiserver stores it: the zero priority and empty description left out.
+        let mut stored = columns.clone();
+        columns["spec"]["versions"][0]["additionalPrinterColumns"][0]["priority"] = json!(0);
+        columns["spec"]["versions"][0]["additionalPrinterColumns"][0]["description"] = json!("");
+        assert!(
+            compare_crds(&stored, &columns)
+                .expect("comparable")
+                .is_empty()
+        );
+        stored["spec"]["versions"][0]["additionalPrinterColumns"][0]["priority"] = json!(1);
+        assert!(
+            !compare_crds(&stored, &columns)
+                .expect("comparable")
+                .is_empty()
+        );
         let two = json!({"spec": {"versions": [{"name": "a"}, {"name": "b"}]}});
         assert_eq!(
             compare_crds(&two, &before)
