@@ -53,7 +53,7 @@ impl Manager {
         Ok(Manager { shared, rgds })
     }
 
-    /// Reconciles every instance again now (as a periodic resync would).
+    /// Reconciles every RGD and every instance again now (as a periodic resync would).
     pub async fn resync(&self) {
         self.rgds.resync().await;
     }

@@ -155,8 +155,12 @@ impl RgdController {
         }
     }
 
-    /// Queues every instance of every kind for a reconcile.
+    /// Queues every RGD, and every instance of every kind, for a reconcile.
     pub(crate) async fn resync(&self) {
+        for rgd in self.store.state() {
+            self.queue
+                .add(rgd.metadata.name.clone().unwrap_or_default());
+        }
         for controller in self.controllers.lock().await.values() {
             controller.enqueue_all();
         }

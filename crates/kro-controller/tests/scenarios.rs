@@ -747,6 +747,32 @@ async fn readiness_gates_the_next_level_per_item_and_per_collection_with_author_
     );
 }
 
+#[allow(clippy::float_cmp)] // Counts, compared exactly.
+async fn a_resync_in_steady_state_writes_nothing(cluster: &Cluster) {
+    rgd_active(cluster, CHAIN, "chains").await;
+    let instance = at(RGD_API, "Chain", "steady");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Chain", "metadata": {"name": "steady", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    // Let the last watch events of the creation arrive and be reconciled.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let written = cluster.controller_writes();
+    let reconciles = cluster.metric("rgd_reconcile_total").expect("counted");
+    cluster.manager.as_ref().expect("running").resync().await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(
+        cluster.metric("rgd_reconcile_total") > Some(reconciles),
+        "the RGD was reconciled again"
+    );
+    assert_eq!(
+        cluster.controller_writes(),
+        written,
+        "writes after a resync in steady state:\n{}",
+        cluster.metrics.encode()
+    );
+}
+
 /// Each scenario as a test of its own on a fresh embedded server, and all of them in one test
 /// on real kube-apiserver + etcd (a fresh control plane each, one after another).
 macro_rules! scenarios {
@@ -785,6 +811,7 @@ macro_rules! scenarios {
 }
 
 scenarios!(
+    a_resync_in_steady_state_writes_nothing,
     external_refs_wait_for_their_object_then_follow_its_changes,
     include_when_skips_contagiously_and_flipping_it_creates_and_prunes,
     collections_grow_shrink_chain_empty_and_repair_drift,
