@@ -265,3 +265,31 @@ fn two_replicas_elect_one_leader_serve_metrics_and_hand_over_on_sigterm() {
     let (_, scrape) = http_get(&second_metrics, "/metrics");
     assert_eq!(series(&scrape, LEADER), Some(1.0), "{scrape}");
 }
+
+#[test]
+fn a_leader_that_loses_its_api_server_exits_with_a_failure_after_the_renew_deadline() {
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig = home.path().join("kubeconfig");
+    let mut apiserver = Process::spawn(&[
+        "apiserver",
+        "--port",
+        "0",
+        "--kubeconfig-out",
+        kubeconfig.to_str().expect("a path"),
+    ]);
+    apiserver.wait_line("kro apiserver: serving", Duration::from_secs(30));
+    let (mut leader, _) = replica(&kubeconfig);
+    leader.wait_line("kro controller: running", Duration::from_secs(30));
+
+    drop(apiserver);
+    let gone = Instant::now();
+    leader.wait_line("leader election lost", Duration::from_secs(20));
+    let status = leader.child.wait().expect("the leader exits");
+    assert!(!status.success(), "losing the lease is a failure: {status}");
+    // Renewals every 200 ms stop succeeding; the 2 s renew deadline ends leading.
+    assert!(
+        gone.elapsed() >= Duration::from_millis(1500),
+        "gave up after {:?}, before the renew deadline",
+        gone.elapsed()
+    );
+}

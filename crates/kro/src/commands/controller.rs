@@ -144,8 +144,8 @@ fn identity() -> String {
 }
 
 /// Runs the controllers until interrupted (Ctrl-C or SIGTERM), then stops them gracefully.
-/// With `--leader-elect` they run only while this process holds the Lease; losing it stops
-/// them and ends the process with a failure, as controller-runtime does.
+/// With `--leader-elect` they run only while this process holds the Lease; losing it ends the
+/// process at once with a failure, as controller-runtime does.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Args {
         kubeconfig,
@@ -213,9 +213,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 None => std::future::pending().await,
             }
         };
-        let outcome = tokio::select! {
+        let stop = tokio::select! {
             stop = shutdown_signal() => stop,
-            () = lost => Err(anyhow::anyhow!("leader election lost")),
+            () = lost => {
+                // Another replica may lead already: stop writing at once rather than let
+                // reconciles finish (ending the runtime cancels them).
+                metrics.set_leader(DEFAULT_LEASE_NAME, false);
+                anyhow::bail!("leader election lost");
+            }
         };
         eprintln!("kro controller: stopping");
         if tokio::time::timeout(graceful_shutdown_timeout, manager.shutdown())
@@ -232,7 +237,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 held.release().await;
             }
         }
-        outcome.map(|()| ExitCode::SUCCESS)
+        stop.map(|()| ExitCode::SUCCESS)
     })
 }
 
