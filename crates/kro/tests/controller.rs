@@ -90,6 +90,19 @@ impl Drop for Process {
     }
 }
 
+/// `kro apiserver` (with its simulated cluster) on a free port, its kubeconfig at `kubeconfig`.
+fn apiserver(kubeconfig: &Path) -> Process {
+    let mut apiserver = Process::spawn(&[
+        "apiserver",
+        "--port",
+        "0",
+        "--kubeconfig-out",
+        kubeconfig.to_str().expect("a path"),
+    ]);
+    apiserver.wait_line("kro apiserver: serving", Duration::from_secs(30));
+    apiserver
+}
+
 /// A replica of the controller with short lease timings; returns it and its metrics address.
 fn replica(kubeconfig: &Path) -> (Process, String) {
     let kubeconfig = kubeconfig.to_str().expect("a path");
@@ -162,14 +175,7 @@ const WEBAPPS_ACTIVE: &str =
 fn two_replicas_elect_one_leader_serve_metrics_and_hand_over_on_sigterm() {
     let home = tempfile::tempdir().expect("a HOME");
     let kubeconfig = home.path().join("kubeconfig");
-    let mut apiserver = Process::spawn(&[
-        "apiserver",
-        "--port",
-        "0",
-        "--kubeconfig-out",
-        kubeconfig.to_str().expect("a path"),
-    ]);
-    apiserver.wait_line("kro apiserver: serving", Duration::from_secs(30));
+    let _apiserver = apiserver(&kubeconfig);
 
     let (mut first, first_metrics) = replica(&kubeconfig);
     first.wait_line("is the leader", Duration::from_secs(30));
@@ -270,14 +276,7 @@ fn two_replicas_elect_one_leader_serve_metrics_and_hand_over_on_sigterm() {
 fn a_leader_that_loses_its_api_server_exits_with_a_failure_after_the_renew_deadline() {
     let home = tempfile::tempdir().expect("a HOME");
     let kubeconfig = home.path().join("kubeconfig");
-    let mut apiserver = Process::spawn(&[
-        "apiserver",
-        "--port",
-        "0",
-        "--kubeconfig-out",
-        kubeconfig.to_str().expect("a path"),
-    ]);
-    apiserver.wait_line("kro apiserver: serving", Duration::from_secs(30));
+    let apiserver = apiserver(&kubeconfig);
     let (mut leader, _) = replica(&kubeconfig);
     leader.wait_line("kro controller: running", Duration::from_secs(30));
 
