@@ -45,6 +45,19 @@ async fn shrink_shop(cluster: &Cluster, replicas: u32) -> serde_json::Value {
         .expect("the instance")
 }
 
+/// Deletes the webapp `shop` and checks that its Deployment and Service went with it.
+async fn delete_shop(cluster: &Cluster) {
+    let shop = at("kro.run/v1alpha1", "WebApp", "shop");
+    cluster.delete(shop).await;
+    cluster.wait_gone(shop).await;
+    for (api_version, kind) in [("apps/v1", "Deployment"), ("v1", "Service")] {
+        assert!(
+            cluster.get(at(api_version, kind, "shop")).await.is_none(),
+            "{kind} shop survived its instance"
+        );
+    }
+}
+
 const WEBAPP_RECONCILES: &str =
     "instance_reconcile_total{gvr=\"kro.run/v1alpha1, Resource=webapps\"}";
 
@@ -161,14 +174,7 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
     );
 
     // Delete: every resource goes, then the instance.
-    cluster.delete(shop).await;
-    cluster.wait_gone(shop).await;
-    for (api_version, kind) in [("apps/v1", "Deployment"), ("v1", "Service")] {
-        assert!(
-            cluster.get(at(api_version, kind, "shop")).await.is_none(),
-            "{kind} shop survived its instance"
-        );
-    }
+    delete_shop(&cluster).await;
     cluster.delete(rgd).await;
     cluster.wait_gone(rgd).await;
     cluster.stop().await;
@@ -190,13 +196,6 @@ async fn restarted_controllers_take_over_what_earlier_ones_created() {
     shrink_shop(&cluster, 1).await;
 
     cluster.restart_controllers().await;
-    cluster.delete(shop).await;
-    cluster.wait_gone(shop).await;
-    for (api_version, kind) in [("apps/v1", "Deployment"), ("v1", "Service")] {
-        assert!(
-            cluster.get(at(api_version, kind, "shop")).await.is_none(),
-            "{kind} shop survived its instance"
-        );
-    }
+    delete_shop(&cluster).await;
     cluster.stop().await;
 }
