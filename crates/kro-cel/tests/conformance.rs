@@ -1,4 +1,4 @@
-//! The CEL specification's conformance suite (`../shared/cel-spec/testdata/*.textproto`),
+//! The CEL specification's conformance suite (`testdata/cel-spec/testdata/*.textproto`, vendored),
 //! run against kro-cel.
 //!
 //! Every file is run. Tests that construct or name protobuf messages (TestAllTypes, wrappers,
@@ -47,7 +47,7 @@ const PROTOBUF_MARKERS: &[&str] = &[
 ];
 
 fn testdata_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/cel-spec/testdata")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cel-spec/testdata")
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -77,8 +77,8 @@ fn main() -> ExitCode {
             .collect(),
         Err(error) => {
             eprintln!(
-                "conformance: cannot read {} ({error}); the CEL conformance data comes from \
-                 ../shared beside the checkout and is required",
+                "conformance: cannot read {} ({error}); the CEL conformance data is vendored \
+                 under testdata/cel-spec in the repository and is required",
                 dir.display()
             );
             return ExitCode::FAILURE;

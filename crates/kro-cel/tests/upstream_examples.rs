@@ -1,5 +1,5 @@
 //! Every `${...}` expression in upstream kro's example ResourceGraphDefinitions
-//! (`shared/kro-upstream/examples/`) must parse in kro's environment and call only functions
+//! (`testdata/kro-upstream/examples/`) must parse in kro's environment and call only functions
 //! that environment declares.
 //!
 //! The YAML is read as text, not parsed: comment lines are skipped, one-line quoted scalars are
@@ -18,7 +18,7 @@ use kro_cel::{Env, Expr, ExprKind, operators};
 const OUT_OF_SCOPE: &[(&str, &str)] = &[];
 
 fn examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/kro-upstream/examples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/kro-upstream/examples")
 }
 
 /// Every file under `dir`, sorted.
@@ -163,7 +163,7 @@ fn every_example_expression_parses_and_calls_declared_functions() {
     assert!(
         dir.is_dir(),
         "upstream kro's examples are missing: expected a directory at {} \
-         (shared/kro-upstream/examples beside the repository)",
+         (vendored under testdata/kro-upstream/examples in the repository)",
         dir.display()
     );
     let env = Env::kro();

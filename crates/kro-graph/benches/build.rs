@@ -16,13 +16,13 @@ use kro_graph::{
 
 fn examples() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/kro-upstream/examples/kubernetes");
+        .join("../../testdata/kro-upstream/examples/kubernetes");
     let mut files = Vec::new();
     let mut stack = vec![root.clone()];
     while let Some(dir) = stack.pop() {
         let entries = std::fs::read_dir(&dir).unwrap_or_else(|error| {
             panic!(
-                "{}: {error} (../shared beside the checkout?)",
+                "{}: {error} (testdata/ vendored in the repository)",
                 dir.display()
             )
         });

@@ -8,11 +8,11 @@ use kro_graph::{
     BuiltinCatalog, CrdSchemas, SchemaSources, build_graph, compare_crds, parse_yaml_documents,
 };
 
-fn shared() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+fn testdata() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     assert!(
         path.is_dir(),
-        "{} is missing: the upstream examples come from ../shared beside the checkout",
+        "{} is missing: the upstream examples are vendored under testdata/ in the repository",
         path.display()
     );
     path
@@ -43,7 +43,7 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 
 fn crds() -> CrdSchemas {
     let mut crds = CrdSchemas::new();
-    for file in yaml_files(&shared().join("kro-upstream/test/integration/crds")) {
+    for file in yaml_files(&testdata().join("kro-upstream/test/integration/crds")) {
         let text = std::fs::read_to_string(&file).expect("readable CRD file");
         for document in parse_yaml_documents(&text).expect("valid YAML") {
             if document.kind.as_deref() == Some("CustomResourceDefinition") {
@@ -184,7 +184,10 @@ fn build_all(dir: &Path, sources: &SchemaSources) -> (usize, Vec<String>) {
 #[test]
 fn every_kubernetes_example_builds_against_the_builtin_catalog() {
     let sources = SchemaSources::new().with(BuiltinCatalog);
-    let (built, failures) = build_all(&shared().join("kro-upstream/examples/kubernetes"), &sources);
+    let (built, failures) = build_all(
+        &testdata().join("kro-upstream/examples/kubernetes"),
+        &sources,
+    );
     assert!(
         failures.is_empty(),
         "{} failed:\n{}",
@@ -201,7 +204,7 @@ fn every_cloud_example_builds_with_the_integration_crds() {
     let mut all_failures = Vec::new();
     for provider in ["aws", "azure", "gcp", "apigateway"] {
         let (built, failures) = build_all(
-            &shared().join("kro-upstream/examples").join(provider),
+            &testdata().join("kro-upstream/examples").join(provider),
             &sources,
         );
         total += built;

@@ -20,10 +20,10 @@ fn stderr(output: &Output) -> String {
 
 fn webapp() -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/kro-upstream/examples/kubernetes/webapp");
+        .join("../../testdata/kro-upstream/examples/kubernetes/webapp");
     assert!(
         path.is_dir(),
-        "{} is missing (../shared beside the checkout)",
+        "{} is missing (vendored under testdata/ in the repository)",
         path.display()
     );
     path

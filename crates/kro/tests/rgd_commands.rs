@@ -22,18 +22,18 @@ fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).expect("kro writes UTF-8")
 }
 
-fn shared() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+fn testdata() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     assert!(
         path.is_dir(),
-        "{} is missing: the upstream examples come from ../shared beside the checkout",
+        "{} is missing: the upstream examples are vendored under testdata/ in the repository",
         path.display()
     );
     path
 }
 
 fn examples(path: &str) -> String {
-    shared()
+    testdata()
         .join("kro-upstream/examples")
         .join(path)
         .to_string_lossy()
@@ -149,7 +149,7 @@ fn every_kubernetes_example_validates_offline() {
 
 #[test]
 fn cloud_examples_validate_with_the_integration_crds() {
-    let crds = shared().join("kro-upstream/test/integration/crds");
+    let crds = testdata().join("kro-upstream/test/integration/crds");
     let output = kro(&[
         "validate",
         "-R",
