@@ -1,9 +1,9 @@
-//! Test support for kro's integration suites: which API server they run against, and the
-//! real Kubernetes control plane (kube-apiserver and etcd built from Go modules by
-//! `scripts/controlplane.sh`, see `docs/testing.md`).
+//! Test support for kro's integration suites: the real Kubernetes control plane (kube-apiserver
+//! and etcd built from Go modules by `scripts/controlplane.sh`, see `docs/testing.md`) that the
+//! suites run beside the embedded API server, and finding kubectl.
 //!
-//! **Owns:** the `KRO_TEST_APISERVER` selection (`embedded`, the default, or `real`); starting,
-//! reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane; finding kubectl.
+//! **Owns:** starting, reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane;
+//! finding kubectl; polling helpers the suites share.
 //!
 //! **Must not:** be a dependency of anything but tests.
 
@@ -11,26 +11,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// Which API server the integration suites use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiServerKind {
-    /// kro's embedded API server, in process (the default).
-    Embedded,
-    /// A real kube-apiserver and etcd from `scripts/controlplane.sh`.
-    Real,
-}
-
-/// The environment variable that selects the API server.
-pub const API_SERVER_VARIABLE: &str = "KRO_TEST_APISERVER";
 /// The environment variable naming the kubeconfig of an already running real control plane.
 pub const KUBECONFIG_VARIABLE: &str = "KRO_TEST_KUBECONFIG";
 
 /// Why test support could not provide what a suite asked for.
 #[derive(Debug, thiserror::Error)]
 pub enum SupportError {
-    /// `KRO_TEST_APISERVER` has a value other than `embedded` or `real`.
-    #[error("{API_SERVER_VARIABLE}={0:?}: expected \"embedded\" or \"real\"")]
-    UnknownApiServer(String),
     /// The control-plane script could not be run.
     #[error("cannot run {script}: {source}")]
     Spawn {
@@ -55,23 +41,6 @@ pub enum SupportError {
     /// The script succeeded but printed no kubeconfig path.
     #[error("{0} start printed no kubeconfig path")]
     NoKubeconfig(PathBuf),
-}
-
-impl ApiServerKind {
-    /// The selection from `KRO_TEST_APISERVER` (unset or empty means embedded).
-    ///
-    /// # Errors
-    /// [`SupportError::UnknownApiServer`] for any other value.
-    pub fn from_env() -> Result<Self, SupportError> {
-        match std::env::var(API_SERVER_VARIABLE)
-            .unwrap_or_default()
-            .as_str()
-        {
-            "" | "embedded" => Ok(ApiServerKind::Embedded),
-            "real" => Ok(ApiServerKind::Real),
-            other => Err(SupportError::UnknownApiServer(other.to_string())),
-        }
-    }
 }
 
 /// The repository's root directory.
