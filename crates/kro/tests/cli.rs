@@ -95,6 +95,24 @@ fn eval_binds_variables_from_json() {
 }
 
 #[test]
+fn eval_takes_expressions_that_begin_with_a_minus_sign() {
+    for (arguments, expected) in [
+        (&["eval", "-7 / 2"][..], "-3\n"),
+        (&["eval", "-x * 2", "--var", "x=4"][..], "-8\n"),
+        (&["eval", "--check", "-1.5"][..], "double\n"),
+        (&["eval", "--", "-(1 + 2)"][..], "-3\n"),
+    ] {
+        let output = kro(arguments);
+        assert!(
+            output.status.success(),
+            "{arguments:?}: {}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), expected, "{arguments:?}");
+    }
+}
+
+#[test]
 fn eval_check_prints_the_type() {
     let output = kro(&["eval", "--check", "{'a': [1.5]}"]);
     assert!(output.status.success(), "{}", stderr(&output));

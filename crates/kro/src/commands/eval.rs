@@ -9,7 +9,9 @@ use kro_cel::{Env, Type, Value};
 /// Flags of `kro eval`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The CEL expression.
+    /// The CEL expression. It may begin with `-` (`kro eval '-7 / 2'`); flags go before it or
+    /// after it, and `--` ends the flags.
+    #[arg(allow_hyphen_values = true)]
     expression: String,
     /// Binds a variable: NAME=JSON, for example `--var 'spec={"replicas":3}'`. Repeatable.
     #[arg(long = "var", value_name = "NAME=JSON")]
