@@ -10,13 +10,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-/// The API group and version of ResourceGraphDefinitions.
-pub const API_VERSION: &str = "kro.run/v1alpha1";
-/// The kind.
-pub const KIND: &str = "ResourceGraphDefinition";
-/// The default group of generated kinds.
-pub const DEFAULT_GROUP: &str = "kro.run";
-
 /// A ResourceGraphDefinition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -235,7 +228,7 @@ pub enum ScalingMethod {
 impl SchemaSpec {
     /// The API group, `kro.run` unless set.
     pub fn group(&self) -> &str {
-        self.group.as_deref().unwrap_or(DEFAULT_GROUP)
+        self.group.as_deref().unwrap_or(crate::metadata::GROUP)
     }
 
     /// The scope, `Namespaced` unless set.

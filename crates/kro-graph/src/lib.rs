@@ -18,6 +18,7 @@ mod dag;
 mod diagram;
 mod error;
 mod graph;
+pub mod metadata;
 mod names;
 mod schema_source;
 mod source;
@@ -25,9 +26,8 @@ mod template;
 mod types;
 
 pub use api::{
-    API_VERSION, CrdMetadata, DEFAULT_GROUP, ExternalRef, ExternalRefMetadata, ForEach, KIND,
-    ObjectMeta, PrinterColumn, ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod,
-    ScalingSpec, SchemaSpec, Scope,
+    CrdMetadata, ExternalRef, ExternalRefMetadata, ForEach, ObjectMeta, PrinterColumn,
+    ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod, ScalingSpec, SchemaSpec, Scope,
 };
 pub use builder::{BuildConfig, build_graph, build_graph_with};
 pub use compat::is_compatible;
@@ -40,7 +40,7 @@ pub use dag::{CycleError, Dag, DagError};
 pub use diagram::{
     DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,
 };
-pub use error::{BuildError, BuildErrorKind, BuildErrors};
+pub use error::{BuildError, BuildErrorKind, BuildErrors, Hint};
 pub use graph::{
     BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph, CompiledNode,
     NodeKind, StatusField,

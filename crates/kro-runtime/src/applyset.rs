@@ -10,20 +10,10 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value as Json, json};
 use sha2::{Digest, Sha256};
 
-use crate::metadata::applyset_id;
-
-/// The ApplySet id label on the parent.
-pub const APPLYSET_ID_LABEL: &str = "applyset.kubernetes.io/id";
-/// The tool that manages the ApplySet (`kro/<version>`).
-pub const APPLYSET_TOOLING_ANNOTATION: &str = "applyset.kubernetes.io/tooling";
-/// The group-kinds of the members (`ConfigMap,Deployment.apps`).
-pub const APPLYSET_GROUP_KINDS_ANNOTATION: &str = "applyset.kubernetes.io/contains-group-kinds";
-/// The namespaces of members outside the parent's.
-pub const APPLYSET_NAMESPACES_ANNOTATION: &str = "applyset.kubernetes.io/additional-namespaces";
-/// kro's hash over the id, group-kinds and namespaces.
-pub const APPLYSET_INVENTORY_HASH_ANNOTATION: &str = "internal.kro.run/applyset-inventory-hash";
-/// The finalizer kro puts on instances and RGDs.
-pub const FINALIZER: &str = "kro.run/finalizer";
+use crate::metadata::{
+    APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_INVENTORY_HASH_ANNOTATION,
+    APPLYSET_NAMESPACES_ANNOTATION, APPLYSET_TOOLING_ANNOTATION, applyset_id,
+};
 
 /// What kinds and namespaces an instance's members may be found in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,46 +1,13 @@
-//! The labels and annotations kro puts on the objects it manages, with upstream kro's keys
-//! (`pkg/metadata`), and the ApplySet identity of an instance.
+//! Putting kro's labels and annotations on the objects it manages (their keys are
+//! `kro_graph::metadata`), and the ApplySet identity of an instance.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 
-/// `kro.run/owned: "true"` on everything kro manages.
-pub const OWNED_LABEL: &str = "kro.run/owned";
-/// The version of kro that last applied the object.
-pub const KRO_VERSION_LABEL: &str = "kro.run/kro-version";
-/// The UID of the RGD an instance or a CRD belongs to.
-pub const RGD_ID_LABEL: &str = "kro.run/resource-graph-definition-id";
-/// The name of the RGD an instance or a CRD belongs to.
-pub const RGD_NAME_LABEL: &str = "kro.run/resource-graph-definition-name";
-/// `app.kubernetes.io/managed-by: kro`.
-pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
-/// The instance's UID.
-pub const INSTANCE_ID_LABEL: &str = "kro.run/instance-id";
-/// The instance's name.
-pub const INSTANCE_NAME_LABEL: &str = "kro.run/instance-name";
-/// The instance's namespace (namespaced instances only).
-pub const INSTANCE_NAMESPACE_LABEL: &str = "kro.run/instance-namespace";
-/// The instance's API group.
-pub const INSTANCE_GROUP_LABEL: &str = "kro.run/instance-group";
-/// The instance's API version.
-pub const INSTANCE_VERSION_LABEL: &str = "kro.run/instance-version";
-/// The instance's kind.
-pub const INSTANCE_KIND_LABEL: &str = "kro.run/instance-kind";
-/// The id of the RGD resource the object was rendered from.
-pub const NODE_ID_LABEL: &str = "kro.run/node-id";
-/// A collection item's position.
-pub const COLLECTION_INDEX_LABEL: &str = "kro.run/collection-index";
-/// The size of the collection an item belongs to.
-pub const COLLECTION_SIZE_LABEL: &str = "kro.run/collection-size";
-/// A collection item's key: the map key it was rendered for (when it is a valid label value),
-/// else its position (KREP-2).
-pub const COLLECTION_KEY_LABEL: &str = "kro.run/collection-key";
-/// The ApplySet an object belongs to.
-pub const APPLYSET_PART_OF_LABEL: &str = "applyset.kubernetes.io/part-of";
-/// The deletion wave of an object, 1-based, highest deleted first.
-pub const APPLY_ORDER_ANNOTATION: &str = "internal.kro.run/apply-order";
+// The keys, so that callers in this crate write `metadata::OWNED_LABEL` as before.
+pub(crate) use kro_graph::metadata::*;
 
 /// The ApplySet id of an instance, as kubectl computes it for a parent object:
 /// `applyset-<base64url(sha256(<name>.<namespace>.<kind>.<group>))>-v1`.
