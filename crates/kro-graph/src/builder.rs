@@ -284,10 +284,7 @@ impl Builder<'_> {
                         self.error(
                             plan.path.clone(),
                             Some(&plan.id),
-                            BuildErrorKind::Cel {
-                                expression: dependency.to_string(),
-                                message: other.to_string(),
-                            },
+                            BuildErrorKind::Dependency(other),
                         );
                     }
                 }

@@ -84,13 +84,19 @@ pub enum BuildErrorKind {
     #[error("{0}")]
     Schema(SimpleSchemaError),
     /// An expression that does not parse or type-check.
-    #[error("expression {expression:?}: {message}")]
+    #[error("expression {expression:?}: {error}{}", HintList(.hints))]
     Cel {
         /// The expression.
         expression: String,
-        /// The CEL diagnostics (with a caret under each problem).
-        message: String,
+        /// The CEL diagnostics, each with its position in the expression.
+        error: kro_cel::CompileError,
+        /// What the author most likely meant, where the mistake is a known one.
+        hints: Vec<Hint>,
     },
+    /// A dependency the graph could not record: the compiler found a reference it had not
+    /// declared as a node (a bug in kro, not in the RGD).
+    #[error("internal error: {0}")]
+    Dependency(crate::DagError),
     /// A dependency cycle.
     #[error("dependency cycle: {}", .0.join(" -> "))]
     Cycle(Vec<String>),
@@ -154,6 +160,7 @@ impl BuildErrorKind {
             BuildErrorKind::Template(_) => "InvalidTemplateExpression",
             BuildErrorKind::Schema(_) => "InvalidSchema",
             BuildErrorKind::Cel { .. } => "InvalidExpression",
+            BuildErrorKind::Dependency(_) => "InternalError",
             BuildErrorKind::Cycle(_) => "DependencyCycle",
             BuildErrorKind::TypeMismatch { .. } => "TypeMismatch",
             BuildErrorKind::NotBool { .. } => "ConditionNotBool",
@@ -162,6 +169,55 @@ impl BuildErrorKind {
             BuildErrorKind::InvalidStatusField(_) => "InvalidStatusField",
             BuildErrorKind::Scaling(_) => "InvalidScaling",
         }
+    }
+}
+
+/// A known mistake in an expression, and what the author most likely meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Hint {
+    /// A field of the instance written without `schema.` (`spec.workers`): the instance is
+    /// the variable `schema`.
+    InstanceIsSchema {
+        /// What was written, from the undeclared name to the end of its field path.
+        written: String,
+    },
+    /// A field selected on a collection (`workerPods.items`): a collection is the list of its
+    /// objects itself.
+    CollectionIsAList {
+        /// The collection's resource id.
+        id: String,
+        /// The field selected on it.
+        field: String,
+    },
+}
+
+impl fmt::Display for Hint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Hint::InstanceIsSchema { written } => write!(
+                f,
+                "the instance is the variable `schema`: write `schema.{written}` instead of `{written}`"
+            ),
+            Hint::CollectionIsAList { id, field } => write!(
+                f,
+                "`{id}` is a collection (forEach): it is the list of its objects and has no field \
+                 `{field}`; use `{id}` itself, for example `size({id})` or \
+                 `{id}.map(item, item.metadata.name)`"
+            ),
+        }
+    }
+}
+
+/// Hints after an expression's diagnostics, one per line.
+struct HintList<'a>(&'a [Hint]);
+
+impl fmt::Display for HintList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for hint in self.0 {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
     }
 }
 

@@ -144,8 +144,8 @@ pub struct YamlDocument {
 impl YamlDocument {
     /// Whether `apiVersion` and `kind` say ResourceGraphDefinition (`kro.run/v1alpha1`).
     pub fn is_resource_graph_definition(&self) -> bool {
-        self.api_version.as_deref() == Some(crate::API_VERSION)
-            && self.kind.as_deref() == Some(crate::KIND)
+        self.api_version.as_deref() == Some(crate::metadata::API_VERSION)
+            && self.kind.as_deref() == Some(crate::metadata::RGD_KIND)
     }
 
     /// The location of the document's root value.
@@ -230,6 +230,7 @@ impl YamlError {
             YamlErrorKind::DuplicateKey { .. } => "DuplicateKey",
             YamlErrorKind::Syntax { .. } => "InvalidYaml",
             YamlErrorKind::NonFiniteNumber => "NonFiniteNumber",
+            YamlErrorKind::UnquotedBracket { .. } => "InvalidYaml",
         }
     }
 }
@@ -268,6 +269,16 @@ pub enum YamlErrorKind {
     /// `.nan` or `.inf`, which JSON cannot hold.
     #[error("a number that is not finite")]
     NonFiniteNumber,
+    /// A plain value that begins with `[` but goes on after its `]` (`workers: []string`):
+    /// YAML reads the `[` as the start of a list, so the line does not parse.
+    #[error(
+        "invalid YAML: {written} begins with `[`, which YAML reads as the start of a list; \
+         quote it: '{written}'"
+    )]
+    UnquotedBracket {
+        /// The value as written.
+        written: String,
+    },
 }
 
 /// Reads every non-empty document of a YAML text, with the default [`YamlLimits`].
@@ -319,7 +330,12 @@ pub fn parse_yaml_documents_with(
     let (roots, repeated) = match strict {
         Ok(roots) => (roots, None),
         Err(error) => {
-            let strict = yaml_error(&error);
+            let mut strict = yaml_error(&error);
+            if let (YamlErrorKind::Syntax { .. }, Some(location)) = (&strict.kind, strict.location)
+                && let Some(written) = unquoted_bracket(text, location)
+            {
+                strict.kind = YamlErrorKind::UnquotedBracket { written };
+            }
             if !matches!(strict.kind, YamlErrorKind::DuplicateKey { .. }) {
                 return Err(strict);
             }
@@ -377,6 +393,23 @@ fn saphyr_options(
     options.legacy_octal_numbers = true;
     options.with_snippet = false;
     options
+}
+
+/// The plain value on the line of a syntax error that begins with `[` and goes on after its
+/// closing `]` (`[]string`, `[]map[string]integer`): SimpleSchema types YAML cannot read
+/// unquoted.
+fn unquoted_bracket(text: &str, location: Location) -> Option<String> {
+    let line = text
+        .lines()
+        .nth(usize::try_from(location.line).ok()?.checked_sub(1)?)?;
+    let value = line
+        .split_once(": [")
+        .or_else(|| line.trim_start().strip_prefix("- [").map(|rest| ("", rest)))?
+        .1;
+    let value = value.split(" #").next().unwrap_or(value).trim_end();
+    let close = value.find(']')?;
+    let after = value[close + 1..].chars().next()?;
+    after.is_ascii_alphanumeric().then(|| format!("[{value}"))
 }
 
 fn yaml_error(error: &serde_saphyr::Error) -> YamlError {

@@ -173,7 +173,11 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
         for file in read_path(path, args.recursive)? {
             file_order.push(file.name.clone());
             for document in documents(&file, &mut workspace.diagnostics) {
-                if document.is_resource_graph_definition() {
+                // A document of kind ResourceGraphDefinition with another apiVersion is an RGD
+                // written wrong, and decoding says how.
+                if document.is_resource_graph_definition()
+                    || document.kind.as_deref() == Some(kro_graph::metadata::RGD_KIND)
+                {
                     match document.to_resource_graph_definition() {
                         Ok(rgd) => loaded.push(LoadedRgd {
                             file: file.name.clone(),

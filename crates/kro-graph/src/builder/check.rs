@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kro_cel::{CheckedAst, Env, Type};
+use kro_cel::{CheckedAst, Env, Type, TypeErrorKind};
 use kro_schema::NoDefinitions;
 
 use super::Builder;
 use super::collect::{ForEachPlan, NodePlan, Shape, Standalone};
 use crate::compat::is_compatible;
-use crate::error::BuildErrorKind;
+use crate::error::{BuildErrorKind, Hint};
 use crate::graph::{CompiledExpression, CompiledField, CompiledForEach, CompiledNode, NodeKind};
 use crate::template::{FieldPath, Template};
 use crate::types::{constant_type, field_schema, join};
@@ -31,12 +31,14 @@ impl Builder<'_> {
         match result {
             Ok(checked) => Some(checked),
             Err(error) => {
+                let hints = hints(env, source, &error);
                 self.error(
                     path.clone(),
                     resource,
                     BuildErrorKind::Cel {
                         expression: source.to_string(),
-                        message: error.to_string(),
+                        error,
+                        hints,
                     },
                 );
                 None
@@ -439,3 +441,62 @@ fn data_type(
         constant => constant_type(types, constant, name),
     }
 }
+
+/// The known mistakes among an expression's diagnostics, each with what was most likely meant.
+fn hints(env: &Env, source: &str, error: &kro_cel::CompileError) -> Vec<Hint> {
+    let kro_cel::CompileError::Check(diagnostics) = error else {
+        return Vec::new();
+    };
+    let mut hints: Vec<Hint> = Vec::new();
+    for issue in &diagnostics.issues {
+        let at = issue.span.start as usize;
+        let hint = match &issue.kind {
+            TypeErrorKind::UndeclaredReference { name, .. }
+                if INSTANCE_FIELDS.contains(&name.as_str()) && env.variable("schema").is_some() =>
+            {
+                let written: String = source
+                    .get(at..)
+                    .unwrap_or_default()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+                    .collect();
+                Hint::InstanceIsSchema {
+                    written: written.trim_end_matches('.').to_string(),
+                }
+            }
+            TypeErrorKind::NotSelectable(Type::List(_)) => {
+                // The span of a selection starts at its `.`: the collection's name ends there
+                // and the field's name follows.
+                let before = source.get(..at).unwrap_or_default();
+                let id: String = before
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                let field: String = source
+                    .get(at + 1..)
+                    .unwrap_or_default()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let is_collection =
+                    matches!(env.variable(&id), Some(Type::List(_))) && !field.is_empty();
+                if !is_collection {
+                    continue;
+                }
+                Hint::CollectionIsAList { id, field }
+            }
+            _ => continue,
+        };
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    hints
+}
+
+/// The top-level fields of an instance, which expressions reach through `schema`.
+const INSTANCE_FIELDS: [&str; 3] = ["spec", "metadata", "status"];

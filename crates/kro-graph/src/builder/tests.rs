@@ -1,7 +1,7 @@
-use kro_cel::Type;
+use kro_cel::{Type, TypeErrorKind};
 
 use super::*;
-use crate::error::BuildErrorKind;
+use crate::error::{BuildErrorKind, Hint};
 use crate::graph::{NodeKind, StatusField};
 use crate::schema_source::{BuiltinCatalog, SchemaSources};
 use crate::source::parse_yaml_documents;
@@ -124,7 +124,7 @@ fn an_unknown_id_names_the_resource_and_field() {
         "spec.resources[0].template.metadata.name"
     );
     assert!(
-        matches!(&found[0].kind, BuildErrorKind::Cel { message, .. } if message.contains("undeclared reference to 'nope'"))
+        matches!(type_errors(&found[0].kind)[..], [TypeErrorKind::UndeclaredReference { name, .. }] if name == "nope")
     );
 }
 
@@ -454,7 +454,7 @@ fn the_data_node_seed_examples_compile() {
 "
     ));
     assert!(
-        matches!(&found[0].kind, BuildErrorKind::Cel { message, .. } if message.contains("undefined field 'prefx'"))
+        matches!(type_errors(&found[0].kind)[..], [TypeErrorKind::UndefinedField { field, .. }] if field == "prefx")
     );
 }
 
@@ -608,4 +608,135 @@ fn a_node_that_fails_does_not_make_its_dependents_fail_too() {
         ],
         "{found:?}"
     );
+}
+
+/// The type errors of a CEL build error (none for other kinds).
+fn type_errors(kind: &BuildErrorKind) -> Vec<&TypeErrorKind> {
+    match kind {
+        BuildErrorKind::Cel {
+            error: kro_cel::CompileError::Check(diagnostics),
+            ..
+        } => diagnostics.issues.iter().map(|issue| &issue.kind).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The hints of a CEL build error (none for other kinds).
+fn hints(kind: &BuildErrorKind) -> &[Hint] {
+    match kind {
+        BuildErrorKind::Cel { hints, .. } => hints,
+        _ => &[],
+    }
+}
+
+#[test]
+fn instance_fields_written_without_schema_get_a_hint_naming_the_fix() {
+    // As KREP-2 writes it: `forEach: ${spec.workers}` and `includeWhen` over `spec`.
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{workers: '[]string', databases: '[]string', backupEnabled: boolean}}
+  resources:
+    - id: workers
+      forEach: ${{spec.workers}}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {{name: '${{each.item}}'}}
+    - id: backupJobs
+      includeWhen:
+        - ${{size(spec.databases) > 0 && spec.backupEnabled}}
+      forEach: ${{spec.databases}}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {{name: '${{each.item}}'}}
+"
+    ));
+    let written = |kind: &BuildErrorKind| -> Vec<String> {
+        hints(kind)
+            .iter()
+            .map(|hint| match hint {
+                Hint::InstanceIsSchema { written } => written.clone(),
+                other => panic!("unexpected hint {other:?}"),
+            })
+            .collect()
+    };
+    let found: Vec<Vec<String>> = found.iter().map(|error| written(&error.kind)).collect();
+    assert_eq!(
+        found,
+        [
+            vec!["spec.workers".to_string()],
+            vec![
+                "spec.databases".to_string(),
+                "spec.backupEnabled".to_string()
+            ],
+            vec!["spec.databases".to_string()],
+        ]
+    );
+    assert_eq!(
+        Hint::InstanceIsSchema {
+            written: "spec.workers".to_string()
+        }
+        .to_string(),
+        "the instance is the variable `schema`: write `schema.spec.workers` instead of `spec.workers`"
+    );
+}
+
+#[test]
+fn fields_selected_on_a_collection_get_a_hint_that_it_is_a_list() {
+    // As KREP-2 writes its status: `${size(workerPods.items)}`.
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{workers: '[]string'}}
+    status:
+      totalWorkers: ${{size(workerPods.items)}}
+      workerNames: ${{workerPods.items.map(w, w.metadata.name).join(',')}}
+  resources:
+    - id: workerPods
+      forEach: ${{schema.spec.workers}}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {{name: '${{each.item}}'}}
+"
+    ));
+    assert_eq!(found.len(), 2, "{found:?}");
+    for error in &found {
+        assert_eq!(
+            hints(&error.kind),
+            [Hint::CollectionIsAList {
+                id: "workerPods".to_string(),
+                field: "items".to_string()
+            }]
+        );
+    }
+}
+
+#[test]
+fn field_selection_on_other_lists_gets_no_collection_hint() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{workers: '[]string'}}
+    status:
+      count: ${{size(schema.spec.workers.items)}}
+  resources:
+    - id: config
+      template: {{apiVersion: v1, kind: ConfigMap, metadata: {{name: x}}}}
+"
+    ));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(matches!(
+        type_errors(&found[0].kind)[..],
+        [TypeErrorKind::NotSelectable(_)]
+    ));
+    assert_eq!(hints(&found[0].kind), []);
 }

@@ -152,6 +152,29 @@ fn yaml_syntax_errors_carry_their_line_and_column() {
 }
 
 #[test]
+fn unquoted_simple_schema_list_types_are_told_to_be_quoted() {
+    // As KREP-2 writes its schema: `workers: []string`.
+    for (text, written) in [
+        ("spec:\n  workers: []string\n", "[]string"),
+        (
+            "spec:\n  ports: []map[string]integer # ports\n",
+            "[]map[string]integer",
+        ),
+        ("values:\n  - []string\n", "[]string"),
+    ] {
+        let error = parse_yaml_documents(text).expect_err(text);
+        assert_eq!(
+            error.kind,
+            YamlErrorKind::UnquotedBracket {
+                written: written.to_string()
+            },
+            "{text:?}"
+        );
+        assert_eq!(error.reason(), "InvalidYaml");
+    }
+}
+
+#[test]
 fn a_repeated_key_keeps_its_last_value_and_warns_as_kubectl_reads_yaml() {
     let documents = parse_yaml_documents("a: 1\nb: 2\na: 3\n---\nc: 1\n").expect("readable");
     assert_eq!(documents[0].value, serde_json::json!({"a": 3, "b": 2}));
@@ -213,6 +236,69 @@ fn rgd_errors_point_at_the_offending_field() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn rgds_decode_from_json_as_from_yaml_with_the_same_field_paths() {
+    let documents = parse_yaml_documents(CRD_AND_RGD).expect("valid YAML");
+    assert_eq!(
+        ResourceGraphDefinition::from_json(&documents[1].value).expect("an RGD"),
+        documents[1].to_resource_graph_definition().expect("an RGD")
+    );
+    let error = ResourceGraphDefinition::from_json(&documents[0].value).expect_err("a CRD");
+    assert!(matches!(
+        error.kind,
+        DecodeErrorKind::NotResourceGraphDefinition { .. }
+    ));
+    let wrong = serde_json::json!({
+        "apiVersion": "kro.run/v1alpha1",
+        "kind": "ResourceGraphDefinition",
+        "spec": {"schema": {"apiVersion": "v1", "kind": "A"}, "resources": [{"id": ["x"]}]},
+    });
+    let error = ResourceGraphDefinition::from_json(&wrong).expect_err("id is a list");
+    assert_eq!(
+        (error.path, error.location),
+        (path("spec.resources[0].id"), None)
+    );
+}
+
+#[test]
+fn conditions_written_as_one_expression_are_told_to_be_lists() {
+    // As KREP-2 writes them: `readyWhen: ${workers.all(...)}`, a string, not a list.
+    let text = "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nspec:\n  schema: {apiVersion: v1, kind: A}\n  resources:\n  - id: a\n    template: {}\n  - id: workers\n    readyWhen: ${workers.all(w, w.status.phase == 'Running')}\n    template: {}\n";
+    let documents = parse_yaml_documents(text).expect("valid YAML");
+    let error = documents[0]
+        .to_resource_graph_definition()
+        .expect_err("readyWhen is a string");
+    assert_eq!(
+        error,
+        DecodeError {
+            path: path("spec.resources[1].readyWhen"),
+            location: Some(at(9, 5)),
+            kind: DecodeErrorKind::ConditionsNotAList {
+                field: "readyWhen",
+                written: "${workers.all(w, w.status.phase == 'Running')}".to_string(),
+            },
+        }
+    );
+}
+
+#[test]
+fn an_rgd_without_its_api_version_is_told_which_one() {
+    // As KREP-2 writes its examples: `kind: ResourceGraphDefinition` and no apiVersion.
+    let text = "kind: ResourceGraphDefinition\nspec:\n  resources: []\n";
+    let documents = parse_yaml_documents(text).expect("valid YAML");
+    let error = documents[0]
+        .to_resource_graph_definition()
+        .expect_err("no apiVersion");
+    assert_eq!(
+        (error.path, error.location, error.kind),
+        (
+            path("apiVersion"),
+            Some(at(1, 1)),
+            DecodeErrorKind::WrongApiVersion { found: None }
+        )
+    );
 }
 
 #[test]
@@ -305,7 +391,7 @@ fn alias_bombs_are_stopped() {
 }
 
 fn examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/kro-upstream/examples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/kro-upstream/examples")
 }
 
 fn rg_files(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -359,7 +445,7 @@ fn upstream_example_rgds_load_and_every_template_string_scans() {
     let dir = examples_dir();
     assert!(
         dir.is_dir(),
-        "the upstream examples are missing: expected them at {} (shared/kro-upstream/examples next to the project)",
+        "the upstream examples are missing: expected them at {} (vendored under testdata/kro-upstream/examples)",
         dir.display()
     );
     let mut files = Vec::new();
