@@ -36,6 +36,8 @@ use crate::error::{EvalError, EvalResult};
 use crate::functions::Library;
 use crate::value::{OpaqueValue, Value};
 
+pub use k8s_format::is_go_date;
+pub use kro_json::push_go_json_string;
 pub(crate) use kro_omit::not_comparable as omit_not_comparable;
 pub use kro_omit::{OMIT_TYPE_NAME, is_omit, omit_value};
 pub use kro_runtime::{

@@ -31,6 +31,12 @@ pub(crate) fn is_reserved(word: &str) -> bool {
     RESERVED.contains(&word)
 }
 
+/// Whether CEL keeps `word` for itself: a keyword (`true`, `false`, `null`, `in`) or a
+/// reserved word. Neither can name a variable.
+pub fn is_reserved_word(word: &str) -> bool {
+    matches!(word, "true" | "false" | "null" | "in") || is_reserved(word)
+}
+
 /// One token.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Token {

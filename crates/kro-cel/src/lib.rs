@@ -73,12 +73,13 @@ pub use error::{
 pub use estimate::{CostEstimate, NoSizeHints, SizeHints, estimate_cost};
 pub use ext::{
     ALL_LIBRARIES, CONDITION_TYPE_NAME, KRO_LIBRARIES, OMIT_TYPE_NAME, RUNTIME_TYPE_NAME,
-    RUNTIME_VARIABLE, condition_type, is_omit, is_valid_condition_status, library, omit_value,
-    runtime_type, runtime_value,
+    RUNTIME_VARIABLE, condition_type, is_go_date, is_omit, is_valid_condition_status, library,
+    omit_value, push_go_json_string, runtime_type, runtime_value,
 };
 pub use functions::{Function, Implementation, Library, ObjectType, Overload};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};
 pub use json::{JsonError, MAX_JSON_DEPTH, from_json, to_json};
+pub use lexer::is_reserved_word;
 pub use parser::{ParserConfig, parse, parse_with};
 pub use source::{Location, Source, Span};
 pub use time::{CalendarFields, Duration, Timestamp};

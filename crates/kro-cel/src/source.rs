@@ -28,8 +28,9 @@ impl Span {
     }
 }
 
-/// A position for people: 1-based line and 1-based column counted in characters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A position for people: 1-based line and 1-based column counted in characters. Ordered by
+/// line, then column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Location {
     /// Line number, starting at 1.
     pub line: u32,

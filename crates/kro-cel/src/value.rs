@@ -281,6 +281,22 @@ impl fmt::Debug for Map {
 }
 
 impl Value {
+    /// Whether values of this kind can be ordered at all (cel-go's `Comparer` types): what
+    /// `sort`, `min`, `max` and `isSorted` accept.
+    pub fn is_orderable(&self) -> bool {
+        matches!(
+            self,
+            Value::Int(_)
+                | Value::Uint(_)
+                | Value::Double(_)
+                | Value::Bool(_)
+                | Value::String(_)
+                | Value::Bytes(_)
+                | Value::Timestamp(_)
+                | Value::Duration(_)
+        )
+    }
+
     /// A string value.
     pub fn string(text: &str) -> Value {
         Value::String(Arc::from(text))

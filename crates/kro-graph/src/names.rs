@@ -1,33 +1,10 @@
 //! Naming rules of an RGD: kinds, versions, resource ids, iterator names and reserved words.
 
-/// Words no resource id or iterator may use: CEL's reserved symbols and kro's own words.
+/// kro's own words, which no resource id or iterator may use (beside CEL's, see [`is_reserved`]).
 ///
 /// Upstream also reserves `vars` and `variables`; data nodes (seed 001) are commonly named
 /// `vars`, so they are allowed here.
 const RESERVED_WORDS: &[&str] = &[
-    // CEL
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-    // kro
     "apiVersion",
     "context",
     "dependency",
@@ -60,9 +37,9 @@ const RESERVED_WORDS: &[&str] = &[
     "version",
 ];
 
-/// Whether `word` is reserved.
+/// Whether `word` is reserved: by CEL (its keywords and reserved words) or by kro.
 pub fn is_reserved(word: &str) -> bool {
-    RESERVED_WORDS.contains(&word)
+    kro_cel::is_reserved_word(word) || RESERVED_WORDS.contains(&word)
 }
 
 /// `^[a-z][a-zA-Z0-9]*$`: resource ids and forEach iterator names.

@@ -31,7 +31,6 @@ mod decode;
 mod node;
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde_json::{Map, Number, Value as Json};
 use serde_saphyr::{DuplicateKeyPolicy, Spanned};
@@ -41,28 +40,15 @@ use node::{Key, Node};
 
 pub use decode::{DecodeError, DecodeErrorKind};
 
-/// A position in a YAML text: 1-based line and column (in characters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Location {
-    /// The line, from 1.
-    pub line: u32,
-    /// The column, from 1, counted in characters.
-    pub column: u32,
-}
+/// A position in a YAML text: 1-based line and column (in characters), the same type as a
+/// position in a CEL expression.
+pub use kro_cel::Location;
 
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.column)
-    }
-}
-
-impl Location {
-    /// The location of a serde-saphyr location, or `None` when it is unknown (line 0).
-    fn from_saphyr(location: serde_saphyr::Location) -> Option<Self> {
-        let line = u32::try_from(location.line()).unwrap_or(u32::MAX);
-        let column = u32::try_from(location.column()).unwrap_or(u32::MAX);
-        (line > 0).then_some(Self { line, column })
-    }
+/// The location of a serde-saphyr location, or `None` when it is unknown (line 0).
+fn location_from_saphyr(location: serde_saphyr::Location) -> Option<Location> {
+    let line = u32::try_from(location.line()).unwrap_or(u32::MAX);
+    let column = u32::try_from(location.column()).unwrap_or(u32::MAX);
+    (line > 0).then_some(Location { line, column })
 }
 
 /// Where one field of a document is written.
@@ -414,7 +400,7 @@ fn unquoted_bracket(text: &str, location: Location) -> Option<String> {
 
 fn yaml_error(error: &serde_saphyr::Error) -> YamlError {
     use serde_saphyr::MessageFormatter as _;
-    let location = error.location().and_then(Location::from_saphyr);
+    let location = error.location().and_then(location_from_saphyr);
     let message = serde_saphyr::DefaultMessageFormatter
         .format_message(error)
         .into_owned();
@@ -448,7 +434,7 @@ fn to_json(
     path: FieldPath,
     source_map: &mut SourceMap,
 ) -> Result<Json, YamlError> {
-    let location = Location::from_saphyr(node.referenced);
+    let location = location_from_saphyr(node.referenced);
     let value = match node.value {
         Node::Null => Json::Null,
         Node::Bool(value) => Json::Bool(value),
@@ -471,7 +457,7 @@ fn to_json(
             let mut map = Map::new();
             for (entry_key, entry_value) in entries {
                 let Key(name) = entry_key.value;
-                let key_location = Location::from_saphyr(entry_key.referenced);
+                let key_location = location_from_saphyr(entry_key.referenced);
                 let child_path = path.key(name.as_str());
                 let child =
                     node::with_stack(|| to_json(entry_value, key_location, child_path, source_map));

@@ -8,6 +8,8 @@
 
 mod validators;
 
+pub use validators::is_go_date;
+
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;

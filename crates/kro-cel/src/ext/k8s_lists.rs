@@ -107,26 +107,11 @@ fn elements<'a>(function: &str, list: &'a Value, budget: &mut Budget) -> EvalRes
     }
 }
 
-/// Whether values of this kind can be ordered at all (cel-go's `Comparer` types).
-fn is_orderable(value: &Value) -> bool {
-    matches!(
-        value,
-        Value::Int(_)
-            | Value::Uint(_)
-            | Value::Double(_)
-            | Value::Bool(_)
-            | Value::String(_)
-            | Value::Bytes(_)
-            | Value::Timestamp(_)
-            | Value::Duration(_)
-    )
-}
-
 /// `list.isSorted()`: no element is greater than the one after it. As upstream, a pair that
 /// cannot be ordered (NaN, or mixed kinds in a `dyn` list) does not make the list unsorted.
 fn is_sorted_list(list: &Value, budget: &mut Budget) -> EvalResult<Value> {
     let items = elements("isSorted", list, budget)?;
-    if let Some(item) = items.iter().find(|item| !is_orderable(item)) {
+    if let Some(item) = items.iter().find(|item| !item.is_orderable()) {
         return Err(EvalError::no_such_overload("isSorted", &[item]));
     }
     let sorted = items
@@ -146,7 +131,7 @@ fn extreme(list: &Value, preferred: Ordering, budget: &mut Budget) -> EvalResult
     let items = elements(function, list, budget)?;
     let mut best: Option<&Value> = None;
     for item in items {
-        if !is_orderable(item) {
+        if !item.is_orderable() {
             return Err(EvalError::no_such_overload(function, &[item]));
         }
         best = match best {

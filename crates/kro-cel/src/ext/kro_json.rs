@@ -14,6 +14,8 @@
 
 mod marshal;
 
+pub use marshal::push_go_json_string;
+
 use crate::cost::{Budget, traversal_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};

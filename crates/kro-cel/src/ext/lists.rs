@@ -266,21 +266,6 @@ fn sort_functions() -> [Function; 2] {
     [sort, sort_by]
 }
 
-/// Whether `sort` can order values like this one.
-fn is_sortable(value: &Value) -> bool {
-    matches!(
-        value,
-        Value::Int(_)
-            | Value::Uint(_)
-            | Value::Double(_)
-            | Value::Bool(_)
-            | Value::String(_)
-            | Value::Bytes(_)
-            | Value::Timestamp(_)
-            | Value::Duration(_)
-    )
-}
-
 /// Sorts `items` by `keys` (element `i` by key `i`), stably. The keys must all have one
 /// comparable type, and doubles must not be NaN.
 fn sort_by_keys(
@@ -300,7 +285,7 @@ fn sort_by_keys(
     let Some(first) = keys.first() else {
         return Ok(Value::List(items.clone()));
     };
-    if !is_sortable(first) {
+    if !first.is_orderable() {
         return Err(invalid("list elements must be comparable"));
     }
     let mut key_bytes = 0usize;

@@ -185,7 +185,7 @@ fn write_json(value: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(number) => out.push_str(&number_text(number, json_float)),
-        Value::String(text) => write_json_string(text, out),
+        Value::String(text) => kro_cel::push_go_json_string(out, text),
         Value::Array(items) => {
             out.push('[');
             for (index, item) in items.iter().enumerate() {
@@ -204,7 +204,7 @@ fn write_json(value: &Value, out: &mut String) {
                 if index > 0 {
                     out.push(',');
                 }
-                write_json_string(key, out);
+                kro_cel::push_go_json_string(out, key);
                 out.push(':');
                 if let Some(item) = fields.get(key) {
                     write_json(item, out);
@@ -213,29 +213,6 @@ fn write_json(value: &Value, out: &mut String) {
             out.push('}');
         }
     }
-}
-
-fn write_json_string(text: &str, out: &mut String) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -122,40 +122,13 @@ pub(super) fn validates(format: &str, data: &str) -> bool {
         "rgbcolor" => RGB_COLOR.is_match(data),
         "byte" => BASE64.is_match(data),
         "password" => true,
-        "date" => is_date(data),
+        "date" => kro_cel::is_go_date(data),
         "duration" => is_duration(data),
         "datetime" => is_date_time(data),
         "k8sshortname" => data.len() <= 63 && SHORT_NAME.is_match(data),
         "k8slongname" => data.len() <= 253 && LONG_NAME.is_match(data),
         _ => true,
     }
-}
-
-/// Go's `time.Parse("2006-01-02", s)`: four-digit year, two-digit month and day, a real day.
-fn is_date(data: &str) -> bool {
-    let bytes = data.as_bytes();
-    if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
-        return false;
-    }
-    let number = |range: std::ops::Range<usize>| -> Option<u32> {
-        let part = data.get(range)?;
-        part.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| part.parse().ok())
-            .flatten()
-    };
-    let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
-        return false;
-    };
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day)
 }
 
 /// strfmt's `IsDateTime`: a date, `t`, then a clock with an offset or `z` (case-insensitive).
@@ -168,7 +141,7 @@ fn is_date_time(data: &str) -> bool {
     let (Some(date), Some(clock)) = (parts.next(), parts.next()) else {
         return false;
     };
-    if !is_date(date) {
+    if !kro_cel::is_go_date(date) {
         return false;
     }
     DATE_TIME_CLOCK.captures(clock).is_some_and(|m| {

@@ -294,8 +294,10 @@ fn two_digits(text: &[u8]) -> Option<u32> {
     }
 }
 
-/// Whether `text` parses with Go's `time.Parse("2006-01-02", text)`.
-fn is_date(text: &[u8]) -> bool {
+/// Whether `text` parses with Go's `time.Parse("2006-01-02", text)`: the calendar date
+/// check of Kubernetes' `date` format, shared by CEL's `isDate` and schema validation.
+pub fn is_go_date(text: &str) -> bool {
+    let text = text.as_bytes();
     if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
         return false;
     }
@@ -319,7 +321,7 @@ fn is_date(text: &[u8]) -> bool {
 
 /// strfmt's `date`.
 pub(super) fn date(text: &str) -> Vec<String> {
-    if is_date(text.as_bytes()) {
+    if is_go_date(text) {
         Vec::new()
     } else {
         vec!["invalid date".to_string()]
@@ -334,7 +336,7 @@ pub(super) fn datetime(text: &str) -> Vec<String> {
         let mut parts = lower.split('t');
         let date_part = parts.next().unwrap_or_default();
         match parts.next() {
-            Some(time_part) if is_date(date_part.as_bytes()) => {
+            Some(time_part) if is_go_date(date_part) => {
                 DATE_TIME.captures(time_part).is_some_and(|captures| {
                     let field = |index: usize| captures.get(index).map_or("", |m| m.as_str());
                     field(1) <= "23" && field(2) <= "59" && field(3) <= "59"

@@ -80,14 +80,16 @@ impl Writer<'_> {
             Value::Int(i) => push_display(&mut self.out, i),
             Value::Uint(u) => push_display(&mut self.out, u),
             Value::Double(d) => self.double(*d)?,
-            Value::String(text) => push_string(&mut self.out, text),
+            Value::String(text) => push_go_json_string(&mut self.out, text),
             Value::Bytes(bytes) => {
                 self.out.push('"');
                 STANDARD.encode_string(bytes, &mut self.out);
                 self.out.push('"');
             }
             Value::Timestamp(timestamp) => self.timestamp(*timestamp)?,
-            Value::Duration(duration) => push_string(&mut self.out, &go_duration(*duration)),
+            Value::Duration(duration) => {
+                push_go_json_string(&mut self.out, &go_duration(*duration))
+            }
             Value::Optional(Some(inner)) => self.value(inner, depth + 1)?,
             Value::List(items) => {
                 self.out.push('[');
@@ -118,7 +120,7 @@ impl Writer<'_> {
                     if index > 0 {
                         self.out.push(',');
                     }
-                    push_string(&mut self.out, name);
+                    push_go_json_string(&mut self.out, name);
                     self.out.push(':');
                     self.value(item, depth + 1)?;
                 }
@@ -174,7 +176,7 @@ impl Writer<'_> {
             return Ok(());
         }
         let whole_seconds = Timestamp::new(timestamp.seconds(), 0)?;
-        push_string(&mut self.out, &whole_seconds.to_string());
+        push_go_json_string(&mut self.out, &whole_seconds.to_string());
         Ok(())
     }
 }
@@ -183,8 +185,9 @@ fn push_display(out: &mut String, value: &impl std::fmt::Display) {
     let _ = write!(out, "{value}");
 }
 
-/// A JSON string literal with Go's default escaping.
-fn push_string(out: &mut String, text: &str) {
+/// Appends `text` as a JSON string literal with Go's `encoding/json` default escaping (`<`,
+/// `>`, `&`, U+2028 and U+2029 as `\uXXXX`), as Kubernetes writes JSON.
+pub fn push_go_json_string(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
