@@ -20,6 +20,7 @@ mod error;
 mod graph;
 pub mod metadata;
 mod names;
+mod rgd_crd;
 mod schema_source;
 mod source;
 mod template;
@@ -48,6 +49,7 @@ pub use graph::{
 pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
 };
+pub use rgd_crd::resource_graph_definition_crd;
 pub use schema_source::{
     BuiltinCatalog, CatalogSchemas, CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource,
     SchemaSources,

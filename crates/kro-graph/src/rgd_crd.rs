@@ -1,0 +1,294 @@
+//! The CustomResourceDefinition of ResourceGraphDefinitions themselves (`kro.run/v1alpha1`),
+//! which the controller installs when the API server does not serve it yet.
+//!
+//! The schema checks the shape the API server can check (the required fields and their
+//! types) and leaves the free-form parts (`schema.spec`, templates, data) open; the controller
+//! checks everything else when it compiles the RGD and reports it in `GraphAccepted`. Tests
+//! hold it against the API types of this crate in both directions, and against upstream kro's
+//! CRD, so a field added to one cannot be missing from the other.
+
+use serde_json::{Value as Json, json};
+
+use crate::metadata::{GROUP, RGD_CRD_NAME, RGD_KIND, RGD_PLURAL, VERSION};
+
+/// An object whose fields are not checked.
+fn open_object() -> Json {
+    json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+}
+
+fn strings() -> Json {
+    json!({"type": "array", "items": {"type": "string"}})
+}
+
+/// The ResourceGraphDefinition CRD.
+pub fn resource_graph_definition_crd() -> Json {
+    let resource = json!({
+        "type": "object",
+        "required": ["id"],
+        "properties": {
+            "id": {"type": "string", "minLength": 1},
+            "template": open_object(),
+            "externalRef": open_object(),
+            "data": {"x-kubernetes-preserve-unknown-fields": true},
+            "readyWhen": strings(),
+            "includeWhen": strings(),
+            "forEach": {"x-kubernetes-preserve-unknown-fields": true},
+        },
+    });
+    let schema = json!({
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "properties": {
+            "apiVersion": {"type": "string", "minLength": 1},
+            "kind": {"type": "string", "minLength": 1},
+            "group": {"type": "string"},
+            "scope": {"type": "string", "enum": ["Namespaced", "Cluster"]},
+            "spec": open_object(),
+            "status": open_object(),
+            "types": open_object(),
+            "additionalPrinterColumns": {"type": "array", "items": open_object()},
+            "shortNames": strings(),
+            "categories": strings(),
+            "metadata": open_object(),
+        },
+    });
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": RGD_CRD_NAME},
+        "spec": {
+            "group": GROUP,
+            "scope": "Cluster",
+            "names": {
+                "kind": RGD_KIND,
+                "listKind": format!("{RGD_KIND}List"),
+                "plural": RGD_PLURAL,
+                "singular": RGD_KIND.to_lowercase(),
+                "shortNames": ["rgd"],
+                "categories": ["kro"],
+            },
+            "versions": [{
+                "name": VERSION,
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": [
+                    {"name": "APIVERSION", "type": "string", "jsonPath": ".spec.schema.apiVersion"},
+                    {"name": "KIND", "type": "string", "jsonPath": ".spec.schema.kind"},
+                    {"name": "STATE", "type": "string", "jsonPath": ".status.state"},
+                    {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                ],
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "apiVersion": {"type": "string"},
+                        "kind": {"type": "string"},
+                        "metadata": {"type": "object"},
+                        "spec": {
+                            "type": "object",
+                            "required": ["schema"],
+                            "properties": {
+                                "schema": schema,
+                                "resources": {"type": "array", "items": resource},
+                                "scaling": open_object(),
+                            },
+                        },
+                        "status": open_object(),
+                    },
+                }},
+            }],
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use super::*;
+    use crate::api::{
+        CrdMetadata, ExternalRef, ExternalRefMetadata, ForEach, ObjectMeta, PrinterColumn,
+        ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod, ScalingSpec, SchemaSpec,
+        Scope,
+    };
+    use crate::metadata::API_VERSION;
+
+    /// An RGD with every field of the API set. Struct literals without `..`, so a field added
+    /// to the API fails to compile here until it is added, and then must be in the CRD.
+    fn every_field() -> Json {
+        let one = |key: &str, value: &str| BTreeMap::from([(key.to_owned(), value.to_owned())]);
+        let resource = |id: &str, for_each: ForEach| ResourceSpec {
+            id: id.to_owned(),
+            template: Some(json!({"apiVersion": "v1", "kind": "ConfigMap"})),
+            external_ref: Some(ExternalRef {
+                api_version: "v1".to_owned(),
+                kind: "ConfigMap".to_owned(),
+                metadata: ExternalRefMetadata {
+                    name: Some("a".to_owned()),
+                    namespace: Some("b".to_owned()),
+                    selector: Some(json!({"matchLabels": {"a": "b"}})),
+                },
+            }),
+            data: Some(json!({"a": 1})),
+            ready_when: vec!["${true}".to_owned()],
+            include_when: vec!["${true}".to_owned()],
+            for_each: Some(for_each),
+        };
+        let rgd = ResourceGraphDefinition {
+            api_version: API_VERSION.to_owned(),
+            kind: RGD_KIND.to_owned(),
+            metadata: ObjectMeta {
+                name: "a".to_owned(),
+                uid: Some("u".to_owned()),
+                labels: one("a", "b"),
+                annotations: one("a", "b"),
+                generation: Some(1),
+            },
+            spec: RgdSpec {
+                schema: SchemaSpec {
+                    api_version: "v1alpha1".to_owned(),
+                    kind: "App".to_owned(),
+                    group: Some("example.com".to_owned()),
+                    scope: Some(Scope::Cluster),
+                    spec: Some(json!({"a": "string"})),
+                    types: Some(json!({"T": {"a": "string"}})),
+                    status: Some(json!({"a": "${a.b}"})),
+                    additional_printer_columns: vec![PrinterColumn {
+                        name: "A".to_owned(),
+                        type_: "string".to_owned(),
+                        json_path: ".spec.a".to_owned(),
+                        description: Some("a".to_owned()),
+                        format: Some("a".to_owned()),
+                        priority: Some(1),
+                    }],
+                    short_names: vec!["a".to_owned()],
+                    categories: vec!["a".to_owned()],
+                    metadata: Some(CrdMetadata {
+                        labels: one("a", "b"),
+                        annotations: one("a", "b"),
+                    }),
+                },
+                resources: vec![
+                    resource("a", ForEach::Expression("${[1]}".to_owned())),
+                    resource("b", ForEach::Dimensions(vec![one("x", "${[1]}")])),
+                ],
+                scaling: Some(ScalingSpec {
+                    kind: "AppSet".to_owned(),
+                    method: ScalingMethod::Replicas,
+                }),
+            },
+            status: Some(json!({"state": "Active"})),
+        };
+        serde_json::to_value(rgd).expect("API types serialize")
+    }
+
+    fn root_schema(crd: &Json) -> &Json {
+        &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    }
+
+    fn is_open(schema: &Json) -> bool {
+        schema["x-kubernetes-preserve-unknown-fields"] == json!(true)
+    }
+
+    /// The paths of `value` that `schema` has no property for (open objects take anything).
+    fn unknown_paths(value: &Json, schema: &Json, path: &str, found: &mut Vec<String>) {
+        if is_open(schema) {
+            return;
+        }
+        match value {
+            // The API server owns an object's metadata; the CRD leaves it to it.
+            Json::Object(fields) if path != ".metadata" => {
+                for (key, field) in fields {
+                    let child = format!("{path}.{key}");
+                    match schema["properties"].get(key) {
+                        Some(property) => unknown_paths(field, property, &child, found),
+                        None => found.push(child),
+                    }
+                }
+            }
+            Json::Array(items) => {
+                for item in items {
+                    unknown_paths(item, &schema["items"], &format!("{path}[]"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The paths of `schema`'s properties that `value` does not set.
+    fn unset_properties(value: &Json, schema: &Json, path: &str, found: &mut Vec<String>) {
+        if let Some(properties) = schema["properties"].as_object() {
+            for (key, property) in properties {
+                let child = format!("{path}.{key}");
+                match value.get(key) {
+                    Some(field) => unset_properties(field, property, &child, found),
+                    None => found.push(child),
+                }
+            }
+        }
+        if let (Some(items), Some(first)) = (schema.get("items"), value.get(0)) {
+            unset_properties(first, items, &format!("{path}[]"), found);
+        }
+    }
+
+    #[test]
+    fn every_field_of_the_api_is_in_the_crd() {
+        let crd = resource_graph_definition_crd();
+        let mut unknown = Vec::new();
+        unknown_paths(&every_field(), root_schema(&crd), "", &mut unknown);
+        assert_eq!(unknown, Vec::<String>::new());
+    }
+
+    #[test]
+    fn every_property_of_the_crd_is_a_field_of_the_api() {
+        let crd = resource_graph_definition_crd();
+        let mut unset = Vec::new();
+        unset_properties(&every_field(), root_schema(&crd), "", &mut unset);
+        assert_eq!(unset, Vec::<String>::new());
+    }
+
+    #[test]
+    fn every_field_of_upstreams_crd_is_accepted() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/kro-upstream/crds/kro.run_resourcegraphdefinitions.yaml");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|error| {
+            panic!("{}: {error} (vendored under testdata/)", path.display())
+        });
+        let documents = crate::parse_yaml_documents(&text).expect("upstream's CRD is YAML");
+        let upstream = &documents[0].value;
+        assert_eq!(upstream["metadata"]["name"], RGD_CRD_NAME);
+        // The same names; ours add the category `kro` (`kubectl get kro` lists RGDs).
+        let mut names = resource_graph_definition_crd()["spec"]["names"].clone();
+        if let Some(names) = names.as_object_mut() {
+            names.remove("categories");
+        }
+        assert_eq!(upstream["spec"]["names"], names);
+        // Every property upstream declares, as a value: our CRD must have a place for it.
+        fn example(schema: &Json) -> Json {
+            if let Some(properties) = schema["properties"].as_object() {
+                return Json::Object(
+                    properties
+                        .iter()
+                        .map(|(key, property)| (key.clone(), example(property)))
+                        .collect(),
+                );
+            }
+            match schema["type"].as_str() {
+                Some("array") => json!([example(&schema["items"])]),
+                Some("object") => json!({}),
+                _ => json!("x"),
+            }
+        }
+        let upstream_spec = example(&root_schema(upstream)["properties"]["spec"]);
+        let crd = resource_graph_definition_crd();
+        let mut unknown = Vec::new();
+        unknown_paths(
+            &upstream_spec,
+            &root_schema(&crd)["properties"]["spec"],
+            ".spec",
+            &mut unknown,
+        );
+        assert_eq!(unknown, Vec::<String>::new());
+    }
+}
