@@ -193,6 +193,16 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
                     }
                 } else if document.kind.as_deref() == Some("CustomResourceDefinition") {
                     add_crd(&mut crds, &file.name, &document, &mut workspace.diagnostics);
+                } else if is_resource_list(&document.value) {
+                    workspace.diagnostics.push(Diagnostic {
+                        file: file.name.clone(),
+                        location: document.location(),
+                        severity: Severity::Error,
+                        message: "this document is a list of RGD resources (items with an `id`), \
+                                  not a ResourceGraphDefinition: put the list under \
+                                  `spec.resources` of one"
+                            .to_owned(),
+                    });
                 }
             }
         }
@@ -416,6 +426,13 @@ fn documents(file: &InputFile, diagnostics: &mut Vec<Diagnostic>) -> Vec<YamlDoc
             Vec::new()
         }
     }
+}
+
+/// Whether a document is a bare list of RGD resources, as documentation writes them.
+fn is_resource_list(value: &serde_json::Value) -> bool {
+    value
+        .as_array()
+        .is_some_and(|items| !items.is_empty() && items.iter().all(|item| item.get("id").is_some()))
 }
 
 /// The files at `path`: the file itself, standard input for `-`, or a directory's files with

@@ -286,6 +286,13 @@ fn a_missing_file_is_an_error_naming_it() {
 
 #[test]
 fn validate_reads_standard_input() {
+    let output = validate_stdin(WEB_APP);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("<stdin>: web-app: valid"));
+}
+
+/// `kro validate -f -` on `text`.
+fn validate_stdin(text: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
         .args(["validate", "-f", "-"])
         .stdin(Stdio::piped())
@@ -297,11 +304,49 @@ fn validate_reads_standard_input() {
         .stdin
         .take()
         .expect("a stdin pipe")
-        .write_all(WEB_APP.as_bytes())
+        .write_all(text.as_bytes())
         .expect("kro reads its input");
-    let output = child.wait_with_output().expect("kro finishes");
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).starts_with("<stdin>: web-app: valid"));
+    child.wait_with_output().expect("kro finishes")
+}
+
+#[test]
+fn validate_names_the_fix_for_the_forms_the_design_documents_use() {
+    // Snippets of the KREP-2 and KREP-011 documents, as written there.
+    let cases = [
+        (
+            "kind: ResourceGraphDefinition\n# ...\nspec:\n  resources: []\n",
+            "<stdin>:1:1: error: apiVersion: a ResourceGraphDefinition needs apiVersion: kro.run/v1alpha1 (found none)",
+        ),
+        (
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nspec:\n  schema:\n    spec:\n      workers: []string\n",
+            "<stdin>:6:18: error: invalid YAML: []string begins with `[`, which YAML reads as the start of a list; quote it: '[]string'",
+        ),
+        (
+            "- id: workers\n  forEach: ${spec.workers}\n  template:\n    kind: Pod\n",
+            "<stdin>:1:1: error: this document is a list of RGD resources (items with an `id`), not a ResourceGraphDefinition: put the list under `spec.resources` of one",
+        ),
+        (
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: app}\nspec:\n  schema:\n    apiVersion: v1alpha1\n    kind: App\n    spec: {workers: '[]string'}\n  resources:\n    - id: workers\n      forEach: ${spec.workers}\n      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${each.item}'}}\n",
+            "hint: the instance is the variable `schema`: write `schema.spec.workers` instead of `spec.workers`",
+        ),
+        (
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: app}\nspec:\n  schema:\n    apiVersion: v1alpha1\n    kind: App\n    spec: {workers: '[]string'}\n    status:\n      totalWorkers: ${size(workerPods.items)}\n  resources:\n    - id: workerPods\n      forEach: ${schema.spec.workers}\n      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: '${each.item}'}}\n",
+            "hint: `workerPods` is a collection (forEach): it is the list of its objects and has no field `items`; use `workerPods` itself, for example `size(workerPods)` or `workerPods.map(item, item.metadata.name)`",
+        ),
+        (
+            "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: app}\nspec:\n  schema: {apiVersion: v1alpha1, kind: App}\n  resources:\n    - id: workers\n      readyWhen: ${workers.all(w, w.status.phase == 'Running')}\n      template: {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
+            "<stdin>:8:7: error: spec.resources[0].readyWhen: readyWhen is a list of expressions, all of which must hold: write it as one `- ` item per expression (`readyWhen: [\"${workers.all(w, w.status.phase == 'Running')}\"]`)",
+        ),
+    ];
+    for (text, line) in cases {
+        let output = validate_stdin(text);
+        assert_eq!(output.status.code(), Some(1), "{text}");
+        let stderr = stderr(&output);
+        assert!(
+            stderr.lines().any(|printed| printed == line),
+            "{text}\nwanted the line: {line}\ngot:\n{stderr}"
+        );
+    }
 }
 
 #[test]
