@@ -12,8 +12,8 @@ use kro_schema::{BadValue, FieldError, FieldPath, Gvk, Schema, ValidationConfig,
 use serde_json::{Value, json};
 
 use crate::objects::{self, meta_str};
-use crate::registry::{ResourceType, Subresource};
-use crate::server::AppState;
+use crate::registry::{CustomResource, PrinterColumn, ResourceType, ScalePaths, Subresource};
+use crate::state::AppState;
 use crate::storage::{Mutation, ObjectKey};
 
 /// The finalizer that holds a deleted definition until its custom resources are gone.
@@ -21,59 +21,6 @@ pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.
 
 const GROUP: &str = "apiextensions.k8s.io";
 const PLURAL: &str = "customresourcedefinitions";
-
-/// What the server knows about a custom resource type, from its definition.
-#[derive(Debug)]
-pub struct CustomResource {
-    /// The definition's name (`widgets.example.com`).
-    pub crd_name: String,
-    /// The version's structural schema.
-    pub schema: Schema,
-    /// The schema compiled for validation.
-    pub validator: Validator,
-    /// Where the scale subresource reads and writes, if the version has one.
-    pub scale: Option<ScalePaths>,
-    /// `additionalPrinterColumns`.
-    pub columns: Vec<PrinterColumn>,
-    /// The definition's resourceVersion this was built from.
-    revision: String,
-}
-
-impl PartialEq for CustomResource {
-    fn eq(&self, other: &Self) -> bool {
-        self.crd_name == other.crd_name && self.revision == other.revision
-    }
-}
-
-impl Eq for CustomResource {}
-
-/// The paths of a scale subresource (`.spec.replicas`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScalePaths {
-    /// `specReplicasPath`.
-    pub spec_replicas: String,
-    /// `statusReplicasPath`.
-    pub status_replicas: String,
-    /// `labelSelectorPath`, if given.
-    pub label_selector: Option<String>,
-}
-
-/// One additional printer column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrinterColumn {
-    /// Column header.
-    pub name: String,
-    /// `integer`, `number`, `string`, `boolean` or `date`.
-    pub column_type: String,
-    /// Optional format.
-    pub format: String,
-    /// Description.
-    pub description: String,
-    /// 0 for the default view, more for `-o wide`.
-    pub priority: i64,
-    /// Where the value is (`.spec.replicas`).
-    pub json_path: String,
-}
 
 /// Whether `resource` is the CustomResourceDefinition resource itself.
 pub(crate) fn is_crd(resource: &ResourceType) -> bool {

@@ -23,7 +23,7 @@ use crate::objects::{self, UpdateTarget, meta_str};
 use crate::patch;
 use crate::registry::ResourceType;
 use crate::selectors::{FieldSelector, LabelSelector};
-use crate::server::{AppState, WatchSlot};
+use crate::state::{AppState, WatchSlot};
 use crate::storage::{Change, ChangeType, Committed, Mutation, ObjectKey};
 use crate::strategic;
 use crate::tables;
@@ -1380,11 +1380,11 @@ fn apply_patch(
 
 /// Where the scale subresource of a resource reads and writes: a definition's paths, or the
 /// workloads' `spec.replicas`, `status.replicas` and `spec.selector`.
-fn scale_paths(target: &Target) -> Option<crd::ScalePaths> {
+fn scale_paths(target: &Target) -> Option<crate::registry::ScalePaths> {
     target.resource.subresource("scale")?;
     match &target.resource.custom {
         Some(custom) => custom.scale.clone(),
-        None => Some(crd::ScalePaths {
+        None => Some(crate::registry::ScalePaths {
             spec_replicas: ".spec.replicas".to_owned(),
             status_replicas: ".status.replicas".to_owned(),
             label_selector: Some(".spec.selector".to_owned()),

@@ -9,6 +9,7 @@
 //!
 //! **Must not:** be called by the controller except over HTTP, as any other API server would be.
 
+mod config;
 pub mod crd;
 mod defaults;
 pub mod error;
@@ -25,16 +26,17 @@ pub mod registry;
 pub mod selectors;
 mod server;
 pub mod simulators;
+mod state;
 pub mod storage;
 mod strategic;
 mod tables;
 mod tls;
 mod typed;
 
+pub use config::{ServerConfig, random_token};
 pub use error::ApiError;
 pub use knobs::{InjectedFailure, RequestKind};
 pub use server::{
-    RunningServer, ServerConfig, StartError, kubeconfig, random_token, start, start_in_background,
-    write_private,
+    RunningServer, StartError, kubeconfig, start, start_in_background, write_private,
 };
 pub use simulators::{PodSelector, SimulationKnobs, Simulator, Simulators};
