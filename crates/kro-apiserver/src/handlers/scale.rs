@@ -1,0 +1,139 @@
+//! The scale subresource: get, update and patch of `/scale`.
+
+use axum::response::Response;
+use http::{HeaderMap, StatusCode};
+use kro_schema::{FieldError, FieldPath};
+use serde_json::{Value, json};
+
+use crate::crd;
+use crate::error::ApiError;
+use crate::http_util::{content_type, decode_body, json_response};
+use crate::managed;
+use crate::objects::{UpdateTarget, meta_str};
+use crate::patch;
+use crate::state::AppState;
+use crate::storage::{Committed, Mutation};
+
+use super::admission::endpoint_of;
+use super::patch::{JSON_PATCH, accepted_patch_types};
+use super::request::{Query, Target, decode_object, field_manager, require_verb, scale_paths};
+use super::response::object_response;
+use super::write::{UpdateOutcome, UpdateRequest, decide_update};
+
+pub(super) fn get_scale(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+) -> Result<Response, ApiError> {
+    require_verb(target, "get")?;
+    let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
+    match state.store.get(&target.key(name)) {
+        Some(object) => Ok(json_response(
+            StatusCode::OK,
+            &crd::scale_of(&object, &paths),
+        )),
+        None => Err(ApiError::not_found(target.group(), target.plural(), name)),
+    }
+}
+
+/// PUT or PATCH of `/scale`: the new Scale's `spec.replicas` is written into the object.
+pub(super) fn update_scale(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+    patching: bool,
+) -> Result<Response, ApiError> {
+    require_verb(target, if patching { "patch" } else { "update" })?;
+    let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
+    let dry_run = query.dry_run()?;
+    let validation = query.field_validation()?;
+    let media_type = content_type(headers);
+    let document = if patching {
+        let accepted = accepted_patch_types(target);
+        if !accepted.contains(&media_type.as_str()) {
+            return Err(ApiError::unsupported_media_type(accepted));
+        }
+        decode_body(body, "application/json")?
+    } else {
+        decode_object(headers, body)?
+    };
+    let scale_kind = kro_schema::Gvk::new("autoscaling", "v1", "Scale");
+    let request = UpdateRequest {
+        state,
+        target,
+        name,
+        endpoint: UpdateTarget::Main,
+        validation,
+        unconditional_allowed: true,
+        // Recorded below, as the scale handler records it.
+        updater: None,
+    };
+    let manager = field_manager(query, headers)?;
+    let api_version = target.resource.api_version();
+    let writer = managed::Writer {
+        manager: &manager,
+        api_version: &api_version,
+        endpoint: endpoint_of(target, UpdateTarget::Main),
+    };
+    let mut outcome = UpdateOutcome::default();
+    let committed = state
+        .store
+        .mutate_with(&target.key(name), dry_run, |current| {
+            let Some(stored) = current else {
+                return Err(ApiError::not_found(target.group(), target.plural(), name));
+            };
+            let scale = crd::scale_of(stored, &paths);
+            let new_scale = match (patching, media_type.as_str()) {
+                (false, _) => document.clone(),
+                (true, JSON_PATCH) => patch::json_patch(&scale, &document)?,
+                (true, _) => {
+                    let mut patched = scale;
+                    patch::merge_patch(&mut patched, &document);
+                    patched
+                }
+            };
+            let stored_version = meta_str(stored, "resourceVersion").unwrap_or_default();
+            if let Some(version) = meta_str(&new_scale, "resourceVersion")
+                && !version.is_empty()
+                && version != stored_version
+            {
+                return Err(ApiError::conflict_modified(
+                    target.group(),
+                    target.plural(),
+                    name,
+                ));
+            }
+            let replicas = new_scale
+                .pointer("/spec/replicas")
+                .cloned()
+                .unwrap_or(json!(0));
+            if replicas.as_i64().is_none_or(|count| count < 0) {
+                let error = FieldError::invalid(
+                    FieldPath::new("spec").child("replicas"),
+                    kro_schema::BadValue::Value(replicas),
+                    "must be greater than or equal to 0",
+                );
+                return Err(ApiError::invalid(&scale_kind, name, &[error]));
+            }
+            let mut object = Value::clone(stored);
+            crd::write_path(&mut object, &paths.spec_replicas, replicas);
+            match decide_update(&request, Some(stored), object, &mut outcome)? {
+                Mutation::Put(mut new) => {
+                    managed::record_scale(stored, &mut new, &writer, &paths.spec_replicas)?;
+                    Ok(Mutation::Put(new))
+                }
+                other => Ok(other),
+            }
+        })?;
+    let object = match committed {
+        Committed::Stored { object, .. } | Committed::Deleted(object) => object,
+    };
+    Ok(object_response(
+        StatusCode::OK,
+        &crd::scale_of(&object, &paths),
+        &outcome.warnings,
+    ))
+}
