@@ -181,13 +181,13 @@ fn crd_key(name: &str) -> ObjectKey {
 /// Brings the server in line with definition `name` after a write to it: accepts its names
 /// (a status write), serves or stops serving its versions, and for a deleted definition
 /// deletes its custom resources and then releases it.
-pub(crate) fn reconcile(state: &AppState, name: &str) {
+pub(crate) async fn reconcile(state: &AppState, name: &str) {
     let Some(object) = state.store.get(&crd_key(name)) else {
         stop_serving(state, name);
         return;
     };
     if object.pointer("/metadata/deletionTimestamp").is_some() {
-        clean_up(state, name, &object);
+        clean_up(state, name, &object).await;
         return;
     }
     let spec = &object["spec"];
@@ -236,15 +236,18 @@ pub(crate) fn reconcile(state: &AppState, name: &str) {
     new_status["acceptedNames"] = accepted;
     new_status["conditions"] = json!([names_condition, established]);
     if new_status != *status {
-        let _ = state.store.mutate(&crd_key(name), |current| {
-            let Some(current) = current else {
-                return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
-            };
-            let mut updated = Value::clone(current);
-            updated["status"] = new_status.clone();
-            record_status_write(current, &mut updated)?;
-            Ok(Mutation::Put(updated))
-        });
+        let _ = state
+            .store
+            .mutate(&crd_key(name), |current| {
+                let Some(current) = current else {
+                    return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
+                };
+                let mut updated = Value::clone(current);
+                updated["status"] = new_status.clone();
+                record_status_write(current, &mut updated)?;
+                Ok(Mutation::Put(updated))
+            })
+            .await;
     }
     if conflict.is_none() {
         serve(state, name);
@@ -416,7 +419,7 @@ pub(crate) fn is_terminating(state: &AppState, crd_name: &str) -> bool {
 
 /// Deletes the custom resources of a deleted definition; when none is left, removes the
 /// cleanup finalizer, which deletes the definition.
-fn clean_up(state: &AppState, name: &str, object: &Value) {
+async fn clean_up(state: &AppState, name: &str, object: &Value) {
     let group = text(&object["spec"], "/group");
     let plural = text(&object["spec"], "/names/plural");
     let terminating = condition(
@@ -434,53 +437,60 @@ fn clean_up(state: &AppState, name: &str, object: &Value) {
             meta_str(instance, "namespace").unwrap_or_default(),
             meta_str(instance, "name").unwrap_or_default(),
         );
-        let _ = state.store.mutate(&key, |current| {
-            let Some(current) = current else {
-                return Err(crate::ApiError::not_found(&group, &plural, ""));
-            };
-            if objects::finalizers(current).is_empty() {
-                return Ok(Mutation::Delete);
-            }
-            let mut marked = Value::clone(current);
-            if marked.pointer("/metadata/deletionTimestamp").is_none() {
-                objects::mark_deleting(&mut marked);
-            }
-            Ok(Mutation::Put(marked))
-        });
+        let _ = state
+            .store
+            .mutate(&key, |current| {
+                let Some(current) = current else {
+                    return Err(crate::ApiError::not_found(&group, &plural, ""));
+                };
+                if objects::finalizers(current).is_empty() {
+                    return Ok(Mutation::Delete);
+                }
+                let mut marked = Value::clone(current);
+                if marked.pointer("/metadata/deletionTimestamp").is_none() {
+                    objects::mark_deleting(&mut marked);
+                }
+                Ok(Mutation::Put(marked))
+            })
+            .await;
     }
     let remaining = state.store.list(&group, &plural, None, false).objects.len();
-    let _ = state.store.mutate(&crd_key(name), |current| {
-        let Some(current) = current else {
-            return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
-        };
-        let mut updated = Value::clone(current);
-        let mut conditions: Vec<Value> = updated["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        conditions.retain(|c| c["type"] != "Terminating");
-        if remaining == 0 {
-            conditions.push(condition(
-                "Terminating",
-                "False",
-                "InstanceDeletionCompleted",
-                "removed all instances",
-                &json!({}),
-            ));
-            let finalizers: Vec<String> = objects::finalizers(&updated)
-                .into_iter()
-                .filter(|finalizer| finalizer != CLEANUP_FINALIZER)
-                .collect();
-            if finalizers.is_empty() {
-                return Ok(Mutation::Delete);
+    let _ = state
+        .store
+        .mutate(&crd_key(name), |current| {
+            let Some(current) = current else {
+                return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
+            };
+            let mut updated = Value::clone(current);
+            let mut conditions: Vec<Value> = updated["status"]["conditions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            conditions.retain(|c| c["type"] != "Terminating");
+            if remaining == 0 {
+                conditions.push(condition(
+                    "Terminating",
+                    "False",
+                    "InstanceDeletionCompleted",
+                    "removed all instances",
+                    &json!({}),
+                ));
+                let finalizers: Vec<String> = objects::finalizers(&updated)
+                    .into_iter()
+                    .filter(|finalizer| finalizer != CLEANUP_FINALIZER)
+                    .collect();
+                if finalizers.is_empty() {
+                    return Ok(Mutation::Delete);
+                }
+                objects::metadata_mut(&mut updated)
+                    .insert("finalizers".to_owned(), json!(finalizers));
+            } else {
+                conditions.push(terminating.clone());
             }
-            objects::metadata_mut(&mut updated).insert("finalizers".to_owned(), json!(finalizers));
-        } else {
-            conditions.push(terminating.clone());
-        }
-        updated["status"]["conditions"] = json!(conditions);
-        Ok(Mutation::Put(updated))
-    });
+            updated["status"]["conditions"] = json!(conditions);
+            Ok(Mutation::Put(updated))
+        })
+        .await;
     if state.store.get(&crd_key(name)).is_none() {
         stop_serving(state, name);
         // Names it held may now be free for another definition of the group.
@@ -494,17 +504,17 @@ fn clean_up(state: &AppState, name: &str, object: &Value) {
             .filter_map(|other| meta_str(other, "name").map(str::to_owned))
             .collect();
         for other in waiting {
-            reconcile(state, &other);
+            Box::pin(reconcile(state, &other)).await;
         }
     }
 }
 
 /// After an instance of a terminating definition went away: the definition may be released.
-pub(crate) fn instance_deleted(state: &AppState, resource: &ResourceType) {
+pub(crate) async fn instance_deleted(state: &AppState, resource: &ResourceType) {
     if let Some(custom) = &resource.custom
         && is_terminating(state, &custom.crd_name)
     {
-        reconcile(state, &custom.crd_name);
+        reconcile(state, &custom.crd_name).await;
     }
 }
 

@@ -116,63 +116,82 @@ async fn handle(
     match (method, &target.name, target.subresource.as_deref()) {
         (&Method::GET, None, None) if query.flag("watch") => watch(state, &target, &query, headers),
         (&Method::GET, None, None) => list(state, &target, &query, headers),
-        (&Method::POST, None, None) => create(state, &target, &query, headers, &body),
-        (&Method::DELETE, None, None) => delete_collection(state, &target, &query, headers, &body),
+        (&Method::POST, None, None) => create(state, &target, &query, headers, &body).await,
+        (&Method::DELETE, None, None) => {
+            delete_collection(state, &target, &query, headers, &body).await
+        }
         (&Method::GET, Some(name), None | Some("status")) => {
             get(state, &target, name, &query, headers)
         }
-        (&Method::PUT, Some(name), None) => update(
-            state,
-            &target,
-            name,
-            UpdateTarget::Main,
-            &query,
-            headers,
-            &body,
-        ),
-        (&Method::PUT, Some(name), Some("status")) => update(
-            state,
-            &target,
-            name,
-            UpdateTarget::Status,
-            &query,
-            headers,
-            &body,
-        ),
-        (&Method::PUT, Some(name), Some("finalize")) => update(
-            state,
-            &target,
-            name,
-            UpdateTarget::Finalize,
-            &query,
-            headers,
-            &body,
-        ),
-        (&Method::PATCH, Some(name), None) => patch(
-            state,
-            &target,
-            name,
-            UpdateTarget::Main,
-            &query,
-            headers,
-            &body,
-        ),
-        (&Method::PATCH, Some(name), Some("status")) => patch(
-            state,
-            &target,
-            name,
-            UpdateTarget::Status,
-            &query,
-            headers,
-            &body,
-        ),
-        (&Method::DELETE, Some(name), None) => delete(state, &target, name, &query, headers, &body),
+        (&Method::PUT, Some(name), None) => {
+            update(
+                state,
+                &target,
+                name,
+                UpdateTarget::Main,
+                &query,
+                headers,
+                &body,
+            )
+            .await
+        }
+        (&Method::PUT, Some(name), Some("status")) => {
+            update(
+                state,
+                &target,
+                name,
+                UpdateTarget::Status,
+                &query,
+                headers,
+                &body,
+            )
+            .await
+        }
+        (&Method::PUT, Some(name), Some("finalize")) => {
+            update(
+                state,
+                &target,
+                name,
+                UpdateTarget::Finalize,
+                &query,
+                headers,
+                &body,
+            )
+            .await
+        }
+        (&Method::PATCH, Some(name), None) => {
+            patch(
+                state,
+                &target,
+                name,
+                UpdateTarget::Main,
+                &query,
+                headers,
+                &body,
+            )
+            .await
+        }
+        (&Method::PATCH, Some(name), Some("status")) => {
+            patch(
+                state,
+                &target,
+                name,
+                UpdateTarget::Status,
+                &query,
+                headers,
+                &body,
+            )
+            .await
+        }
+        (&Method::DELETE, Some(name), None) => {
+            delete(state, &target, name, &query, headers, &body).await
+        }
         (&Method::GET, Some(name), Some("scale")) => get_scale(state, &target, name),
         (&Method::PUT, Some(name), Some("scale")) => {
-            update_scale(state, &target, name, &query, headers, &body, false)
+            update_scale(state, &target, name, &query, headers, &body, false).await
         }
         (&Method::PATCH, Some(name), Some("scale")) => {
-            update_scale(state, &target, name, &query, headers, &body, true)
+            update_scale(state, &target, name, &query, headers, &body, true).await
         }
         _ => Err(ApiError::method_not_supported(
             target.group(),

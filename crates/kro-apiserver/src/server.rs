@@ -207,7 +207,7 @@ impl Drop for RunningServer {
     }
 }
 
-fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
+async fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
     let store = match &config.data_dir {
         Some(directory) => Store::open(config.store_limits, directory)?,
         None => Store::new(config.store_limits),
@@ -224,7 +224,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         openapi_v2: Mutex::new(None),
         config,
     });
-    state.bootstrap();
+    state.bootstrap().await;
     crate::defaults::seed_service_ips(&state);
     // Definitions found in a persisted store are served again.
     let definitions: Vec<String> = state
@@ -240,7 +240,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         .filter_map(|crd| objects::meta_str(crd, "name").map(str::to_owned))
         .collect();
     for name in definitions {
-        crate::crd::reconcile(&state, &name);
+        crate::crd::reconcile(&state, &name).await;
     }
     Ok(state)
 }
@@ -315,7 +315,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let token = config.token.clone();
     let simulators = config.simulators.clone();
     let knobs = config.simulation.clone();
-    let state = build_state(config)?;
+    let state = build_state(config).await?;
     let (shutdown, stopped) = oneshot::channel::<()>();
     // Turns true when the server stops; the simulators stop with it.
     let (stop_simulators, simulators_stop) = tokio::sync::watch::channel(false);

@@ -148,7 +148,7 @@ impl AppState {
         self.registry().group_versions()
     }
 
-    pub(crate) fn bootstrap(&self) {
+    pub(crate) async fn bootstrap(&self) {
         let Some(namespaces) = self.registry().find("", "v1", "namespaces") else {
             return;
         };
@@ -160,10 +160,13 @@ impl AppState {
             crate::typed::round_trip(&namespaces.gvk, &mut object);
             objects::finish_create(&namespaces, &mut object);
             // Creating a missing namespace cannot fail.
-            let _ = self.store.mutate(&key, |current| match current {
-                Some(existing) => Ok(Mutation::Put((**existing).clone())),
-                None => Ok(Mutation::Put(object)),
-            });
+            let _ = self
+                .store
+                .mutate(&key, |current| match current {
+                    Some(existing) => Ok(Mutation::Put((**existing).clone())),
+                    None => Ok(Mutation::Put(object)),
+                })
+                .await;
         }
     }
 }

@@ -223,7 +223,7 @@ pub(super) fn deleted_response(target: &Target, committed: Committed) -> Respons
     }
 }
 
-pub(super) fn delete(
+pub(super) async fn delete(
     state: &AppState,
     target: &Target,
     name: &str,
@@ -237,9 +237,10 @@ pub(super) fn delete(
         .store
         .mutate_with(&target.key(name), options.dry_run, |current| {
             decide_delete(target, name, current, &options)
-        })?;
+        })
+        .await?;
     if !options.dry_run {
-        after_commit(state, target, &committed);
+        after_commit(state, target, &committed).await;
     }
     // A pod whose graceful deletion a zero grace period ends is answered in its final state.
     if let Committed::Deleted(object) = &committed
@@ -257,7 +258,7 @@ pub(super) fn delete(
     Ok(deleted_response(target, committed))
 }
 
-pub(super) fn delete_collection(
+pub(super) async fn delete_collection(
     state: &AppState,
     target: &Target,
     query: &Query,
@@ -282,12 +283,16 @@ pub(super) fn delete_collection(
         let name = meta_str(object, "name").unwrap_or("").to_owned();
         let namespace = meta_str(object, "namespace").unwrap_or("").to_owned();
         let key = ObjectKey::new(target.group(), target.plural(), &namespace, &name);
-        match state.store.mutate_with(&key, options.dry_run, |current| {
-            decide_delete(target, &name, current, &options)
-        }) {
+        match state
+            .store
+            .mutate_with(&key, options.dry_run, |current| {
+                decide_delete(target, &name, current, &options)
+            })
+            .await
+        {
             Ok(committed) => {
                 if !options.dry_run {
-                    after_commit(state, target, &committed);
+                    after_commit(state, target, &committed).await;
                 }
                 match committed {
                     Committed::Stored { object, .. } | Committed::Deleted(object) => {

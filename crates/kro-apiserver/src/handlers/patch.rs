@@ -49,7 +49,7 @@ pub(super) fn accepted_patch_types(target: &Target) -> &'static [&'static str] {
     }
 }
 
-pub(super) fn patch(
+pub(super) async fn patch(
     state: &AppState,
     target: &Target,
     name: &str,
@@ -62,7 +62,7 @@ pub(super) fn patch(
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     if content_type(headers) == APPLY_PATCH {
-        return apply_patch(state, target, name, update_target, query, headers, body);
+        return apply_patch(state, target, name, update_target, query, headers, body).await;
     }
     if query.get("force").is_some() {
         return Err(options_error(
@@ -111,16 +111,17 @@ pub(super) fn patch(
             };
             check_name_matches(&patched, name)?;
             decide_update(&request, Some(stored), patched, &mut outcome)
-        })?;
+        })
+        .await?;
     if !dry_run {
-        after_commit(state, target, &committed);
+        after_commit(state, target, &committed).await;
     }
     Ok(committed_response(committed, outcome))
 }
 
 /// A server-side apply (`application/apply-patch+yaml`): creates the object when it does not
 /// exist, otherwise merges the manager's configuration into it with ownership and conflicts.
-pub(super) fn apply_patch(
+pub(super) async fn apply_patch(
     state: &AppState,
     target: &Target,
     name: &str,
@@ -203,24 +204,29 @@ pub(super) fn apply_patch(
         updater: None,
     };
     let mut outcome = UpdateOutcome::default();
-    let committed = state.store.mutate_with(&key, dry_run, |current| {
-        match current {
-            None => {
-                let mut object = managed::apply(None, &config, shape_of(target), &writer, force)?;
-                outcome.warnings = admit_new_object(state, target, &mut object, validation, None)?;
-                Ok(Mutation::Put(object))
+    let committed = state
+        .store
+        .mutate_with(&key, dry_run, |current| {
+            match current {
+                None => {
+                    let mut object =
+                        managed::apply(None, &config, shape_of(target), &writer, force)?;
+                    outcome.warnings =
+                        admit_new_object(state, target, &mut object, validation, None)?;
+                    Ok(Mutation::Put(object))
+                }
+                Some(stored) => {
+                    // A resourceVersion in the configuration is a precondition; without one the
+                    // merged object carries the stored one.
+                    let merged =
+                        managed::apply(Some(stored), &config, shape_of(target), &writer, force)?;
+                    decide_update(&request, Some(stored), merged, &mut outcome)
+                }
             }
-            Some(stored) => {
-                // A resourceVersion in the configuration is a precondition; without one the
-                // merged object carries the stored one.
-                let merged =
-                    managed::apply(Some(stored), &config, shape_of(target), &writer, force)?;
-                decide_update(&request, Some(stored), merged, &mut outcome)
-            }
-        }
-    })?;
+        })
+        .await?;
     if !dry_run {
-        after_commit(state, target, &committed);
+        after_commit(state, target, &committed).await;
     }
     Ok(committed_response(committed, outcome))
 }

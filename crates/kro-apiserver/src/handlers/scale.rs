@@ -37,7 +37,7 @@ pub(super) fn get_scale(
 }
 
 /// PUT or PATCH of `/scale`: the new Scale's `spec.replicas` is written into the object.
-pub(super) fn update_scale(
+pub(super) async fn update_scale(
     state: &AppState,
     target: &Target,
     name: &str,
@@ -127,7 +127,8 @@ pub(super) fn update_scale(
                 }
                 other => Ok(other),
             }
-        })?;
+        })
+        .await?;
     let object = match committed {
         Committed::Stored { object, .. } | Committed::Deleted(object) => object,
     };

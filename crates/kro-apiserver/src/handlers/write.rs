@@ -22,7 +22,7 @@ use super::admission::{
 use super::request::{FieldValidation, Query, Target, decode_object, field_manager, require_verb};
 use super::response::object_response;
 
-pub(super) fn create(
+pub(super) async fn create(
     state: &AppState,
     target: &Target,
     query: &Query,
@@ -80,11 +80,12 @@ pub(super) fn create(
                     &name,
                 )),
                 None => Ok(Mutation::Put(candidate)),
-            });
+            })
+            .await;
         match committed {
             Ok(committed @ Committed::Stored { .. }) => {
                 if !dry_run {
-                    after_commit(state, target, &committed);
+                    after_commit(state, target, &committed).await;
                 }
                 let Committed::Stored { object, .. } = committed else {
                     unreachable!("matched above");
@@ -245,7 +246,7 @@ pub(super) fn committed_response(committed: Committed, outcome: UpdateOutcome) -
     }
 }
 
-pub(super) fn update(
+pub(super) async fn update(
     state: &AppState,
     target: &Target,
     name: &str,
@@ -274,9 +275,10 @@ pub(super) fn update(
         .store
         .mutate_with(&target.key(name), dry_run, |current| {
             decide_update(&request, current, object, &mut outcome)
-        })?;
+        })
+        .await?;
     if !dry_run {
-        after_commit(state, target, &committed);
+        after_commit(state, target, &committed).await;
     }
     Ok(committed_response(committed, outcome))
 }
@@ -288,15 +290,15 @@ pub(super) fn allows_unconditional_update(target: &Target) -> bool {
 
 /// What follows a committed write: a definition's names and endpoints, and the release of a
 /// deleted definition once its last instance is gone.
-pub(super) fn after_commit(state: &AppState, target: &Target, committed: &Committed) {
+pub(super) async fn after_commit(state: &AppState, target: &Target, committed: &Committed) {
     let object = match committed {
         Committed::Stored { object, .. } | Committed::Deleted(object) => object,
     };
     if crd::is_crd(&target.resource) {
         if let Some(name) = meta_str(object, "name") {
-            crd::reconcile(state, name);
+            crd::reconcile(state, name).await;
         }
     } else if matches!(committed, Committed::Deleted(_)) {
-        crd::instance_deleted(state, &target.resource);
+        crd::instance_deleted(state, &target.resource).await;
     }
 }
