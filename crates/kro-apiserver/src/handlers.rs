@@ -1,6 +1,12 @@
 //! The resource API: `/api/v1/...` and `/apis/<group>/<version>/...` paths, routed by hand
 //! as kube-apiserver routes them, and the verbs get, list, watch, create, update, patch,
-//! delete and deletecollection on objects and their `status` subresource.
+//! delete and deletecollection on objects and their `status`, `scale` and `finalize`
+//! subresources.
+//!
+//! A request is parsed once ([`ApiPath`], then a [`ResourceRequest`]: target, query, headers
+//! and body), and each verb family's handler takes it: `read` (get, list), `write` (create,
+//! update), `patch` (patches and server-side apply), `scale`, `delete` and `watch`, over
+//! `admission` and `response`.
 
 mod admission;
 mod delete;
@@ -17,8 +23,9 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
-use http::{HeaderMap, Method, StatusCode};
+use http::{Method, StatusCode};
 
+use crate::api_path::ApiPath;
 use crate::error::ApiError;
 use crate::http_util::{json_response, require_json};
 use crate::objects::UpdateTarget;
@@ -28,9 +35,9 @@ use crate::tables;
 use self::delete::{delete, delete_collection};
 use self::patch::patch;
 use self::read::{get, list};
-use self::request::{Query, resolve_target};
+use self::request::{Query, ResourceRequest, resolve_target};
 use self::response::metadata_only;
-use self::scale::{get_scale, update_scale};
+use self::scale::{ScaleWrite, get_scale, update_scale};
 use self::watch::watch;
 use self::write::{create, update};
 
@@ -50,7 +57,7 @@ pub(crate) async fn resource_request(
             .into_response();
         }
     };
-    match handle(&state, &parts.method, &parts.uri, &parts.headers, bytes).await {
+    match handle(state, parts, bytes).await {
         Ok(response) => response,
         Err(error) => error.into_response(),
     }
@@ -68,27 +75,29 @@ fn page_not_found() -> Response {
 }
 
 async fn handle(
-    state: &Arc<AppState>,
-    method: &Method,
-    uri: &http::Uri,
-    headers: &HeaderMap,
+    state: Arc<AppState>,
+    parts: http::request::Parts,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let path = uri.path().trim_end_matches('/');
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let method = &parts.method;
+    let headers = &parts.headers;
+    let path = ApiPath::parse(parts.uri.path());
     // Paths outside /api and the served API groups fall through kube-apiserver's handler
     // chain to a plain-text 404.
-    let served = match segments.as_slice() {
-        ["api", ..] => true,
-        ["apis", group, ..] => state.registry().group(group).is_some(),
-        _ => false,
+    let served = match &path {
+        ApiPath::Outside => false,
+        ApiPath::Unnamed => true,
+        ApiPath::Group(group) | ApiPath::GroupVersion { group, .. } => {
+            state.registry().group(group).is_some()
+        }
+        ApiPath::Resource(resource) => state.registry().group(resource.group).is_some(),
     };
     if !served {
         return Ok(page_not_found());
     }
-    let (group, version, rest) = match segments.as_slice() {
-        ["api", version, rest @ ..] => ("", *version, rest),
-        ["apis", group] => {
+    let resource_path = match path {
+        ApiPath::Outside | ApiPath::Unnamed => return Err(ApiError::no_such_path()),
+        ApiPath::Group(group) => {
             require_json(headers)?;
             let document = state.registry().legacy_group_document(group);
             return match (method, document) {
@@ -96,102 +105,58 @@ async fn handle(
                 _ => Err(ApiError::no_such_path()),
             };
         }
-        ["apis", group, version, rest @ ..] => (*group, *version, rest),
-        _ => return Err(ApiError::no_such_path()),
+        ApiPath::GroupVersion { group, version } => {
+            require_json(headers)?;
+            let document = state.registry().legacy_resource_list(group, version);
+            return match (method, document) {
+                (&Method::GET, Some(document)) => Ok(json_response(StatusCode::OK, &document)),
+                _ => Err(ApiError::no_such_path()),
+            };
+        }
+        ApiPath::Resource(resource_path) => resource_path,
     };
-    if rest.is_empty() {
-        require_json(headers)?;
-        let document = state.registry().legacy_resource_list(group, version);
-        return match (method, document) {
-            (&Method::GET, Some(document)) => Ok(json_response(StatusCode::OK, &document)),
-            _ => Err(ApiError::no_such_path()),
-        };
-    }
-    let target = resolve_target(state, group, version, rest)?;
-    let query = Query::parse(uri)?;
+    let target = resolve_target(&state, &resource_path)?;
+    let query = Query::parse(&parts.uri)?;
     // Reads may ask for Tables alone (`as=Table` without a JSON fallback).
     if !(method == Method::GET && (tables::wanted(headers).is_some() || metadata_only(headers))) {
         require_json(headers)?;
     }
-    match (method, &target.name, target.subresource.as_deref()) {
-        (&Method::GET, None, None) if query.flag("watch") => watch(state, &target, &query, headers),
-        (&Method::GET, None, None) => list(state, &target, &query, headers),
-        (&Method::POST, None, None) => create(state, &target, &query, headers, &body).await,
-        (&Method::DELETE, None, None) => {
-            delete_collection(state, &target, &query, headers, &body).await
-        }
-        (&Method::GET, Some(name), None | Some("status")) => {
-            get(state, &target, name, &query, headers)
-        }
-        (&Method::PUT, Some(name), None) => {
-            update(
-                state,
-                &target,
-                name,
-                UpdateTarget::Main,
-                &query,
-                headers,
-                &body,
-            )
-            .await
-        }
+    let request = ResourceRequest {
+        state,
+        target,
+        query,
+        headers: parts.headers,
+        body,
+    };
+    let target = &request.target;
+    match (
+        &parts.method,
+        target.name.as_deref(),
+        target.subresource.as_deref(),
+    ) {
+        (&Method::GET, None, None) if request.query.flag("watch") => watch(&request),
+        (&Method::GET, None, None) => list(&request),
+        (&Method::POST, None, None) => create(&request).await,
+        (&Method::DELETE, None, None) => delete_collection(&request).await,
+        (&Method::GET, Some(name), None | Some("status")) => get(&request, name),
+        (&Method::PUT, Some(name), None) => update(&request, name, UpdateTarget::Main).await,
         (&Method::PUT, Some(name), Some("status")) => {
-            update(
-                state,
-                &target,
-                name,
-                UpdateTarget::Status,
-                &query,
-                headers,
-                &body,
-            )
-            .await
+            update(&request, name, UpdateTarget::Status).await
         }
         (&Method::PUT, Some(name), Some("finalize")) => {
-            update(
-                state,
-                &target,
-                name,
-                UpdateTarget::Finalize,
-                &query,
-                headers,
-                &body,
-            )
-            .await
+            update(&request, name, UpdateTarget::Finalize).await
         }
-        (&Method::PATCH, Some(name), None) => {
-            patch(
-                state,
-                &target,
-                name,
-                UpdateTarget::Main,
-                &query,
-                headers,
-                &body,
-            )
-            .await
-        }
+        (&Method::PATCH, Some(name), None) => patch(&request, name, UpdateTarget::Main).await,
         (&Method::PATCH, Some(name), Some("status")) => {
-            patch(
-                state,
-                &target,
-                name,
-                UpdateTarget::Status,
-                &query,
-                headers,
-                &body,
-            )
-            .await
+            patch(&request, name, UpdateTarget::Status).await
         }
-        (&Method::DELETE, Some(name), None) => {
-            delete(state, &target, name, &query, headers, &body).await
-        }
-        (&Method::GET, Some(name), Some("scale")) => get_scale(state, &target, name),
+        (&Method::DELETE, Some(name), None) => delete(&request, name).await,
+        (&Method::GET, Some(name), Some("scale")) => get_scale(&request, name),
         (&Method::PUT, Some(name), Some("scale")) => {
-            update_scale(state, &target, name, &query, headers, &body, false).await
+            update_scale(&request, name, ScaleWrite::Replace).await
         }
         (&Method::PATCH, Some(name), Some("scale")) => {
-            update_scale(state, &target, name, &query, headers, &body, true).await
+            update_scale(&request, name, ScaleWrite::Patch).await
         }
         _ => Err(ApiError::method_not_supported(
             target.group(),

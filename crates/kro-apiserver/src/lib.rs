@@ -9,6 +9,7 @@
 //!
 //! **Must not:** be called by the controller except over HTTP, as any other API server would be.
 
+mod api_path;
 mod config;
 pub mod crd;
 mod defaults;

@@ -18,6 +18,7 @@ use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+use crate::api_path::ApiPath;
 use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::http_util::{accepted, json_response, json_response_typed};
@@ -662,10 +663,10 @@ async fn openapi_document(
     State(state): State<Arc<AppState>>,
     axum::extract::Path(path): axum::extract::Path<String>,
 ) -> Response {
-    let segments: Vec<&str> = path.split('/').collect();
-    let (group, version) = match segments.as_slice() {
-        ["api", version] => ("", *version),
-        ["apis", group, version] => (*group, *version),
+    let full = format!("/{path}");
+    let (group, version) = match ApiPath::parse(&full) {
+        // A trailing slash names no document here.
+        ApiPath::GroupVersion { group, version } if !path.ends_with('/') => (group, version),
         _ => return ApiError::no_such_path().into_response(),
     };
     match state.openapi_document(group, version) {

@@ -12,9 +12,9 @@ use crate::crd;
 use crate::error::ApiError;
 use crate::http_util::{content_type, decode_body, json_response};
 use crate::objects::{self, meta_str};
-use crate::state::AppState;
 use crate::storage::{Committed, Mutation, ObjectKey};
 
+use super::request::ResourceRequest;
 use super::request::{Query, Selection, Target, options_error, require_verb};
 use super::response::list_body;
 use super::write::{after_commit, has_namespace_finalizers};
@@ -223,14 +223,14 @@ pub(super) fn deleted_response(target: &Target, committed: Committed) -> Respons
     }
 }
 
-pub(super) async fn delete(
-    state: &AppState,
-    target: &Target,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, ApiError> {
+pub(super) async fn delete(request: &ResourceRequest, name: &str) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
     require_verb(target, "delete")?;
     let options = delete_options(query, headers, body)?;
     let committed = state
@@ -258,13 +258,14 @@ pub(super) async fn delete(
     Ok(deleted_response(target, committed))
 }
 
-pub(super) async fn delete_collection(
-    state: &AppState,
-    target: &Target,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, ApiError> {
+pub(super) async fn delete_collection(request: &ResourceRequest) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
     require_verb(target, "deletecollection")?;
     let options = delete_options(query, headers, body)?;
     let selection = Selection::parse(target, query)?;

@@ -1,7 +1,6 @@
 //! PATCH: JSON, merge and strategic merge patches, and server-side apply.
 
 use axum::response::Response;
-use http::HeaderMap;
 use kro_schema::{FieldError, FieldPath};
 use serde_json::{Value, json};
 
@@ -10,7 +9,6 @@ use crate::http_util::{content_type, decode_body};
 use crate::managed;
 use crate::objects::{self, UpdateTarget, meta_str};
 use crate::patch;
-use crate::state::AppState;
 use crate::storage::Mutation;
 use crate::strategic;
 
@@ -18,8 +16,9 @@ use super::admission::{
     admit_namespace, admit_new_object, check_name_matches, check_namespace, endpoint_of,
     refuse_while_terminating, shape_of,
 };
+use super::request::ResourceRequest;
 use super::request::{
-    Query, Target, check_field_manager, decode_object, field_manager, options_error, require_verb,
+    Target, check_field_manager, decode_object, field_manager, options_error, require_verb,
 };
 use super::write::{UpdateOutcome, UpdateRequest, after_commit, committed_response, decide_update};
 
@@ -50,19 +49,22 @@ pub(super) fn accepted_patch_types(target: &Target) -> &'static [&'static str] {
 }
 
 pub(super) async fn patch(
-    state: &AppState,
-    target: &Target,
+    request: &ResourceRequest,
     name: &str,
     update_target: UpdateTarget,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
 ) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
     require_verb(target, "patch")?;
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     if content_type(headers) == APPLY_PATCH {
-        return apply_patch(state, target, name, update_target, query, headers, body).await;
+        return apply_patch(request, name, update_target).await;
     }
     if query.get("force").is_some() {
         return Err(options_error(
@@ -122,14 +124,17 @@ pub(super) async fn patch(
 /// A server-side apply (`application/apply-patch+yaml`): creates the object when it does not
 /// exist, otherwise merges the manager's configuration into it with ownership and conflicts.
 pub(super) async fn apply_patch(
-    state: &AppState,
-    target: &Target,
+    request: &ResourceRequest,
     name: &str,
     update_target: UpdateTarget,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
 ) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     let Some(manager) = query.get("fieldManager") else {

@@ -1,25 +1,26 @@
 //! The read verbs: get and list (with selectors, pages and Tables).
 
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::http_util::json_response;
 use crate::objects::meta_str;
-use crate::state::AppState;
 use crate::tables;
 
-use super::request::{Query, Selection, Target, require_verb};
+use super::request::ResourceRequest;
+use super::request::{Selection, require_verb};
 use super::response::{list_body, metadata_only, partial_object, table_request};
 
-pub(super) fn get(
-    state: &AppState,
-    target: &Target,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-) -> Result<Response, ApiError> {
+pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        ..
+    } = request;
     require_verb(target, "get")?;
     let Some(object) = state.store.get(&target.key(name)) else {
         return Err(ApiError::not_found(target.group(), target.plural(), name));
@@ -60,12 +61,14 @@ pub(super) fn decode_continue(token: &str) -> Option<(u64, String, String)> {
     ))
 }
 
-pub(super) fn list(
-    state: &AppState,
-    target: &Target,
-    query: &Query,
-    headers: &HeaderMap,
-) -> Result<Response, ApiError> {
+pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        ..
+    } = request;
     let table = table_request(query, headers)?;
     require_verb(target, "list")?;
     let selection = Selection::parse(target, query)?;

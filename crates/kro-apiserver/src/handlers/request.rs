@@ -1,12 +1,15 @@
-//! What a request names and asks: the resource type, namespace, name and subresource its
-//! path names, and its query parameters.
+//! What a request names and asks, parsed once: the resource type, namespace, name and
+//! subresource its path names, its query parameters, and the [`ResourceRequest`] every verb's
+//! handler takes.
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use http::HeaderMap;
 use kro_schema::FieldError;
 use serde_json::Value;
 
+use crate::api_path::ResourcePath;
 use crate::error::ApiError;
 use crate::http_util::{content_type, decode_body};
 use crate::managed;
@@ -96,56 +99,43 @@ pub(super) enum FieldValidation {
     Strict,
 }
 
+/// One request of the resource API, parsed once: the target its path names, its query, and
+/// its headers and body. Every verb's handler takes it.
+pub(super) struct ResourceRequest {
+    pub(super) state: Arc<AppState>,
+    pub(super) target: Target,
+    pub(super) query: Query,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Bytes,
+}
+
+/// The resource type (and namespace, name and subresource) a path names, as served now.
 pub(super) fn resolve_target(
     state: &AppState,
-    group: &str,
-    version: &str,
-    rest: &[&str],
+    path: &ResourcePath<'_>,
 ) -> Result<Target, ApiError> {
-    let registry = state.registry();
-    let find = |plural: &str| {
-        registry
-            .find(group, version, plural)
-            .ok_or_else(ApiError::no_such_path)
+    let resource = state
+        .registry()
+        .find(path.group, path.version, path.plural)
+        .ok_or_else(ApiError::no_such_path)?;
+    let scoped = match path.namespace {
+        Some(_) => resource.namespaced,
+        // A namespaced object is named only in its namespace.
+        None => path.name.is_none() || !resource.namespaced,
     };
-    let namespaces_subresource = |segment: &str| matches!(segment, "status" | "finalize");
-    let (resource, namespace, name, subresource) = match rest {
-        ["namespaces", namespace, plural, tail @ ..] if !namespaces_subresource(plural) => {
-            let resource = find(plural)?;
-            if !resource.namespaced {
-                return Err(ApiError::no_such_path());
-            }
-            match tail {
-                [] => (resource, Some(*namespace), None, None),
-                [name] => (resource, Some(*namespace), Some(*name), None),
-                [name, subresource] => {
-                    (resource, Some(*namespace), Some(*name), Some(*subresource))
-                }
-                _ => return Err(ApiError::no_such_path()),
-            }
-        }
-        [plural, tail @ ..] => {
-            let resource = find(plural)?;
-            match tail {
-                [] => (resource, None, None, None),
-                [_, ..] if resource.namespaced => return Err(ApiError::no_such_path()),
-                [name] => (resource, None, Some(*name), None),
-                [name, subresource] => (resource, None, Some(*name), Some(*subresource)),
-                _ => return Err(ApiError::no_such_path()),
-            }
-        }
-        [] => return Err(ApiError::no_such_path()),
-    };
-    if let Some(subresource) = subresource
+    if !scoped || path.overlong {
+        return Err(ApiError::no_such_path());
+    }
+    if let Some(subresource) = path.subresource
         && resource.subresource(subresource).is_none()
     {
         return Err(ApiError::no_such_path());
     }
     Ok(Target {
         resource,
-        namespace: namespace.map(str::to_owned),
-        name: name.map(str::to_owned),
-        subresource: subresource.map(str::to_owned),
+        namespace: path.namespace.map(str::to_owned),
+        name: path.name.map(str::to_owned),
+        subresource: path.subresource.map(str::to_owned),
     })
 }
 

@@ -1,7 +1,7 @@
 //! The scale subresource: get, update and patch of `/scale`.
 
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use kro_schema::{FieldError, FieldPath};
 use serde_json::{Value, json};
 
@@ -11,20 +11,17 @@ use crate::http_util::{content_type, decode_body, json_response};
 use crate::managed;
 use crate::objects::{UpdateTarget, meta_str};
 use crate::patch;
-use crate::state::AppState;
 use crate::storage::{Committed, Mutation};
 
 use super::admission::endpoint_of;
 use super::patch::{JSON_PATCH, accepted_patch_types};
-use super::request::{Query, Target, decode_object, field_manager, require_verb, scale_paths};
+use super::request::ResourceRequest;
+use super::request::{decode_object, field_manager, require_verb, scale_paths};
 use super::response::object_response;
 use super::write::{UpdateOutcome, UpdateRequest, decide_update};
 
-pub(super) fn get_scale(
-    state: &AppState,
-    target: &Target,
-    name: &str,
-) -> Result<Response, ApiError> {
+pub(super) fn get_scale(request: &ResourceRequest, name: &str) -> Result<Response, ApiError> {
+    let ResourceRequest { state, target, .. } = request;
     require_verb(target, "get")?;
     let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
     match state.store.get(&target.key(name)) {
@@ -36,29 +33,52 @@ pub(super) fn get_scale(
     }
 }
 
+/// How a write of `/scale` gives the new Scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ScaleWrite {
+    /// PUT: the whole new Scale.
+    Replace,
+    /// PATCH: a JSON or merge patch of the current Scale.
+    Patch,
+}
+
+impl ScaleWrite {
+    /// The verb the resource must support.
+    fn verb(self) -> &'static str {
+        match self {
+            ScaleWrite::Replace => "update",
+            ScaleWrite::Patch => "patch",
+        }
+    }
+}
+
 /// PUT or PATCH of `/scale`: the new Scale's `spec.replicas` is written into the object.
 pub(super) async fn update_scale(
-    state: &AppState,
-    target: &Target,
+    request: &ResourceRequest,
     name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
-    patching: bool,
+    write: ScaleWrite,
 ) -> Result<Response, ApiError> {
-    require_verb(target, if patching { "patch" } else { "update" })?;
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
+    require_verb(target, write.verb())?;
     let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
     let media_type = content_type(headers);
-    let document = if patching {
-        let accepted = accepted_patch_types(target);
-        if !accepted.contains(&media_type.as_str()) {
-            return Err(ApiError::unsupported_media_type(accepted));
+    let document = match write {
+        ScaleWrite::Patch => {
+            let accepted = accepted_patch_types(target);
+            if !accepted.contains(&media_type.as_str()) {
+                return Err(ApiError::unsupported_media_type(accepted));
+            }
+            decode_body(body, "application/json")?
         }
-        decode_body(body, "application/json")?
-    } else {
-        decode_object(headers, body)?
+        ScaleWrite::Replace => decode_object(headers, body)?,
     };
     let scale_kind = kro_schema::Gvk::new("autoscaling", "v1", "Scale");
     let request = UpdateRequest {
@@ -86,10 +106,10 @@ pub(super) async fn update_scale(
                 return Err(ApiError::not_found(target.group(), target.plural(), name));
             };
             let scale = crd::scale_of(stored, &paths);
-            let new_scale = match (patching, media_type.as_str()) {
-                (false, _) => document.clone(),
-                (true, JSON_PATCH) => patch::json_patch(&scale, &document)?,
-                (true, _) => {
+            let new_scale = match (write, media_type.as_str()) {
+                (ScaleWrite::Replace, _) => document.clone(),
+                (ScaleWrite::Patch, JSON_PATCH) => patch::json_patch(&scale, &document)?,
+                (ScaleWrite::Patch, _) => {
                     let mut patched = scale;
                     patch::merge_patch(&mut patched, &document);
                     patched

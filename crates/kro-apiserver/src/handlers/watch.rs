@@ -8,17 +8,18 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use http::{HeaderMap, HeaderValue};
+use http::HeaderValue;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::error::ApiError;
 use crate::objects::meta_str;
-use crate::state::{AppState, WatchSlot};
+use crate::state::WatchSlot;
 use crate::storage::{Change, ChangeType};
 use crate::tables;
 
-use super::request::{Query, Selection, Target, require_verb};
+use super::request::ResourceRequest;
+use super::request::{Selection, Target, require_verb};
 use super::response::{metadata_only, partial_object, table_request};
 
 /// How watch events carry objects: as they are, or as one-row Tables (the first with the
@@ -105,12 +106,14 @@ pub(super) fn filter_change<'a>(
     }
 }
 
-pub(super) fn watch(
-    state: &Arc<AppState>,
-    target: &Target,
-    query: &Query,
-    headers: &HeaderMap,
-) -> Result<Response, ApiError> {
+pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        ..
+    } = request;
     require_verb(target, "watch")?;
     let mut format = EventFormat {
         table: table_request(query, headers)?

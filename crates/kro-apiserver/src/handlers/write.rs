@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::response::Response;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 use kro_schema::{FieldError, FieldPath};
 use serde_json::{Value, json};
 
@@ -19,16 +19,18 @@ use super::admission::{
     admit_namespace, admit_new_object, admit_object, check_name_matches, check_namespace,
     check_type, endpoint_of, refuse_while_terminating, shape_of,
 };
-use super::request::{FieldValidation, Query, Target, decode_object, field_manager, require_verb};
+use super::request::ResourceRequest;
+use super::request::{FieldValidation, Target, decode_object, field_manager, require_verb};
 use super::response::object_response;
 
-pub(super) async fn create(
-    state: &AppState,
-    target: &Target,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
-) -> Result<Response, ApiError> {
+pub(super) async fn create(request: &ResourceRequest) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
     require_verb(target, "create")?;
     refuse_while_terminating(state, target)?;
     let dry_run = query.dry_run()?;
@@ -247,14 +249,17 @@ pub(super) fn committed_response(committed: Committed, outcome: UpdateOutcome) -
 }
 
 pub(super) async fn update(
-    state: &AppState,
-    target: &Target,
+    request: &ResourceRequest,
     name: &str,
     update_target: UpdateTarget,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &[u8],
 ) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        body,
+    } = request;
     require_verb(target, "update")?;
     let dry_run = query.dry_run()?;
     let validation = query.field_validation()?;
