@@ -38,6 +38,7 @@ pub use config::{ServerConfig, random_token};
 pub use error::ApiError;
 pub use knobs::{InjectedFailure, RequestKind};
 pub use server::{
-    RunningServer, StartError, kubeconfig, start, start_in_background, write_private,
+    RunningServer, ServerState, StartError, kubeconfig, router, start, start_in_background,
+    write_private,
 };
 pub use simulators::{PodSelector, SimulationKnobs, Simulator, Simulators};

@@ -320,7 +320,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let (shutdown, stopped) = oneshot::channel::<()>();
     // Turns true when the server stops; the simulators stop with it.
     let (stop_simulators, simulators_stop) = tokio::sync::watch::channel(false);
-    let app = router(Arc::clone(&state));
+    let app = routes(Arc::clone(&state));
     let authority_pem = tls.as_ref().map(|tls| tls.authority_pem.clone());
     match tls {
         Some(tls) => {
@@ -416,7 +416,40 @@ pub fn start_in_background(config: ServerConfig) -> Result<RunningServer, StartE
     }
 }
 
-fn router(state: Arc<AppState>) -> Router {
+/// The server's shared state, without a socket: what [`router`] serves.
+#[derive(Clone)]
+pub struct ServerState(Arc<AppState>);
+
+impl ServerState {
+    /// Builds the state [`start`] serves: the store (persistent in `config.data_dir` when
+    /// set), the built-in resource types, the default namespaces, and the definitions found
+    /// in a persistent store. No simulated controllers run (they need a socket to talk to).
+    ///
+    /// # Errors
+    /// [`StartError`] when the persistent store or the vendored discovery data cannot be read.
+    pub async fn new(config: ServerConfig) -> Result<Self, StartError> {
+        Ok(ServerState(build_state(config).await?))
+    }
+}
+
+impl std::fmt::Debug for ServerState {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ServerState")
+            .field("store", &self.0.store)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The whole HTTP API as an axum [`Router`]: version, health, discovery, OpenAPI and the
+/// resource API, behind bearer-token authentication (when the configuration has a token),
+/// the body limit and the test knobs. [`start`] serves it on a socket; tests can drive it in
+/// process with `tower::ServiceExt::oneshot`, with no port.
+pub fn router(state: ServerState) -> Router {
+    routes(state.0)
+}
+
+fn routes(state: Arc<AppState>) -> Router {
     let limit = state.config.max_body_bytes;
     Router::new()
         .route("/version", get(version))
