@@ -15,7 +15,8 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::replica_sets::{controlled_pods, normalized};
+use super::pod_sets::controlled_pods;
+use super::replica_sets::normalized;
 use super::support::{
     Context, PodName, Reconciled, controller_reference, drive, find_condition, pod_active,
     pod_from_template, pod_ready, set_condition, to_json,

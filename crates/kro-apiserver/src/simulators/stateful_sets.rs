@@ -18,7 +18,8 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::replica_sets::{availability, controlled_pods, normalized};
+use super::pod_sets::{availability, controlled_pods};
+use super::replica_sets::normalized;
 use super::support::{
     Context, PodName, ReconcileError, Reconciled, controller_reference, drive, pod_active,
     pod_from_template, pod_ready, template_hash, to_json,
