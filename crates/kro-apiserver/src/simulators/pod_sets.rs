@@ -5,16 +5,18 @@
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::api::{Api, DeleteParams, ListParams};
+use kube::{Resource, ResourceExt};
 
 use super::support::{
-    Context, ReconcileError, controlled_by, controller_reference, pod_active, pod_ready,
+    Context, ReconcileError, acting_on, controlled_by, controller_reference, pod_active, pod_ready,
     selector_query,
 };
 
 /// The pods a controller with `uid` and `selector` has in `namespace`; with `adopter`, the
 /// orphans its selector matches are adopted first (when the selector is not empty).
-pub(super) async fn controlled_pods<K>(
+async fn controlled_pods<K>(
     context: &Context,
     namespace: &str,
     selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
@@ -79,4 +81,89 @@ pub(super) fn availability(pods: &[&Pod], min_ready: Duration) -> (i64, i64, Opt
         }
     }
     (ready, available, next)
+}
+
+/// The pods of one set, as its reconcile reads them first: the set's namespace and name, the
+/// pods it controls (terminating ones included), and the pod API of its namespace.
+pub(super) struct PodSet {
+    /// The set's namespace.
+    pub(super) namespace: String,
+    /// The set's name.
+    pub(super) name: String,
+    /// The pods the set controls.
+    pub(super) pods: Vec<Pod>,
+    /// Pods in the set's namespace.
+    pub(super) api: Api<Pod>,
+}
+
+impl PodSet {
+    /// The pods `set` controls, after adopting the orphans `selector` matches; `None` for a set
+    /// that is being deleted (the controllers leave it alone).
+    pub(super) async fn adopting<K>(
+        context: &Context,
+        set: &K,
+        selector: &LabelSelector,
+    ) -> Result<Option<PodSet>, ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        Self::read(context, set, Some(selector), Some(set)).await
+    }
+
+    /// The pods `set` controls among those `selector` matches, adopting none; `None` for a
+    /// set that is being deleted.
+    pub(super) async fn controlled<K>(
+        context: &Context,
+        set: &K,
+        selector: Option<&LabelSelector>,
+    ) -> Result<Option<PodSet>, ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        Self::read(context, set, selector, None).await
+    }
+
+    async fn read<K>(
+        context: &Context,
+        set: &K,
+        selector: Option<&LabelSelector>,
+        adopter: Option<&K>,
+    ) -> Result<Option<PodSet>, ReconcileError>
+    where
+        K: Resource<DynamicType = ()>,
+    {
+        let Some((namespace, uid)) = acting_on(set) else {
+            return Ok(None);
+        };
+        let pods = controlled_pods(context, &namespace, selector, &uid, adopter).await?;
+        Ok(Some(PodSet {
+            api: Api::namespaced(context.client.clone(), &namespace),
+            name: set.name_any(),
+            namespace,
+            pods,
+        }))
+    }
+
+    /// The pods that are neither terminating nor finished.
+    pub(super) fn active(&self) -> Vec<&Pod> {
+        self.pods.iter().filter(|pod| pod_active(pod)).collect()
+    }
+
+    /// Deletes pod `name`; `false` when it was gone already.
+    pub(super) async fn delete(
+        &self,
+        name: &str,
+        params: &DeleteParams,
+    ) -> Result<bool, kube::Error> {
+        match self.api.delete(name, params).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+/// A set's `minReadySeconds`, as a duration (none when absent or negative).
+pub(super) fn min_ready(seconds: Option<i32>) -> Duration {
+    Duration::from_secs(u64::try_from(seconds.unwrap_or(0)).unwrap_or(0))
 }

@@ -4,7 +4,6 @@
 //! `availableReplicas`, `observedGeneration`), with the controller's events.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -15,10 +14,10 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::pod_sets::{availability, controlled_pods};
+use super::pod_sets::{PodSet, availability, min_ready};
 use super::support::{
-    Context, PodName, Reconciled, controller_reference, drive, pod_active, pod_from_template,
-    pod_ready, to_json,
+    Context, PodName, Reconciled, controller_reference, drive, pod_from_template, pod_ready,
+    to_json,
 };
 
 /// The events' source.
@@ -34,27 +33,23 @@ pub(super) async fn run(context: Arc<Context>, stop: watch::Receiver<bool>) {
 }
 
 async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
-    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
+    let spec = set.spec.clone().unwrap_or_default();
+    let Some(pod_set) = PodSet::adopting(&context, set.as_ref(), &spec.selector).await? else {
         return Ok(Action::await_change());
     };
-    let name = set.name_any();
-    let spec = set.spec.clone().unwrap_or_default();
-    let pods = controlled_pods(
-        &context,
-        &namespace,
-        Some(&spec.selector),
-        &uid,
-        Some(set.as_ref()),
-    )
-    .await?;
-    let active: Vec<&Pod> = pods.iter().filter(|pod| pod_active(pod)).collect();
+    let PodSet {
+        namespace,
+        name,
+        api: pod_api,
+        ..
+    } = &pod_set;
+    let active = pod_set.active();
     let desired = usize::try_from(spec.replicas.unwrap_or(1).max(0)).unwrap_or(0);
-    let pod_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
     if active.len() < desired {
         let template = to_json(&spec.template);
         let owner = controller_reference(set.as_ref())?;
         for _ in active.len()..desired {
-            let pod = pod_from_template(&template, PodName::Generated(&name), &[], &owner)?;
+            let pod = pod_from_template(&template, PodName::Generated(name), &[], &owner)?;
             match pod_api.create(&context.post_params(), &pod).await {
                 Ok(created) => {
                     let message = format!("Created pod: {}", created.name_any());
@@ -87,24 +82,18 @@ async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
             (scheduled, pod_ready(pod), created)
         });
         for pod in doomed.into_iter().take(active.len() - desired) {
-            match pod_api
+            if pod_set
                 .delete(&pod.name_any(), &DeleteParams::default())
-                .await
+                .await?
             {
-                Ok(_) => {
-                    let message = format!("Deleted pod: {}", pod.name_any());
-                    context
-                        .event(set.as_ref(), COMPONENT, false, "SuccessfulDelete", &message)
-                        .await;
-                }
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(error) => return Err(error.into()),
+                let message = format!("Deleted pod: {}", pod.name_any());
+                context
+                    .event(set.as_ref(), COMPONENT, false, "SuccessfulDelete", &message)
+                    .await;
             }
         }
     }
-    let min_ready =
-        Duration::from_secs(u64::try_from(spec.min_ready_seconds.unwrap_or(0)).unwrap_or(0));
-    let (ready, available, next) = availability(&active, min_ready);
+    let (ready, available, next) = availability(&active, min_ready(spec.min_ready_seconds));
     let template_labels = spec
         .template
         .as_ref()
@@ -139,9 +128,9 @@ async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
     if let Some(conditions) = current.get("conditions").filter(|value| !value.is_null()) {
         status["conditions"] = conditions.clone();
     }
-    let sets: Api<ReplicaSet> = Api::namespaced(context.client.clone(), &namespace);
+    let sets: Api<ReplicaSet> = Api::namespaced(context.client.clone(), namespace);
     context
-        .write_status(&sets, &name, &normalized(&current), status)
+        .write_status(&sets, name, &normalized(&current), status)
         .await?;
     Ok(next.map_or_else(Action::await_change, Action::requeue))
 }
