@@ -703,4 +703,27 @@ mod tests {
         let missing = store.mutate(&key("a"), |_| Ok(Mutation::Delete)).await;
         assert_eq!(missing.err().map(|error| error.code), Some(404));
     }
+
+    #[tokio::test]
+    async fn a_persistent_store_reopens_with_its_objects_and_revision() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        {
+            let store = Store::open(StoreLimits::default(), directory.path()).expect("opened");
+            put(&store, "a", "1").await;
+            put(&store, "b", "1").await;
+            store
+                .mutate(&key("b"), |_| Ok(Mutation::Delete))
+                .await
+                .expect("delete");
+        }
+        let reopened = Store::open(StoreLimits::default(), directory.path()).expect("reopened");
+        assert_eq!(reopened.revision(), 3);
+        assert_eq!(reopened.len(), 1);
+        let stored = reopened.get(&key("a")).expect("a survives");
+        assert_eq!(stored["metadata"]["resourceVersion"], "1");
+        assert_eq!(stored_revision(&put(&reopened, "a", "2").await), "4");
+        // Changes before the reopening are not in the log: resuming from them re-lists.
+        let expired = reopened.watch_from(2).err().expect("compacted");
+        assert_eq!(expired.code, 410);
+    }
 }
