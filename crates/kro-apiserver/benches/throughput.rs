@@ -52,6 +52,7 @@ async fn main() {
         let key = ObjectKey::new("", "configmaps", "default", &format!("cm-{index:05}"));
         store
             .mutate(&key, |_| Ok(Mutation::Put(object)))
+            .await
             .expect("stored");
     }
     let direct = rate(OBJECTS, started.elapsed());

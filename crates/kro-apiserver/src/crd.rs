@@ -6,130 +6,34 @@
 //! write; here they run right after the write that needs them, as separate writes with their
 //! own resourceVersions, so clients see the same sequence of objects and events sooner.
 
+mod names;
+mod scale;
+mod validation;
+
 use std::sync::Arc;
 
-use kro_schema::{BadValue, FieldError, FieldPath, Gvk, Schema, ValidationConfig, Validator};
+use kro_schema::{Gvk, Schema, ValidationConfig, Validator};
 use serde_json::{Value, json};
 
 use crate::objects::{self, meta_str};
-use crate::registry::{ResourceType, Subresource};
-use crate::server::AppState;
+use crate::registry::{CustomResource, PrinterColumn, ResourceType, ScalePaths, Subresource};
+use crate::state::AppState;
 use crate::storage::{Mutation, ObjectKey};
+
+use self::names::{Names, names_of, strings, text};
+pub(crate) use self::scale::{label_selector_text, read_path, scale_of, write_path};
+pub(crate) use self::validation::validate;
 
 /// The finalizer that holds a deleted definition until its custom resources are gone.
 pub(crate) const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
 
 const GROUP: &str = "apiextensions.k8s.io";
+
 const PLURAL: &str = "customresourcedefinitions";
-
-/// What the server knows about a custom resource type, from its definition.
-#[derive(Debug)]
-pub struct CustomResource {
-    /// The definition's name (`widgets.example.com`).
-    pub crd_name: String,
-    /// The version's structural schema.
-    pub schema: Schema,
-    /// The schema compiled for validation.
-    pub validator: Validator,
-    /// Where the scale subresource reads and writes, if the version has one.
-    pub scale: Option<ScalePaths>,
-    /// `additionalPrinterColumns`.
-    pub columns: Vec<PrinterColumn>,
-    /// The definition's resourceVersion this was built from.
-    revision: String,
-}
-
-impl PartialEq for CustomResource {
-    fn eq(&self, other: &Self) -> bool {
-        self.crd_name == other.crd_name && self.revision == other.revision
-    }
-}
-
-impl Eq for CustomResource {}
-
-/// The paths of a scale subresource (`.spec.replicas`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScalePaths {
-    /// `specReplicasPath`.
-    pub spec_replicas: String,
-    /// `statusReplicasPath`.
-    pub status_replicas: String,
-    /// `labelSelectorPath`, if given.
-    pub label_selector: Option<String>,
-}
-
-/// One additional printer column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrinterColumn {
-    /// Column header.
-    pub name: String,
-    /// `integer`, `number`, `string`, `boolean` or `date`.
-    pub column_type: String,
-    /// Optional format.
-    pub format: String,
-    /// Description.
-    pub description: String,
-    /// 0 for the default view, more for `-o wide`.
-    pub priority: i64,
-    /// Where the value is (`.spec.replicas`).
-    pub json_path: String,
-}
 
 /// Whether `resource` is the CustomResourceDefinition resource itself.
 pub(crate) fn is_crd(resource: &ResourceType) -> bool {
     resource.group() == GROUP && resource.plural == PLURAL
-}
-
-/// The names a definition asks for (`spec.names`), with the defaults Kubernetes fills in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Names {
-    plural: String,
-    singular: String,
-    kind: String,
-    list_kind: String,
-    short_names: Vec<String>,
-    categories: Vec<String>,
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn text(value: &Value, pointer: &str) -> String {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn names_of(names: &Value) -> Names {
-    let kind = text(names, "/kind");
-    let singular = match text(names, "/singular") {
-        empty if empty.is_empty() => kind.to_ascii_lowercase(),
-        singular => singular,
-    };
-    let list_kind = match text(names, "/listKind") {
-        empty if empty.is_empty() && !kind.is_empty() => format!("{kind}List"),
-        list_kind => list_kind,
-    };
-    Names {
-        plural: text(names, "/plural"),
-        singular,
-        kind,
-        list_kind,
-        short_names: strings(&names["shortNames"]),
-        categories: strings(&names["categories"]),
-    }
 }
 
 /// Fills in the defaults of the spec as the API server does: `spec.names` (singular,
@@ -154,297 +58,6 @@ pub(crate) fn default_spec(object: &mut Value) {
         if !names.list_kind.is_empty() {
             map.insert("listKind".to_owned(), json!(names.list_kind));
         }
-    }
-}
-
-fn is_dns1035_label(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes[0].is_ascii_lowercase()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'-')
-}
-
-/// Go syntax (`%#v`) of a string list: `[]string{"v1"}`, `[]string(nil)` when empty, as a
-/// server-set list that was never filled is.
-fn go_strings(values: &[String]) -> String {
-    if values.is_empty() {
-        return "[]string(nil)".to_owned();
-    }
-    let quoted: Vec<String> = values
-        .iter()
-        .map(|value| kro_schema::go_quote(value))
-        .collect();
-    format!("[]string{{{}}}", quoted.join(", "))
-}
-
-/// `spec.versions` as kube-apiserver prints it in messages: Go syntax of its internal version
-/// type. The schema, subresources, columns and selectable fields that every version shares
-/// are held by the internal spec, so the versions show them as nil; where versions differ, Go
-/// would print a memory address, written here as `0xc000000000`.
-fn go_versions(versions: Option<&Value>) -> String {
-    const TYPE: &str = "apiextensions.CustomResourceDefinitionVersion";
-    let Some(Value::Array(versions)) = versions else {
-        return format!("[]{TYPE}(nil)");
-    };
-    let shared = |field: &str| {
-        versions
-            .windows(2)
-            .all(|pair| pair[0].get(field) == pair[1].get(field))
-    };
-    let pointer = |version: &Value, field: &str, type_name: &str| {
-        if version.get(field).is_none_or(Value::is_null) || shared(field) {
-            format!("(*{type_name})(nil)")
-        } else {
-            format!("(*{type_name})(0xc000000000)")
-        }
-    };
-    let list = |version: &Value, field: &str, type_name: &str| match version
-        .get(field)
-        .and_then(Value::as_array)
-    {
-        Some(items) if !items.is_empty() && !shared(field) => {
-            format!("[]{type_name}{{...}}")
-        }
-        _ => format!("[]{type_name}(nil)"),
-    };
-    let rendered: Vec<String> = versions
-        .iter()
-        .map(|version| {
-            let flag = |field: &str| version[field].as_bool().unwrap_or(false);
-            let warning = if version.get("deprecationWarning").is_some_and(Value::is_string) {
-                "(*string)(0xc000000000)"
-            } else {
-                "(*string)(nil)"
-            };
-            format!(
-                "{TYPE}{{Name:{}, Served:{}, Storage:{}, Deprecated:{}, DeprecationWarning:{warning}, Schema:{}, Subresources:{}, AdditionalPrinterColumns:{}, SelectableFields:{}}}",
-                kro_schema::go_quote(version["name"].as_str().unwrap_or_default()),
-                flag("served"),
-                flag("storage"),
-                flag("deprecated"),
-                pointer(version, "schema", "apiextensions.CustomResourceValidation"),
-                pointer(version, "subresources", "apiextensions.CustomResourceSubresources"),
-                list(
-                    version,
-                    "additionalPrinterColumns",
-                    "apiextensions.CustomResourceColumnDefinition"
-                ),
-                list(version, "selectableFields", "apiextensions.SelectableField"),
-            )
-        })
-        .collect();
-    format!("[]{TYPE}{{{}}}", rendered.join(", "))
-}
-
-const DNS1035_MESSAGE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-
-/// Checks a definition beyond its OpenAPI schema, with kube-apiserver's messages where they
-/// are known.
-pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let spec = &object["spec"];
-    let spec_path = FieldPath::new("spec");
-    let group = text(spec, "/group");
-    let names = names_of(&spec["names"]);
-    let name = meta_str(object, "name").unwrap_or_default();
-    if name != format!("{}.{group}", names.plural) {
-        errors.push(FieldError::invalid(
-            FieldPath::new("metadata").child("name"),
-            BadValue::text(name),
-            "must be spec.names.plural+\".\"+spec.group",
-        ));
-    }
-    if group.is_empty() {
-        errors.push(FieldError::required(spec_path.child("group"), ""));
-    } else if !group.contains('.') {
-        errors.push(FieldError::invalid(
-            spec_path.child("group"),
-            BadValue::text(&group),
-            "should be a domain with at least one dot",
-        ));
-    }
-    let scope = text(spec, "/scope");
-    if scope != "Namespaced" && scope != "Cluster" {
-        errors.push(FieldError::not_supported(
-            spec_path.child("scope"),
-            BadValue::text(&scope),
-            &["Cluster".to_owned(), "Namespaced".to_owned()],
-        ));
-    }
-    let names_path = spec_path.child("names");
-    for (field, value) in [("plural", &names.plural), ("singular", &names.singular)] {
-        if value.is_empty() {
-            errors.push(FieldError::required(names_path.child(field), ""));
-        } else if !is_dns1035_label(value) {
-            errors.push(FieldError::invalid(
-                names_path.child(field),
-                BadValue::text(value),
-                DNS1035_MESSAGE,
-            ));
-        }
-    }
-    if names.kind.is_empty() {
-        errors.push(FieldError::required(names_path.child("kind"), ""));
-    }
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    let versions_path = spec_path.child("versions");
-    if versions
-        .iter()
-        .filter(|version| version["storage"] == json!(true))
-        .count()
-        != 1
-    {
-        errors.push(FieldError::invalid(
-            versions_path.clone(),
-            BadValue::GoSyntax(go_versions(spec.get("versions"))),
-            "must have exactly one version marked as storage version",
-        ));
-    }
-    let schemas: Vec<&Value> = versions
-        .iter()
-        .map(|version| &version["schema"]["openAPIV3Schema"])
-        .collect();
-    let shared = schemas.windows(2).all(|pair| pair[0] == pair[1]);
-    for (index, version) in versions.iter().enumerate() {
-        let version_path = versions_path.index(index);
-        let version_name = text(version, "/name");
-        if !is_dns1035_label(&version_name) {
-            errors.push(FieldError::invalid(
-                version_path.child("name"),
-                BadValue::text(&version_name),
-                DNS1035_MESSAGE,
-            ));
-        }
-        let schema = &version["schema"]["openAPIV3Schema"];
-        if schema.is_null() {
-            errors.push(FieldError::required(
-                version_path.child("schema").child("openAPIV3Schema"),
-                "schemas are required",
-            ));
-        } else if index == 0 || !shared {
-            // Kubernetes reports a schema shared by every version under spec.validation.
-            let path = if shared {
-                spec_path.child("validation").child("openAPIV3Schema")
-            } else {
-                version_path.child("schema").child("openAPIV3Schema")
-            };
-            structural_errors(schema, &path, true, 0, &mut errors);
-            if let Err(error) = serde_json::from_value::<Schema>(schema.clone()) {
-                errors.push(FieldError::invalid(
-                    path,
-                    BadValue::text("(schema)"),
-                    &error.to_string(),
-                ));
-            }
-        }
-    }
-    errors.extend(stored_version_errors(object, &versions));
-    errors
-}
-
-/// `status.storedVersions` against the versions: at least one, the storage version among
-/// them, and none that left `spec.versions`.
-fn stored_version_errors(object: &Value, versions: &[Value]) -> Vec<FieldError> {
-    let stored = strings(&object["status"]["storedVersions"]);
-    let path = FieldPath::new("status").child("storedVersions");
-    if stored.is_empty() {
-        return vec![FieldError::invalid(
-            path,
-            BadValue::GoSyntax(go_strings(&stored)),
-            "must have at least one stored version",
-        )];
-    }
-    let mut errors = Vec::new();
-    let mut unlisted = stored.clone();
-    for version in versions {
-        let name = text(version, "/name");
-        let known = stored.contains(&name);
-        if version["storage"] == json!(true) && !known {
-            errors.push(FieldError::invalid(
-                path.clone(),
-                BadValue::GoSyntax(go_strings(&stored)),
-                &format!("must have the storage version {name}"),
-            ));
-        }
-        unlisted.retain(|listed| *listed != name);
-    }
-    for name in unlisted {
-        let index = stored
-            .iter()
-            .position(|listed| *listed == name)
-            .unwrap_or(0);
-        errors.push(FieldError::invalid(
-            path.index(index),
-            BadValue::text(&name),
-            &format!(
-                "missing from spec.versions; {name} was previously a storage version, and must remain in spec.versions until a storage migration ensures no data remains persisted in {name} and removes {name} from status.storedVersions"
-            ),
-        ));
-    }
-    errors
-}
-
-/// The checks of a structural schema that matter for serving: every object node has a type,
-/// arrays have items, the root is an object.
-fn structural_errors(
-    schema: &Value,
-    path: &FieldPath,
-    root: bool,
-    depth: usize,
-    errors: &mut Vec<FieldError>,
-) {
-    if depth > 64 {
-        errors.push(FieldError::forbidden(
-            path.clone(),
-            "the schema is too deep",
-        ));
-        return;
-    }
-    let Some(map) = schema.as_object() else {
-        return;
-    };
-    let schema_type = map.get("type").and_then(Value::as_str).unwrap_or_default();
-    let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true))
-        || map.get("x-kubernetes-int-or-string") == Some(&json!(true));
-    if root && schema_type != "object" {
-        errors.push(FieldError::invalid(
-            path.child("type"),
-            BadValue::text(schema_type),
-            "must be object at the root",
-        ));
-    } else if schema_type.is_empty() && !preserves && !root {
-        errors.push(FieldError::required(
-            path.child("type"),
-            "must not be empty for specified object fields",
-        ));
-    }
-    if schema_type == "array" && !map.contains_key("items") {
-        errors.push(FieldError::required(
-            path.child("items"),
-            "must be specified",
-        ));
-    }
-    if let Some(Value::Object(properties)) = map.get("properties") {
-        for (name, property) in properties {
-            let child = path.child("properties").key(name);
-            structural_errors(property, &child, false, depth + 1, errors);
-        }
-    }
-    if let Some(items) = map.get("items") {
-        structural_errors(items, &path.child("items"), false, depth + 1, errors);
-    }
-    if let Some(values @ Value::Object(_)) = map.get("additionalProperties") {
-        structural_errors(
-            values,
-            &path.child("additionalProperties"),
-            false,
-            depth + 1,
-            errors,
-        );
     }
 }
 
@@ -568,13 +181,13 @@ fn crd_key(name: &str) -> ObjectKey {
 /// Brings the server in line with definition `name` after a write to it: accepts its names
 /// (a status write), serves or stops serving its versions, and for a deleted definition
 /// deletes its custom resources and then releases it.
-pub(crate) fn reconcile(state: &AppState, name: &str) {
+pub(crate) async fn reconcile(state: &AppState, name: &str) {
     let Some(object) = state.store.get(&crd_key(name)) else {
         stop_serving(state, name);
         return;
     };
     if object.pointer("/metadata/deletionTimestamp").is_some() {
-        clean_up(state, name, &object);
+        clean_up(state, name, &object).await;
         return;
     }
     let spec = &object["spec"];
@@ -623,15 +236,18 @@ pub(crate) fn reconcile(state: &AppState, name: &str) {
     new_status["acceptedNames"] = accepted;
     new_status["conditions"] = json!([names_condition, established]);
     if new_status != *status {
-        let _ = state.store.mutate(&crd_key(name), |current| {
-            let Some(current) = current else {
-                return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
-            };
-            let mut updated = Value::clone(current);
-            updated["status"] = new_status.clone();
-            record_status_write(current, &mut updated)?;
-            Ok(Mutation::Put(updated))
-        });
+        let _ = state
+            .store
+            .mutate(&crd_key(name), |current| {
+                let Some(current) = current else {
+                    return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
+                };
+                let mut updated = Value::clone(current);
+                updated["status"] = new_status.clone();
+                record_status_write(current, &mut updated)?;
+                Ok(Mutation::Put(updated))
+            })
+            .await;
     }
     if conflict.is_none() {
         serve(state, name);
@@ -803,7 +419,7 @@ pub(crate) fn is_terminating(state: &AppState, crd_name: &str) -> bool {
 
 /// Deletes the custom resources of a deleted definition; when none is left, removes the
 /// cleanup finalizer, which deletes the definition.
-fn clean_up(state: &AppState, name: &str, object: &Value) {
+async fn clean_up(state: &AppState, name: &str, object: &Value) {
     let group = text(&object["spec"], "/group");
     let plural = text(&object["spec"], "/names/plural");
     let terminating = condition(
@@ -821,53 +437,60 @@ fn clean_up(state: &AppState, name: &str, object: &Value) {
             meta_str(instance, "namespace").unwrap_or_default(),
             meta_str(instance, "name").unwrap_or_default(),
         );
-        let _ = state.store.mutate(&key, |current| {
-            let Some(current) = current else {
-                return Err(crate::ApiError::not_found(&group, &plural, ""));
-            };
-            if objects::finalizers(current).is_empty() {
-                return Ok(Mutation::Delete);
-            }
-            let mut marked = Value::clone(current);
-            if marked.pointer("/metadata/deletionTimestamp").is_none() {
-                objects::mark_deleting(&mut marked);
-            }
-            Ok(Mutation::Put(marked))
-        });
+        let _ = state
+            .store
+            .mutate(&key, |current| {
+                let Some(current) = current else {
+                    return Err(crate::ApiError::not_found(&group, &plural, ""));
+                };
+                if objects::finalizers(current).is_empty() {
+                    return Ok(Mutation::Delete);
+                }
+                let mut marked = Value::clone(current);
+                if marked.pointer("/metadata/deletionTimestamp").is_none() {
+                    objects::mark_deleting(&mut marked);
+                }
+                Ok(Mutation::Put(marked))
+            })
+            .await;
     }
     let remaining = state.store.list(&group, &plural, None, false).objects.len();
-    let _ = state.store.mutate(&crd_key(name), |current| {
-        let Some(current) = current else {
-            return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
-        };
-        let mut updated = Value::clone(current);
-        let mut conditions: Vec<Value> = updated["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        conditions.retain(|c| c["type"] != "Terminating");
-        if remaining == 0 {
-            conditions.push(condition(
-                "Terminating",
-                "False",
-                "InstanceDeletionCompleted",
-                "removed all instances",
-                &json!({}),
-            ));
-            let finalizers: Vec<String> = objects::finalizers(&updated)
-                .into_iter()
-                .filter(|finalizer| finalizer != CLEANUP_FINALIZER)
-                .collect();
-            if finalizers.is_empty() {
-                return Ok(Mutation::Delete);
+    let _ = state
+        .store
+        .mutate(&crd_key(name), |current| {
+            let Some(current) = current else {
+                return Err(crate::ApiError::not_found(GROUP, PLURAL, name));
+            };
+            let mut updated = Value::clone(current);
+            let mut conditions: Vec<Value> = updated["status"]["conditions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            conditions.retain(|c| c["type"] != "Terminating");
+            if remaining == 0 {
+                conditions.push(condition(
+                    "Terminating",
+                    "False",
+                    "InstanceDeletionCompleted",
+                    "removed all instances",
+                    &json!({}),
+                ));
+                let finalizers: Vec<String> = objects::finalizers(&updated)
+                    .into_iter()
+                    .filter(|finalizer| finalizer != CLEANUP_FINALIZER)
+                    .collect();
+                if finalizers.is_empty() {
+                    return Ok(Mutation::Delete);
+                }
+                objects::metadata_mut(&mut updated)
+                    .insert("finalizers".to_owned(), json!(finalizers));
+            } else {
+                conditions.push(terminating.clone());
             }
-            objects::metadata_mut(&mut updated).insert("finalizers".to_owned(), json!(finalizers));
-        } else {
-            conditions.push(terminating.clone());
-        }
-        updated["status"]["conditions"] = json!(conditions);
-        Ok(Mutation::Put(updated))
-    });
+            updated["status"]["conditions"] = json!(conditions);
+            Ok(Mutation::Put(updated))
+        })
+        .await;
     if state.store.get(&crd_key(name)).is_none() {
         stop_serving(state, name);
         // Names it held may now be free for another definition of the group.
@@ -881,17 +504,17 @@ fn clean_up(state: &AppState, name: &str, object: &Value) {
             .filter_map(|other| meta_str(other, "name").map(str::to_owned))
             .collect();
         for other in waiting {
-            reconcile(state, &other);
+            Box::pin(reconcile(state, &other)).await;
         }
     }
 }
 
 /// After an instance of a terminating definition went away: the definition may be released.
-pub(crate) fn instance_deleted(state: &AppState, resource: &ResourceType) {
+pub(crate) async fn instance_deleted(state: &AppState, resource: &ResourceType) {
     if let Some(custom) = &resource.custom
         && is_terminating(state, &custom.crd_name)
     {
-        reconcile(state, &custom.crd_name);
+        reconcile(state, &custom.crd_name).await;
     }
 }
 
@@ -928,197 +551,5 @@ pub(crate) fn hold_for_cleanup(object: &mut Value) {
     }
 }
 
-/// The `autoscaling/v1` Scale of a custom resource or built-in workload.
-pub(crate) fn scale_of(object: &Value, paths: &ScalePaths) -> Value {
-    let replicas = read_path(object, &paths.spec_replicas)
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let status_replicas = read_path(object, &paths.status_replicas)
-        .and_then(Value::as_i64)
-        .unwrap_or(0);
-    let mut status = json!({"replicas": status_replicas});
-    if let Some(selector) = paths
-        .label_selector
-        .as_deref()
-        .and_then(|path| read_path(object, path))
-    {
-        status["selector"] = match selector {
-            Value::String(text) => json!(text),
-            other => json!(label_selector_text(other)),
-        };
-    }
-    let metadata = &object["metadata"];
-    let mut scale_metadata = serde_json::Map::new();
-    for field in [
-        "name",
-        "namespace",
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-    ] {
-        if let Some(value) = metadata.get(field) {
-            scale_metadata.insert(field.to_owned(), value.clone());
-        }
-    }
-    json!({
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": scale_metadata,
-        "spec": {"replicas": replicas},
-        "status": status,
-    })
-}
-
-/// The value at a simple JSON path (`.spec.replicas`).
-pub(crate) fn read_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
-    path.trim_start_matches('.')
-        .split('.')
-        .try_fold(object, |value, field| value.get(field))
-}
-
-/// Sets the value at a simple JSON path, creating objects on the way.
-pub(crate) fn write_path(object: &mut Value, path: &str, value: Value) {
-    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
-    let Some((last, parents)) = fields.split_last() else {
-        return;
-    };
-    let mut current = object;
-    for field in parents {
-        if !current.get(*field).is_some_and(Value::is_object) {
-            current[*field] = json!({});
-        }
-        current = &mut current[*field];
-    }
-    current[*last] = value;
-}
-
-/// A `metav1.LabelSelector` as the string form selectors are written in.
-pub(crate) fn label_selector_text(selector: &Value) -> String {
-    let mut parts = Vec::new();
-    if let Some(labels) = selector["matchLabels"].as_object() {
-        for (key, value) in labels {
-            parts.push(format!("{key}={}", value.as_str().unwrap_or_default()));
-        }
-    }
-    for expression in selector["matchExpressions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let key = text(expression, "/key");
-        let values = strings(&expression["values"]).join(",");
-        match text(expression, "/operator").as_str() {
-            "In" => parts.push(format!("{key} in ({values})")),
-            "NotIn" => parts.push(format!("{key} notin ({values})")),
-            "Exists" => parts.push(key),
-            "DoesNotExist" => parts.push(format!("!{key}")),
-            _ => {}
-        }
-    }
-    parts.join(",")
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn widget_crd() -> Value {
-        json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "widgets.example.com"},
-            "spec": {
-                "group": "example.com",
-                "scope": "Namespaced",
-                "names": {"plural": "widgets", "kind": "Widget"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object"}}}]
-            },
-            "status": {"storedVersions": ["v1"]},
-        })
-    }
-
-    #[test]
-    fn a_valid_definition_passes_and_gets_its_defaults() {
-        let mut crd = widget_crd();
-        assert_eq!(validate(&crd), Vec::new());
-        default_spec(&mut crd);
-        assert_eq!(crd["spec"]["names"]["singular"], "widget");
-        assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
-    }
-
-    #[test]
-    fn invalid_definitions_name_every_problem() {
-        let crd = json!({
-            "metadata": {"name": "gadgets.example.com"},
-            "spec": {"group": "other.com", "scope": "Regional",
-                "names": {"plural": "Gadgets", "kind": "gadget"},
-                "versions": [{"name": "v1", "served": true, "storage": false}]}
-        });
-        let messages: Vec<String> = validate(&crd).iter().map(|e| e.to_string()).collect();
-        let all = messages.join("\n");
-        for expected in [
-            "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group",
-            "spec.scope: Unsupported value: \"Regional\": supported values: \"Cluster\", \"Namespaced\"",
-            "spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required",
-            // Go syntax of the internal versions, as kube-apiserver prints them.
-            "spec.versions: Invalid value: []apiextensions.CustomResourceDefinitionVersion{apiextensions.CustomResourceDefinitionVersion{Name:\"v1\", Served:true, Storage:false, Deprecated:false, DeprecationWarning:(*string)(nil), Schema:(*apiextensions.CustomResourceValidation)(nil), Subresources:(*apiextensions.CustomResourceSubresources)(nil), AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition(nil), SelectableFields:[]apiextensions.SelectableField(nil)}}: must have exactly one version marked as storage version",
-            "status.storedVersions: Invalid value: []string(nil): must have at least one stored version",
-            "spec.names.plural: Invalid value: \"Gadgets\": a DNS-1035 label",
-        ] {
-            assert!(all.contains(expected), "{expected}\nnot in:\n{all}");
-        }
-        let mut structural = widget_crd();
-        structural["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
-            "type": "object",
-            "properties": {"spec": {"properties": {"a": {"type": "string"}}}, "list": {"type": "array"}}
-        });
-        let messages: Vec<String> = validate(&structural)
-            .iter()
-            .map(|e| e.to_string())
-            .collect();
-        assert_eq!(
-            messages,
-            [
-                "spec.validation.openAPIV3Schema.properties[list].items: Required value: must be specified",
-                "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields",
-            ]
-        );
-    }
-
-    #[test]
-    fn conflicting_names_are_found() {
-        let mine = names_of(&json!({"plural": "widgetz", "kind": "Widget"}));
-        let theirs = names_of(&json!({"plural": "widgets", "kind": "Widget"}));
-        let (accepted, conflict) = accept_names(&mine, &[theirs]);
-        assert_eq!(
-            conflict,
-            Some((
-                "ListKindConflict",
-                "\"WidgetList\" is already in use".to_owned()
-            ))
-        );
-        assert_eq!(accepted, json!({"plural": "widgetz", "kind": ""}));
-    }
-
-    #[test]
-    fn scale_reads_the_paths_and_renders_selectors() {
-        let object = json!({"metadata": {"name": "w", "namespace": "default", "resourceVersion": "7"},
-            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "w"},
-                "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}},
-            "status": {"replicas": 2}});
-        let paths = ScalePaths {
-            spec_replicas: ".spec.replicas".to_owned(),
-            status_replicas: ".status.replicas".to_owned(),
-            label_selector: Some(".spec.selector".to_owned()),
-        };
-        let scale = scale_of(&object, &paths);
-        assert_eq!(scale["spec"]["replicas"], 3);
-        assert_eq!(scale["status"]["replicas"], 2);
-        assert_eq!(scale["status"]["selector"], "app=w,tier in (a,b)");
-        assert_eq!(scale["metadata"]["resourceVersion"], "7");
-        let mut object = object;
-        write_path(&mut object, ".spec.replicas", json!(5));
-        assert_eq!(object["spec"]["replicas"], 5);
-    }
-}
+mod tests;

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::ApiError;
 use crate::registry::ResourceType;
-use crate::server::AppState;
+use crate::state::AppState;
 
 /// The service cluster IP range: 10.96.0.0/16 (`10.96.0.1` is the `kubernetes` Service).
 const SERVICE_RANGE_START: u32 = u32::from_be_bytes([10, 96, 0, 1]);

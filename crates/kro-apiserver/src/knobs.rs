@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use http::Method;
 
+use crate::api_path::ApiPath;
+
 /// A request as the knobs see it: its Kubernetes verb and resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestKind {
@@ -21,28 +23,10 @@ pub struct RequestKind {
 
 /// Classifies a resource request; `None` for discovery and other non-resource paths.
 pub fn classify(method: &Method, path: &str, query: Option<&str>) -> Option<RequestKind> {
-    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-    let rest = match segments.as_slice() {
-        ["api", _version, rest @ ..] => rest,
-        ["apis", _group, _version, rest @ ..] => rest,
-        _ => return None,
+    let ApiPath::Resource(path) = ApiPath::parse(path) else {
+        return None;
     };
-    let rest = match rest {
-        ["namespaces", _namespace, resource, tail @ ..]
-            if !matches!(*resource, "status" | "finalize") =>
-        {
-            let mut parts = vec![*resource];
-            parts.extend_from_slice(tail);
-            parts
-        }
-        other => other.to_vec(),
-    };
-    let (resource, named, subresource) = match rest.as_slice() {
-        [] => return None,
-        [resource] => (*resource, false, None),
-        [resource, _name] => (*resource, true, None),
-        [resource, _name, subresource, ..] => (*resource, true, Some(*subresource)),
-    };
+    let (resource, named, subresource) = (path.plural, path.name.is_some(), path.subresource);
     let watching = query.is_some_and(|query| {
         query
             .split('&')

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kro_schema::Gvk;
+use kro_schema::{Gvk, Schema, Validator};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -43,7 +43,60 @@ pub struct ResourceType {
     /// Subresources.
     pub subresources: Vec<Subresource>,
     /// For the resources of a CustomResourceDefinition: its schema and subresource paths.
-    pub custom: Option<Arc<crate::crd::CustomResource>>,
+    pub custom: Option<Arc<CustomResource>>,
+}
+
+/// What the server knows about a custom resource type, from its definition.
+#[derive(Debug)]
+pub struct CustomResource {
+    /// The definition's name (`widgets.example.com`).
+    pub crd_name: String,
+    /// The version's structural schema.
+    pub schema: Schema,
+    /// The schema compiled for validation.
+    pub validator: Validator,
+    /// Where the scale subresource reads and writes, if the version has one.
+    pub scale: Option<ScalePaths>,
+    /// `additionalPrinterColumns`.
+    pub columns: Vec<PrinterColumn>,
+    /// The definition's resourceVersion this was built from.
+    pub(crate) revision: String,
+}
+
+impl PartialEq for CustomResource {
+    fn eq(&self, other: &Self) -> bool {
+        self.crd_name == other.crd_name && self.revision == other.revision
+    }
+}
+
+impl Eq for CustomResource {}
+
+/// The paths of a scale subresource (`.spec.replicas`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// `specReplicasPath`.
+    pub spec_replicas: String,
+    /// `statusReplicasPath`.
+    pub status_replicas: String,
+    /// `labelSelectorPath`, if given.
+    pub label_selector: Option<String>,
+}
+
+/// One additional printer column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrinterColumn {
+    /// Column header.
+    pub name: String,
+    /// `integer`, `number`, `string`, `boolean` or `date`.
+    pub column_type: String,
+    /// Optional format.
+    pub format: String,
+    /// Description.
+    pub description: String,
+    /// 0 for the default view, more for `-o wide`.
+    pub priority: i64,
+    /// Where the value is (`.spec.replicas`).
+    pub json_path: String,
 }
 
 impl ResourceType {

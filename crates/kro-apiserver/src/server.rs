@@ -1,9 +1,9 @@
-//! The server: configuration, shared state, the router, bearer-token authentication, and
+//! The server: the router, bearer-token authentication, discovery and OpenAPI endpoints, and
 //! starting it on a socket (in a task of the caller's runtime, or on a thread of its own).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -14,60 +14,19 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderMap, StatusCode, header};
-use kro_schema::{Catalog, Gvk, Schema, ValidationConfig, Validator};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
+use crate::api_path::ApiPath;
+use crate::config::ServerConfig;
 use crate::error::ApiError;
 use crate::http_util::{accepted, json_response, json_response_typed};
 use crate::objects;
+use crate::openapi;
 use crate::registry::{AGGREGATED_DISCOVERY_V2, AGGREGATED_DISCOVERY_V2BETA1, Registry};
-use crate::storage::{Mutation, ObjectKey, Store, StoreLimits};
-use crate::{openapi, openapi_v2};
-
-/// How to run the server.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Where to listen; port 0 picks a free port. Loopback by default.
-    pub address: SocketAddr,
-    /// The bearer token clients must present; `None` serves without authentication
-    /// (`--insecure`).
-    pub token: Option<String>,
-    /// Serve HTTPS with a certificate made at start (kubectl sends tokens only over TLS).
-    pub tls: bool,
-    /// The largest request body accepted, in bytes.
-    pub max_body_bytes: usize,
-    /// The most watches open at once.
-    pub max_watches: usize,
-    /// How often a watch that asked for bookmarks gets one.
-    pub bookmark_interval: Duration,
-    /// Storage limits (change log length for watch resumption).
-    pub store_limits: StoreLimits,
-    /// Where objects are persisted (SQLite); `None` keeps them in memory only.
-    pub data_dir: Option<std::path::PathBuf>,
-    /// The simulated controllers to run (none by default: envtest-like).
-    pub simulators: crate::simulators::Simulators,
-    /// How the simulated controllers behave (stage delays, failing pods).
-    pub simulation: crate::simulators::SimulationKnobs,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            address: SocketAddr::from(([127, 0, 0, 1], 0)),
-            token: Some(random_token()),
-            tls: true,
-            max_body_bytes: 3 * 1024 * 1024,
-            max_watches: 1_000,
-            bookmark_interval: Duration::from_secs(60),
-            store_limits: StoreLimits::default(),
-            data_dir: None,
-            simulators: crate::simulators::Simulators::none(),
-            simulation: crate::simulators::SimulationKnobs::default(),
-        }
-    }
-}
+use crate::state::AppState;
+use crate::storage::Store;
 
 /// A kubeconfig for a server at `url` (context `kro`, namespace `default`), trusting
 /// `authority_pem` when given.
@@ -89,15 +48,6 @@ pub fn kubeconfig(url: &str, token: Option<&str>, authority_pem: Option<&str>) -
         "apiVersion: v1\nkind: Config\nclusters:\n- name: kro\n  cluster:\n    server: {url}\n{authority}\
          contexts:\n- name: kro\n  context:\n    cluster: kro\n    user: kro\n    namespace: default\n\
          current-context: kro\nusers:\n- name: kro\n{user}"
-    )
-}
-
-/// A random bearer token.
-pub fn random_token() -> String {
-    format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
     )
 }
 
@@ -137,160 +87,6 @@ pub enum StartError {
     /// The simulated controllers could not start.
     #[error(transparent)]
     Simulators(#[from] crate::simulators::SimulatorStartError),
-}
-
-/// An OpenAPI document as served, with the hash it is addressed by.
-pub(crate) struct PublishedDocument {
-    pub(crate) document: Value,
-    pub(crate) hash: String,
-}
-
-/// Shared state of the handlers.
-pub(crate) struct AppState {
-    pub(crate) store: Store,
-    pub(crate) registry: RwLock<Registry>,
-    pub(crate) config: ServerConfig,
-    pub(crate) watches: AtomicUsize,
-    /// Bumped to end every open watch with an in-stream 410 (a test knob).
-    pub(crate) watch_expiry: tokio::sync::watch::Sender<u64>,
-    pub(crate) service_ips: Mutex<std::collections::BTreeSet<u32>>,
-    pub(crate) knobs: crate::knobs::Knobs,
-    validators: Mutex<HashMap<Gvk, Arc<Option<Validator>>>>,
-    openapi: Mutex<HashMap<(String, String), Arc<PublishedDocument>>>,
-    openapi_v2: Mutex<Option<Arc<PublishedV2Document>>>,
-}
-
-/// The OpenAPI v2 document in both encodings, built once per change of the served resources.
-pub(crate) struct PublishedV2Document {
-    json: axum::body::Bytes,
-    protobuf: axum::body::Bytes,
-    etag: String,
-}
-
-impl AppState {
-    pub(crate) fn registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
-        self.registry
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    pub(crate) fn registry_mut(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.registry
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Drops the cached OpenAPI document of a group-version (its resources changed).
-    pub(crate) fn forget_openapi(&self, group: &str, version: &str) {
-        self.openapi
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&(group.to_owned(), version.to_owned()));
-        *self
-            .openapi_v2
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    }
-
-    /// The compiled validator of a built-in kind (`None` when the catalog has no schema).
-    pub(crate) fn validator(&self, gvk: &Gvk) -> Arc<Option<Validator>> {
-        let mut validators = self
-            .validators
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Arc::clone(validators.entry(gvk.clone()).or_insert_with(|| {
-            let schema: Option<Schema> = Catalog::kubernetes()
-                .resolve(gvk)
-                .found()
-                .map(|kind| kind.resolved_schema());
-            Arc::new(schema.map(|schema| {
-                Validator::with_config(
-                    &schema,
-                    ValidationConfig::default().with_resource_root(true),
-                )
-            }))
-        }))
-    }
-
-    /// The OpenAPI v3 document of a group-version and its hash.
-    pub(crate) fn openapi_document(
-        &self,
-        group: &str,
-        version: &str,
-    ) -> Option<Arc<PublishedDocument>> {
-        let key = (group.to_owned(), version.to_owned());
-        if let Some(cached) = self
-            .openapi
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&key)
-        {
-            return Some(Arc::clone(cached));
-        }
-        let document = openapi::document(&self.registry(), group, version)?;
-        let hash = openapi::document_hash(&document);
-        let entry = Arc::new(PublishedDocument { document, hash });
-        self.openapi
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, Arc::clone(&entry));
-        Some(entry)
-    }
-
-    /// The OpenAPI v2 document (all group-versions), built from the v3 documents.
-    fn openapi_v2_document(&self) -> Arc<PublishedV2Document> {
-        if let Some(cached) = self
-            .openapi_v2
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .as_ref()
-        {
-            return Arc::clone(cached);
-        }
-        let v3: Vec<Arc<PublishedDocument>> = self
-            .served_group_versions()
-            .iter()
-            .filter_map(|(group, version)| self.openapi_document(group, version))
-            .collect();
-        let document = openapi_v2::document(v3.iter().map(|published| &published.document));
-        let json = serde_json::to_vec(&document).unwrap_or_default();
-        let protobuf = openapi_v2::encode_document(&document);
-        let etag = format!("\"{}\"", openapi::document_hash(&document));
-        let published = Arc::new(PublishedV2Document {
-            json: json.into(),
-            protobuf: protobuf.into(),
-            etag,
-        });
-        *self
-            .openapi_v2
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(&published));
-        published
-    }
-
-    /// Every served group-version, in discovery order.
-    fn served_group_versions(&self) -> Vec<(String, String)> {
-        self.registry().group_versions()
-    }
-
-    fn bootstrap(&self) {
-        let Some(namespaces) = self.registry().find("", "v1", "namespaces") else {
-            return;
-        };
-        for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            let key = ObjectKey::new("", "namespaces", "", name);
-            let mut object =
-                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-            objects::prepare_create(&namespaces, &mut object);
-            crate::typed::round_trip(&namespaces.gvk, &mut object);
-            objects::finish_create(&namespaces, &mut object);
-            // Creating a missing namespace cannot fail.
-            let _ = self.store.mutate(&key, |current| match current {
-                Some(existing) => Ok(Mutation::Put((**existing).clone())),
-                None => Ok(Mutation::Put(object)),
-            });
-        }
-    }
 }
 
 /// A server listening on a socket.
@@ -412,7 +208,7 @@ impl Drop for RunningServer {
     }
 }
 
-fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
+async fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
     let store = match &config.data_dir {
         Some(directory) => Store::open(config.store_limits, directory)?,
         None => Store::new(config.store_limits),
@@ -429,7 +225,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         openapi_v2: Mutex::new(None),
         config,
     });
-    state.bootstrap();
+    state.bootstrap().await;
     crate::defaults::seed_service_ips(&state);
     // Definitions found in a persisted store are served again.
     let definitions: Vec<String> = state
@@ -445,7 +241,7 @@ fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
         .filter_map(|crd| objects::meta_str(crd, "name").map(str::to_owned))
         .collect();
     for name in definitions {
-        crate::crd::reconcile(&state, &name);
+        crate::crd::reconcile(&state, &name).await;
     }
     Ok(state)
 }
@@ -520,11 +316,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let token = config.token.clone();
     let simulators = config.simulators.clone();
     let knobs = config.simulation.clone();
-    let state = build_state(config)?;
+    let state = build_state(config).await?;
     let (shutdown, stopped) = oneshot::channel::<()>();
     // Turns true when the server stops; the simulators stop with it.
     let (stop_simulators, simulators_stop) = tokio::sync::watch::channel(false);
-    let app = router(Arc::clone(&state));
+    let app = routes(Arc::clone(&state));
     let authority_pem = tls.as_ref().map(|tls| tls.authority_pem.clone());
     match tls {
         Some(tls) => {
@@ -620,7 +416,40 @@ pub fn start_in_background(config: ServerConfig) -> Result<RunningServer, StartE
     }
 }
 
-fn router(state: Arc<AppState>) -> Router {
+/// The server's shared state, without a socket: what [`router`] serves.
+#[derive(Clone)]
+pub struct ServerState(Arc<AppState>);
+
+impl ServerState {
+    /// Builds the state [`start`] serves: the store (persistent in `config.data_dir` when
+    /// set), the built-in resource types, the default namespaces, and the definitions found
+    /// in a persistent store. No simulated controllers run (they need a socket to talk to).
+    ///
+    /// # Errors
+    /// [`StartError`] when the persistent store or the vendored discovery data cannot be read.
+    pub async fn new(config: ServerConfig) -> Result<Self, StartError> {
+        Ok(ServerState(build_state(config).await?))
+    }
+}
+
+impl std::fmt::Debug for ServerState {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("ServerState")
+            .field("store", &self.0.store)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The whole HTTP API as an axum [`Router`]: version, health, discovery, OpenAPI and the
+/// resource API, behind bearer-token authentication (when the configuration has a token),
+/// the body limit and the test knobs. [`start`] serves it on a socket; tests can drive it in
+/// process with `tower::ServiceExt::oneshot`, with no port.
+pub fn router(state: ServerState) -> Router {
+    routes(state.0)
+}
+
+fn routes(state: Arc<AppState>) -> Router {
     let limit = state.config.max_body_bytes;
     Router::new()
         .route("/version", get(version))
@@ -867,35 +696,14 @@ async fn openapi_document(
     State(state): State<Arc<AppState>>,
     axum::extract::Path(path): axum::extract::Path<String>,
 ) -> Response {
-    let segments: Vec<&str> = path.split('/').collect();
-    let (group, version) = match segments.as_slice() {
-        ["api", version] => ("", *version),
-        ["apis", group, version] => (*group, *version),
+    let full = format!("/{path}");
+    let (group, version) = match ApiPath::parse(&full) {
+        // A trailing slash names no document here.
+        ApiPath::GroupVersion { group, version } if !path.ends_with('/') => (group, version),
         _ => return ApiError::no_such_path().into_response(),
     };
     match state.openapi_document(group, version) {
         Some(document) => json_response(StatusCode::OK, &document.document),
         None => ApiError::no_such_path().into_response(),
-    }
-}
-
-/// Counts an open watch; the guard releases it.
-pub(crate) struct WatchSlot(Arc<AppState>);
-
-impl WatchSlot {
-    pub(crate) fn acquire(state: &Arc<AppState>) -> Option<WatchSlot> {
-        let open = state.watches.fetch_add(1, Ordering::SeqCst);
-        if open >= state.config.max_watches {
-            state.watches.fetch_sub(1, Ordering::SeqCst);
-            None
-        } else {
-            Some(WatchSlot(Arc::clone(state)))
-        }
-    }
-}
-
-impl Drop for WatchSlot {
-    fn drop(&mut self) {
-        self.0.watches.fetch_sub(1, Ordering::SeqCst);
     }
 }

@@ -12,6 +12,7 @@ mod deployments;
 mod garbage_collector;
 mod jobs;
 mod namespaces;
+mod pod_sets;
 mod pods;
 mod replica_sets;
 mod services;

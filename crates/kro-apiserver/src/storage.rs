@@ -5,10 +5,15 @@
 //! through to SQLite (WAL) before it is acknowledged, so a write that was answered survives
 //! `kill -9`, and reopening resumes the resourceVersion sequence.
 //!
-//! Every write happens under one lock, so revisions are assigned in the order changes become
-//! visible, and a watch that starts at revision N sees exactly the changes after N. A write
+//! Writes take turns: each decides on the stored object, waits until its change is durable
+//! (the [`Persistence`] does the I/O off the async runtime, SQLite on a thread of its own),
+//! and then becomes visible under a short lock, so revisions are assigned in the order changes
+//! become visible, and a watch that starts at revision N sees exactly the changes after N. A write
 //! whose result equals the stored object (resourceVersion aside) is not a change: it keeps the
 //! resourceVersion and emits no event, as etcd-backed Kubernetes does.
+
+mod persistence;
+mod sqlite;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -18,6 +23,11 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::error::ApiError;
+
+pub use self::persistence::{
+    Memory, PendingWrite, PersistedChange, Persistence, PersistenceError, Snapshot,
+};
+pub use self::sqlite::Sqlite;
 
 /// Where an object is stored: its resource (group and plural), namespace (empty for
 /// cluster-scoped objects) and name. Ordered as etcd orders keys, so lists come sorted by
@@ -132,19 +142,36 @@ impl Default for StoreLimits {
 
 struct Inner {
     objects: BTreeMap<ObjectKey, Arc<Value>>,
-    /// The SQLite database changes are written through to, when persistent.
-    durable: Option<rusqlite::Connection>,
     revision: u64,
     log: VecDeque<Arc<Change>>,
     /// The oldest revision a watch may resume from: changes after it are all in the log.
     oldest_resumable: u64,
 }
 
-/// The object store (in memory).
-pub struct Store {
+/// What readers see, and the change feed: applied under a lock that is never held across an
+/// `.await` nor during I/O.
+struct Shared {
     inner: Mutex<Inner>,
     changes: broadcast::Sender<Arc<Change>>,
     limits: StoreLimits,
+}
+
+/// The object store: objects in memory, written through to a [`Persistence`].
+pub struct Store {
+    shared: Arc<Shared>,
+    persistence: Arc<dyn Persistence>,
+    /// Serialises writes: each decides, becomes durable and is applied before the next one
+    /// reads the object it decides on. An async lock, as a write waits for its persistence.
+    writes: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Store")
+            .field("persistence", &self.persistence)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A watch start: the logged changes after the requested revision, then the live stream.
@@ -168,77 +195,14 @@ pub struct ListStart {
     pub live: Option<broadcast::Receiver<Arc<Change>>>,
 }
 
-/// Why a persistent store could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum PersistenceError {
-    /// The data directory could not be created.
-    #[error("cannot create the data directory {path}: {source}")]
-    Directory {
-        /// The directory.
-        path: std::path::PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// SQLite failed.
-    #[error("the store's database: {0}")]
-    Database(#[from] rusqlite::Error),
-    /// A stored object is not JSON.
-    #[error("the stored object {key} is not valid JSON: {source}")]
-    Corrupt {
-        /// Which object.
-        key: String,
-        /// The parse error.
-        #[source]
-        source: serde_json::Error,
-    },
-}
-
-/// Writes one change through to the database (nothing for an in-memory store).
-fn persist(
-    inner: &Inner,
-    key: &ObjectKey,
-    object: Option<&Value>,
+/// A decided change, on its way to being durable and then visible.
+struct Planned {
+    key: ObjectKey,
     revision: u64,
-) -> Result<(), ApiError> {
-    let Some(connection) = &inner.durable else {
-        return Ok(());
-    };
-    let write = || -> rusqlite::Result<()> {
-        let transaction = connection.unchecked_transaction()?;
-        match object {
-            Some(object) => {
-                transaction.execute(
-                    "INSERT INTO objects (grp, resource, namespace, name, body)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT (grp, resource, namespace, name) DO UPDATE SET body = ?5",
-                    rusqlite::params![
-                        key.group,
-                        key.resource,
-                        key.namespace,
-                        key.name,
-                        object.to_string()
-                    ],
-                )?;
-            }
-            None => {
-                transaction.execute(
-                    "DELETE FROM objects WHERE grp = ?1 AND resource = ?2 AND namespace = ?3 AND name = ?4",
-                    rusqlite::params![key.group, key.resource, key.namespace, key.name],
-                )?;
-            }
-        }
-        transaction.execute(
-            "INSERT INTO meta (key, value) VALUES ('revision', ?1)
-             ON CONFLICT (key) DO UPDATE SET value = ?1",
-            rusqlite::params![i64::try_from(revision).unwrap_or(i64::MAX)],
-        )?;
-        transaction.commit()
-    };
-    write().map_err(|error| {
-        tracing::error!(%error, "writing to the store's database failed");
-        ApiError::internal(format!("storage failure: {error}"))
-    })
+    /// The stored state before the change.
+    current: Option<Arc<Value>>,
+    /// The new state; `None` for a deletion.
+    object: Option<Arc<Value>>,
 }
 
 /// Sets `metadata.resourceVersion`.
@@ -277,99 +241,7 @@ fn same_apart_from_resource_version(stored: &Value, new: &Value) -> bool {
     }
 }
 
-impl Store {
-    /// An empty store.
-    pub fn new(limits: StoreLimits) -> Self {
-        let (changes, _) = broadcast::channel(limits.watch_buffer.max(1));
-        Store {
-            inner: Mutex::new(Inner {
-                objects: BTreeMap::new(),
-                durable: None,
-                revision: 0,
-                log: VecDeque::new(),
-                oldest_resumable: 0,
-            }),
-            changes,
-            limits,
-        }
-    }
-
-    /// A store persisted in `directory` (created if missing): the objects and revision found
-    /// there are loaded, and every change is written through before it is acknowledged.
-    ///
-    /// # Errors
-    /// [`PersistenceError`] when the directory or database cannot be opened or holds
-    /// something that is not a store.
-    pub fn open(limits: StoreLimits, directory: &Path) -> Result<Self, PersistenceError> {
-        std::fs::create_dir_all(directory).map_err(|source| PersistenceError::Directory {
-            path: directory.to_owned(),
-            source,
-        })?;
-        let path = directory.join("kro-apiserver.sqlite");
-        let connection = rusqlite::Connection::open(&path)?;
-        connection.pragma_update(None, "journal_mode", "WAL")?;
-        // NORMAL in WAL mode loses nothing when the process dies; only a machine crash can
-        // lose the last transactions.
-        connection.pragma_update(None, "synchronous", "NORMAL")?;
-        connection.execute_batch(
-            "CREATE TABLE IF NOT EXISTS objects (
-                grp TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
-                name TEXT NOT NULL, body TEXT NOT NULL,
-                PRIMARY KEY (grp, resource, namespace, name));
-             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
-        )?;
-        let revision: u64 = connection
-            .query_row("SELECT value FROM meta WHERE key = 'revision'", [], |row| {
-                row.get::<_, i64>(0)
-            })
-            .map(|value| u64::try_from(value).unwrap_or(0))
-            .or_else(|error| match error {
-                rusqlite::Error::QueryReturnedNoRows => Ok(0),
-                other => Err(other),
-            })?;
-        let mut objects = BTreeMap::new();
-        {
-            let mut statement =
-                connection.prepare("SELECT grp, resource, namespace, name, body FROM objects")?;
-            let rows = statement.query_map([], |row| {
-                Ok((
-                    ObjectKey {
-                        group: row.get(0)?,
-                        resource: row.get(1)?,
-                        namespace: row.get(2)?,
-                        name: row.get(3)?,
-                    },
-                    row.get::<_, String>(4)?,
-                ))
-            })?;
-            for row in rows {
-                let (key, body) = row?;
-                let object: Value =
-                    serde_json::from_str(&body).map_err(|source| PersistenceError::Corrupt {
-                        key: format!(
-                            "{}/{}/{}/{}",
-                            key.group, key.resource, key.namespace, key.name
-                        ),
-                        source,
-                    })?;
-                objects.insert(key, Arc::new(object));
-            }
-        }
-        let (changes, _) = broadcast::channel(limits.watch_buffer.max(1));
-        Ok(Store {
-            inner: Mutex::new(Inner {
-                objects,
-                durable: Some(connection),
-                revision,
-                log: VecDeque::new(),
-                // Changes before the restart are not kept: older watches get 410 and re-list.
-                oldest_resumable: revision,
-            }),
-            changes,
-            limits,
-        })
-    }
-
+impl Shared {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock leaves consistent data (each write is applied whole
         // after its checks), so a poisoned lock is still usable.
@@ -378,145 +250,18 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The current revision.
-    pub fn revision(&self) -> u64 {
-        self.lock().revision
-    }
-
-    /// The object stored at `key`.
-    pub fn get(&self, key: &ObjectKey) -> Option<Arc<Value>> {
-        self.lock().objects.get(key).cloned()
-    }
-
-    /// The objects of a resource, in one namespace or all, and the revision they are current
-    /// at; with `subscribe`, also the changes that follow.
-    pub fn list(
-        &self,
-        group: &str,
-        resource: &str,
-        namespace: Option<&str>,
-        subscribe: bool,
-    ) -> ListStart {
-        let inner = self.lock();
-        let start = ObjectKey::new(group, resource, namespace.unwrap_or(""), "");
-        let objects = inner
-            .objects
-            .range(start..)
-            .take_while(|(key, _)| {
-                key.is_of(group, resource) && namespace.is_none_or(|ns| key.namespace == ns)
-            })
-            .map(|(_, object)| Arc::clone(object))
-            .collect();
-        ListStart {
-            objects,
-            revision: inner.revision,
-            live: subscribe.then(|| self.changes.subscribe()),
-        }
-    }
-
-    /// Every stored object (for persistence checks and debugging).
-    pub fn len(&self) -> usize {
-        self.lock().objects.len()
-    }
-
-    /// Whether the store holds no objects.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Starts a watch after `revision`.
-    ///
-    /// # Errors
-    /// 410 Expired when changes after `revision` have been compacted away; 504 when
-    /// `revision` is ahead of the store.
-    pub fn watch_from(&self, revision: u64) -> Result<WatchStart, ApiError> {
-        let inner = self.lock();
-        if revision > inner.revision {
-            return Err(ApiError::too_large_resource_version(
-                revision,
-                inner.revision,
-            ));
-        }
-        if revision < inner.oldest_resumable {
-            return Err(ApiError::expired(format!(
-                "too old resource version: {revision} ({})",
-                inner.oldest_resumable
-            )));
-        }
-        let backlog = inner
-            .log
-            .iter()
-            .skip_while(|change| change.revision <= revision)
-            .cloned()
-            .collect();
-        Ok(WatchStart {
-            backlog,
-            live: self.changes.subscribe(),
-            revision: inner.revision,
-        })
-    }
-
-    /// Applies `decide` to the current object at `key` (None when absent) and commits what it
-    /// returns, atomically. `decide` sees the stored object without interference from other
-    /// writes; an error it returns is passed through and nothing is written.
-    ///
-    /// # Errors
-    /// Whatever `decide` returns.
-    pub fn mutate<F>(&self, key: &ObjectKey, decide: F) -> Result<Committed, ApiError>
-    where
-        F: FnOnce(Option<&Arc<Value>>) -> Result<Mutation, ApiError>,
-    {
-        self.mutate_with(key, false, decide)
-    }
-
-    /// [`Store::mutate`], or with `dry_run` the same decision without committing it: the
-    /// result is what would have been stored, and nothing changes (no revision, no event).
-    ///
-    /// # Errors
-    /// Whatever `decide` returns.
-    pub fn mutate_with<F>(
-        &self,
-        key: &ObjectKey,
-        dry_run: bool,
-        decide: F,
-    ) -> Result<Committed, ApiError>
-    where
-        F: FnOnce(Option<&Arc<Value>>) -> Result<Mutation, ApiError>,
-    {
+    /// Makes a durable change visible: the objects, the revision, the log and the watchers.
+    fn apply(&self, planned: Planned) -> Committed {
+        let Planned {
+            key,
+            revision,
+            current,
+            object,
+        } = planned;
         let mut inner = self.lock();
-        let current = inner.objects.get(key).cloned();
-        let decision = decide(current.as_ref())?;
-        if dry_run {
-            return Ok(match decision {
-                Mutation::Put(object) => Committed::Stored {
-                    changed: current
-                        .as_ref()
-                        .is_none_or(|stored| !same_apart_from_resource_version(stored, &object)),
-                    created: current.is_none(),
-                    object: Arc::new(object),
-                },
-                Mutation::Delete => match current {
-                    Some(stored) => Committed::Deleted(stored),
-                    None => return Err(ApiError::not_found(&key.group, &key.resource, &key.name)),
-                },
-            });
-        }
-        match decision {
-            Mutation::Put(mut object) => {
-                if let Some(stored) = &current
-                    && same_apart_from_resource_version(stored, &object)
-                {
-                    return Ok(Committed::Stored {
-                        object: Arc::clone(stored),
-                        created: false,
-                        changed: false,
-                    });
-                }
-                let revision = inner.revision + 1;
-                set_resource_version(&mut object, revision);
-                persist(&inner, key, Some(&object), revision)?;
-                inner.revision = revision;
-                let object = Arc::new(object);
+        inner.revision = revision;
+        match object {
+            Some(object) => {
                 inner.objects.insert(key.clone(), Arc::clone(&object));
                 let change_type = if current.is_some() {
                     ChangeType::Modified
@@ -524,21 +269,16 @@ impl Store {
                     ChangeType::Added
                 };
                 let created = current.is_none();
-                self.record(&mut inner, revision, change_type, key, &object, current);
-                Ok(Committed::Stored {
+                self.record(&mut inner, revision, change_type, &key, &object, current);
+                Committed::Stored {
                     object,
                     created,
                     changed: true,
-                })
+                }
             }
-            Mutation::Delete => {
-                let Some(stored) = current else {
-                    return Err(ApiError::not_found(&key.group, &key.resource, &key.name));
-                };
-                let revision = inner.revision + 1;
-                persist(&inner, key, None, revision)?;
-                inner.revision = revision;
-                inner.objects.remove(key);
+            None => {
+                inner.objects.remove(&key);
+                let stored = current.unwrap_or_default();
                 let mut last = (*stored).clone();
                 set_resource_version(&mut last, revision);
                 let last = Arc::new(last);
@@ -546,11 +286,11 @@ impl Store {
                     &mut inner,
                     revision,
                     ChangeType::Deleted,
-                    key,
+                    &key,
                     &last,
                     Some(stored),
                 );
-                Ok(Committed::Deleted(last))
+                Committed::Deleted(last)
             }
         }
     }
@@ -580,11 +320,255 @@ impl Store {
         // No receivers is not an error: nobody is watching.
         let _ = self.changes.send(change);
     }
+}
+
+/// A write that could not be made durable: logged, and a 500 to the client.
+fn storage_failure(error: &PersistenceError) -> ApiError {
+    tracing::error!(%error, "writing to the store's persistence failed");
+    ApiError::internal(format!("storage failure: {error}"))
+}
+
+impl Store {
+    /// An empty store in memory.
+    pub fn new(limits: StoreLimits) -> Self {
+        Self::assemble(limits, Arc::new(Memory), Snapshot::default())
+    }
+
+    /// A store persisted in `directory` (created if missing) by SQLite: the objects and
+    /// revision found there are loaded, and every change is written through before it is
+    /// acknowledged.
+    ///
+    /// # Errors
+    /// [`PersistenceError`] when the directory or database cannot be opened or holds
+    /// something that is not a store.
+    pub fn open(limits: StoreLimits, directory: &Path) -> Result<Self, PersistenceError> {
+        Self::with_persistence(limits, Arc::new(Sqlite::open(directory)?))
+    }
+
+    /// A store over `persistence`, starting from what it holds.
+    ///
+    /// # Errors
+    /// [`PersistenceError`] when the persistence cannot be read.
+    pub fn with_persistence(
+        limits: StoreLimits,
+        persistence: Arc<dyn Persistence>,
+    ) -> Result<Self, PersistenceError> {
+        let snapshot = persistence.load()?;
+        Ok(Self::assemble(limits, persistence, snapshot))
+    }
+
+    fn assemble(
+        limits: StoreLimits,
+        persistence: Arc<dyn Persistence>,
+        snapshot: Snapshot,
+    ) -> Self {
+        let (changes, _) = broadcast::channel(limits.watch_buffer.max(1));
+        Store {
+            shared: Arc::new(Shared {
+                inner: Mutex::new(Inner {
+                    objects: snapshot.objects,
+                    revision: snapshot.revision,
+                    log: VecDeque::new(),
+                    // Changes before a restart are not kept: older watches get 410 and re-list.
+                    oldest_resumable: snapshot.revision,
+                }),
+                changes,
+                limits,
+            }),
+            persistence,
+            writes: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
+
+    /// The current revision.
+    pub fn revision(&self) -> u64 {
+        self.shared.lock().revision
+    }
+
+    /// The object stored at `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<Arc<Value>> {
+        self.shared.lock().objects.get(key).cloned()
+    }
+
+    /// The objects of a resource, in one namespace or all, and the revision they are current
+    /// at; with `subscribe`, also the changes that follow.
+    pub fn list(
+        &self,
+        group: &str,
+        resource: &str,
+        namespace: Option<&str>,
+        subscribe: bool,
+    ) -> ListStart {
+        let inner = self.shared.lock();
+        let start = ObjectKey::new(group, resource, namespace.unwrap_or(""), "");
+        let objects = inner
+            .objects
+            .range(start..)
+            .take_while(|(key, _)| {
+                key.is_of(group, resource) && namespace.is_none_or(|ns| key.namespace == ns)
+            })
+            .map(|(_, object)| Arc::clone(object))
+            .collect();
+        ListStart {
+            objects,
+            revision: inner.revision,
+            live: subscribe.then(|| self.shared.changes.subscribe()),
+        }
+    }
+
+    /// Every stored object (for persistence checks and debugging).
+    pub fn len(&self) -> usize {
+        self.shared.lock().objects.len()
+    }
+
+    /// Whether the store holds no objects.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Starts a watch after `revision`.
+    ///
+    /// # Errors
+    /// 410 Expired when changes after `revision` have been compacted away; 504 when
+    /// `revision` is ahead of the store.
+    pub fn watch_from(&self, revision: u64) -> Result<WatchStart, ApiError> {
+        let inner = self.shared.lock();
+        if revision > inner.revision {
+            return Err(ApiError::too_large_resource_version(
+                revision,
+                inner.revision,
+            ));
+        }
+        if revision < inner.oldest_resumable {
+            return Err(ApiError::expired(format!(
+                "too old resource version: {revision} ({})",
+                inner.oldest_resumable
+            )));
+        }
+        let backlog = inner
+            .log
+            .iter()
+            .skip_while(|change| change.revision <= revision)
+            .cloned()
+            .collect();
+        Ok(WatchStart {
+            backlog,
+            live: self.shared.changes.subscribe(),
+            revision: inner.revision,
+        })
+    }
+
+    /// Applies `decide` to the current object at `key` (None when absent) and commits what it
+    /// returns. Writes are serialised: `decide` sees the stored object without interference
+    /// from other writes; an error it returns is passed through and nothing is written. The
+    /// change becomes visible (and this returns) once it is durable.
+    ///
+    /// # Errors
+    /// Whatever `decide` returns; 500 when the change cannot be made durable.
+    pub async fn mutate<F>(&self, key: &ObjectKey, decide: F) -> Result<Committed, ApiError>
+    where
+        F: FnOnce(Option<&Arc<Value>>) -> Result<Mutation, ApiError>,
+    {
+        self.mutate_with(key, false, decide).await
+    }
+
+    /// [`Store::mutate`], or with `dry_run` the same decision without committing it: the
+    /// result is what would have been stored, and nothing changes (no revision, no event).
+    ///
+    /// # Errors
+    /// Whatever `decide` returns; 500 when the change cannot be made durable.
+    pub async fn mutate_with<F>(
+        &self,
+        key: &ObjectKey,
+        dry_run: bool,
+        decide: F,
+    ) -> Result<Committed, ApiError>
+    where
+        F: FnOnce(Option<&Arc<Value>>) -> Result<Mutation, ApiError>,
+    {
+        if dry_run {
+            let current = self.get(key);
+            let decision = decide(current.as_ref())?;
+            return Ok(match decision {
+                Mutation::Put(object) => Committed::Stored {
+                    changed: current
+                        .as_ref()
+                        .is_none_or(|stored| !same_apart_from_resource_version(stored, &object)),
+                    created: current.is_none(),
+                    object: Arc::new(object),
+                },
+                Mutation::Delete => match current {
+                    Some(stored) => Committed::Deleted(stored),
+                    None => return Err(ApiError::not_found(&key.group, &key.resource, &key.name)),
+                },
+            });
+        }
+        let turn = Arc::clone(&self.writes).lock_owned().await;
+        let (current, revision) = {
+            let inner = self.shared.lock();
+            (inner.objects.get(key).cloned(), inner.revision + 1)
+        };
+        let object = match decide(current.as_ref())? {
+            Mutation::Put(mut object) => {
+                if let Some(stored) = &current
+                    && same_apart_from_resource_version(stored, &object)
+                {
+                    return Ok(Committed::Stored {
+                        object: Arc::clone(stored),
+                        created: false,
+                        changed: false,
+                    });
+                }
+                set_resource_version(&mut object, revision);
+                Some(Arc::new(object))
+            }
+            Mutation::Delete => {
+                if current.is_none() {
+                    return Err(ApiError::not_found(&key.group, &key.resource, &key.name));
+                }
+                None
+            }
+        };
+        let planned = Planned {
+            key: key.clone(),
+            revision,
+            current,
+            object: object.clone(),
+        };
+        let pending = self.persistence.write(PersistedChange {
+            key: key.clone(),
+            object,
+            revision,
+        });
+        match pending.into_finished() {
+            Ok(result) => {
+                result.map_err(|error| storage_failure(&error))?;
+                Ok(self.shared.apply(planned))
+            }
+            Err(pending) => {
+                // The change is applied by a task that holds the writers' turn, so that a
+                // client going away mid-write cannot leave memory behind what is durable.
+                let shared = Arc::clone(&self.shared);
+                let applying = tokio::spawn(async move {
+                    let _turn = turn;
+                    pending
+                        .wait()
+                        .await
+                        .map_err(|error| storage_failure(&error))?;
+                    Ok(shared.apply(planned))
+                });
+                applying.await.map_err(|error| {
+                    tracing::error!(%error, "applying a durable change failed");
+                    ApiError::internal(format!("storage failure: {error}"))
+                })?
+            }
+        }
+    }
 
     /// Drops the whole change log: every watch that resumes from an earlier revision gets
     /// 410 Expired (what etcd compaction does; a test knob).
     pub fn compact(&self) {
-        let mut inner = self.lock();
+        let mut inner = self.shared.lock();
         inner.log.clear();
         inner.oldest_resumable = inner.revision;
     }
@@ -599,11 +583,12 @@ mod tests {
         ObjectKey::new("", "configmaps", "default", name)
     }
 
-    fn put(store: &Store, name: &str, data: &str) -> Committed {
+    async fn put(store: &Store, name: &str, data: &str) -> Committed {
         let object =
             json!({"metadata": {"name": name, "namespace": "default"}, "data": {"k": data}});
         store
             .mutate(&key(name), |_| Ok(Mutation::Put(object)))
+            .await
             .expect("put")
     }
 
@@ -618,25 +603,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_change_takes_the_next_revision_and_no_ops_keep_it() {
+    #[tokio::test]
+    async fn every_change_takes_the_next_revision_and_no_ops_keep_it() {
         let store = Store::new(StoreLimits::default());
-        assert_eq!(stored_revision(&put(&store, "a", "1")), "1");
-        assert_eq!(stored_revision(&put(&store, "b", "1")), "2");
-        let again = put(&store, "a", "1");
+        assert_eq!(stored_revision(&put(&store, "a", "1").await), "1");
+        assert_eq!(stored_revision(&put(&store, "b", "1").await), "2");
+        let again = put(&store, "a", "1").await;
         assert!(matches!(again, Committed::Stored { changed: false, .. }));
         assert_eq!(stored_revision(&again), "1");
         assert_eq!(store.revision(), 2);
-        assert_eq!(stored_revision(&put(&store, "a", "2")), "3");
+        assert_eq!(stored_revision(&put(&store, "a", "2").await), "3");
         let deleted = store
             .mutate(&key("a"), |_| Ok(Mutation::Delete))
+            .await
             .expect("delete");
         assert_eq!(stored_revision(&deleted), "4");
         assert_eq!(store.len(), 1);
     }
 
-    #[test]
-    fn lists_are_sorted_by_namespace_then_name() {
+    #[tokio::test]
+    async fn lists_are_sorted_by_namespace_then_name() {
         let store = Store::new(StoreLimits::default());
         for (namespace, name) in [("b", "x"), ("a", "y"), ("a", "x")] {
             let object = json!({"metadata": {"name": name, "namespace": namespace}});
@@ -644,12 +630,14 @@ mod tests {
                 .mutate(&ObjectKey::new("", "configmaps", namespace, name), |_| {
                     Ok(Mutation::Put(object))
                 })
+                .await
                 .expect("put");
         }
         store
             .mutate(&ObjectKey::new("", "secrets", "a", "s"), |_| {
                 Ok(Mutation::Put(json!({"metadata": {"name": "s"}})))
             })
+            .await
             .expect("put");
         let all = store.list("", "configmaps", None, false);
         let names: Vec<String> = all
@@ -671,15 +659,15 @@ mod tests {
         assert_eq!(all.revision, 4);
     }
 
-    #[test]
-    fn a_watch_resumes_after_its_revision_until_the_log_is_compacted() {
+    #[tokio::test]
+    async fn a_watch_resumes_after_its_revision_until_the_log_is_compacted() {
         let store = Store::new(StoreLimits {
             change_log: 2,
             watch_buffer: 16,
         });
-        put(&store, "a", "1");
-        put(&store, "a", "2");
-        put(&store, "a", "3");
+        put(&store, "a", "1").await;
+        put(&store, "a", "2").await;
+        put(&store, "a", "3").await;
         let start = store.watch_from(1).expect("revision 1 is resumable");
         let revisions: Vec<u64> = start.backlog.iter().map(|change| change.revision).collect();
         assert_eq!(revisions, [2, 3]);
@@ -699,19 +687,43 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_deletion_event_carries_the_last_state_with_the_deletion_revision() {
+    #[tokio::test]
+    async fn a_deletion_event_carries_the_last_state_with_the_deletion_revision() {
         let store = Store::new(StoreLimits::default());
-        put(&store, "a", "1");
+        put(&store, "a", "1").await;
         let mut start = store.watch_from(1).expect("watch");
         store
             .mutate(&key("a"), |_| Ok(Mutation::Delete))
+            .await
             .expect("delete");
         let change = start.live.try_recv().expect("a change");
         assert_eq!(change.change_type, ChangeType::Deleted);
         assert_eq!(change.object["metadata"]["resourceVersion"], "2");
         assert_eq!(change.object["data"]["k"], "1");
-        let missing = store.mutate(&key("a"), |_| Ok(Mutation::Delete));
+        let missing = store.mutate(&key("a"), |_| Ok(Mutation::Delete)).await;
         assert_eq!(missing.err().map(|error| error.code), Some(404));
+    }
+
+    #[tokio::test]
+    async fn a_persistent_store_reopens_with_its_objects_and_revision() {
+        let directory = tempfile::tempdir().expect("a temporary directory");
+        {
+            let store = Store::open(StoreLimits::default(), directory.path()).expect("opened");
+            put(&store, "a", "1").await;
+            put(&store, "b", "1").await;
+            store
+                .mutate(&key("b"), |_| Ok(Mutation::Delete))
+                .await
+                .expect("delete");
+        }
+        let reopened = Store::open(StoreLimits::default(), directory.path()).expect("reopened");
+        assert_eq!(reopened.revision(), 3);
+        assert_eq!(reopened.len(), 1);
+        let stored = reopened.get(&key("a")).expect("a survives");
+        assert_eq!(stored["metadata"]["resourceVersion"], "1");
+        assert_eq!(stored_revision(&put(&reopened, "a", "2").await), "4");
+        // Changes before the reopening are not in the log: resuming from them re-lists.
+        let expired = reopened.watch_from(2).err().expect("compacted");
+        assert_eq!(expired.code, 410);
     }
 }

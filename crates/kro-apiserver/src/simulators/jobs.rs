@@ -15,7 +15,8 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::replica_sets::{controlled_pods, normalized};
+use super::pod_sets::PodSet;
+use super::replica_sets::normalized;
 use super::support::{
     Context, PodName, Reconciled, controller_reference, drive, find_condition, pod_active,
     pod_from_template, pod_ready, set_condition, to_json,
@@ -42,23 +43,22 @@ fn finished(status: &Value) -> bool {
 }
 
 async fn reconcile(job: Arc<Job>, context: Arc<Context>) -> Reconciled {
-    let (Some(namespace), Some(uid)) = (job.namespace(), job.metadata.uid.clone()) else {
-        return Ok(Action::await_change());
-    };
     let current = normalized(&to_json(&job.status));
-    if job.metadata.deletion_timestamp.is_some() || finished(&current) {
+    if finished(&current) {
         return Ok(Action::await_change());
     }
-    let name = job.name_any();
     let spec = job.spec.clone().unwrap_or_default();
-    let pods = controlled_pods(
-        &context,
-        &namespace,
-        spec.selector.as_ref(),
-        &uid,
-        None::<&Job>,
-    )
-    .await?;
+    // A job adopts no orphans; a job being deleted is left alone.
+    let Some(pod_set) = PodSet::controlled(&context, job.as_ref(), spec.selector.as_ref()).await?
+    else {
+        return Ok(Action::await_change());
+    };
+    let PodSet {
+        namespace,
+        name,
+        pods,
+        api: pod_api,
+    } = &pod_set;
     let count = |phase: &str| {
         pods.iter()
             .filter(|pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some(phase))
@@ -73,7 +73,6 @@ async fn reconcile(job: Arc<Job>, context: Arc<Context>) -> Reconciled {
         .map(|completions| usize::try_from(completions.max(0)).unwrap_or(0));
     let backoff_limit = usize::try_from(spec.backoff_limit.unwrap_or(6).max(0)).unwrap_or(0);
     let suspended = spec.suspend == Some(true);
-    let pod_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
 
     let mut status = current.clone();
     let mut conditions: Vec<Value> = current["conditions"]
@@ -88,7 +87,9 @@ async fn reconcile(job: Arc<Job>, context: Arc<Context>) -> Reconciled {
     let mut active_count = active.len();
     if failed > backoff_limit {
         for pod in &active {
-            delete_pod(&pod_api, pod).await?;
+            pod_set
+                .delete(&pod.name_any(), &DeleteParams::background())
+                .await?;
         }
         active_count = 0;
         for kind in ["FailureTarget", "Failed"] {
@@ -127,7 +128,9 @@ async fn reconcile(job: Arc<Job>, context: Arc<Context>) -> Reconciled {
             .await;
     } else if suspended {
         for pod in &active {
-            delete_pod(&pod_api, pod).await?;
+            pod_set
+                .delete(&pod.name_any(), &DeleteParams::background())
+                .await?;
         }
         active_count = 0;
         set_condition(
@@ -155,7 +158,7 @@ async fn reconcile(job: Arc<Job>, context: Arc<Context>) -> Reconciled {
             let template = to_json(&spec.template);
             let owner = controller_reference(job.as_ref())?;
             for _ in active.len()..wanted {
-                let pod = pod_from_template(&template, PodName::Generated(&name), &[], &owner)?;
+                let pod = pod_from_template(&template, PodName::Generated(name), &[], &owner)?;
                 let created = pod_api.create(&context.post_params(), &pod).await?;
                 let message = format!("Created pod: {}", created.name_any());
                 context
@@ -189,18 +192,7 @@ async fn reconcile(job: Arc<Job>, context: Arc<Context>) -> Reconciled {
     } else {
         status["conditions"] = Value::Array(conditions);
     }
-    let jobs: Api<Job> = Api::namespaced(context.client.clone(), &namespace);
-    context.write_status(&jobs, &name, &current, status).await?;
+    let jobs: Api<Job> = Api::namespaced(context.client.clone(), namespace);
+    context.write_status(&jobs, name, &current, status).await?;
     Ok(Action::await_change())
-}
-
-async fn delete_pod(api: &Api<Pod>, pod: &Pod) -> Result<(), kube::Error> {
-    match api
-        .delete(&pod.name_any(), &DeleteParams::background())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error),
-    }
 }

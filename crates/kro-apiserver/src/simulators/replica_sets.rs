@@ -4,20 +4,20 @@
 //! `availableReplicas`, `observedGeneration`), with the controller's events.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, ListParams};
+use kube::api::{Api, DeleteParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::pod_sets::{PodSet, availability, min_ready};
 use super::support::{
-    Context, PodName, ReconcileError, Reconciled, controlled_by, controller_reference, drive,
-    pod_active, pod_from_template, pod_ready, selector_query, to_json,
+    Context, PodName, Reconciled, controller_reference, drive, pod_from_template, pod_ready,
+    to_json,
 };
 
 /// The events' source.
@@ -32,97 +32,24 @@ pub(super) async fn run(context: Arc<Context>, stop: watch::Receiver<bool>) {
     drive("replicasets", controller, reconcile, context, stop).await;
 }
 
-/// The pods a controller with `uid` and `selector` has in `namespace`; with `adopter`, the
-/// orphans its selector matches are adopted first (when the selector is not empty).
-pub(super) async fn controlled_pods<K>(
-    context: &Context,
-    namespace: &str,
-    selector: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
-    uid: &str,
-    adopter: Option<&K>,
-) -> Result<Vec<Pod>, ReconcileError>
-where
-    K: kube::Resource<DynamicType = ()>,
-{
-    let pods: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
-    let mut params = ListParams::default();
-    let query = selector.and_then(selector_query).unwrap_or_default();
-    if !query.is_empty() {
-        params = params.labels(&query);
-    }
-    let mut listed = pods.list(&params).await?.items;
-    if let Some(adopter) = adopter.filter(|_| !query.is_empty()) {
-        let owner = controller_reference(adopter)?;
-        for pod in &mut listed {
-            if super::support::orphaned(pod) && pod_active(pod) {
-                *pod = super::support::adopt(context, &pods, pod, &owner).await?;
-            }
-        }
-    }
-    Ok(listed
-        .into_iter()
-        .filter(|pod| controlled_by(pod, uid))
-        .collect())
-}
-
-/// How long the pod has been ready, when it is.
-pub(super) fn ready_for(pod: &Pod) -> Option<Duration> {
-    let condition = pod
-        .status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|condition| condition.type_ == "Ready" && condition.status == "True")?;
-    Some(super::support::age(
-        condition.last_transition_time.as_ref()?,
-    ))
-}
-
-/// Counts ready and available pods (ready for `min_ready` at least); with the wait until
-/// the next pod becomes available, when one is ready but not yet available.
-pub(super) fn availability(pods: &[&Pod], min_ready: Duration) -> (i64, i64, Option<Duration>) {
-    let mut ready = 0;
-    let mut available = 0;
-    let mut next: Option<Duration> = None;
-    for pod in pods {
-        if !pod_ready(pod) {
-            continue;
-        }
-        ready += 1;
-        let since = ready_for(pod).unwrap_or_default();
-        if min_ready.is_zero() || since >= min_ready {
-            available += 1;
-        } else {
-            let left = min_ready - since;
-            next = Some(next.map_or(left, |next| next.min(left)));
-        }
-    }
-    (ready, available, next)
-}
-
 async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
-    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
+    let spec = set.spec.clone().unwrap_or_default();
+    let Some(pod_set) = PodSet::adopting(&context, set.as_ref(), &spec.selector).await? else {
         return Ok(Action::await_change());
     };
-    let name = set.name_any();
-    let spec = set.spec.clone().unwrap_or_default();
-    let pods = controlled_pods(
-        &context,
-        &namespace,
-        Some(&spec.selector),
-        &uid,
-        Some(set.as_ref()),
-    )
-    .await?;
-    let active: Vec<&Pod> = pods.iter().filter(|pod| pod_active(pod)).collect();
+    let PodSet {
+        namespace,
+        name,
+        api: pod_api,
+        ..
+    } = &pod_set;
+    let active = pod_set.active();
     let desired = usize::try_from(spec.replicas.unwrap_or(1).max(0)).unwrap_or(0);
-    let pod_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
     if active.len() < desired {
         let template = to_json(&spec.template);
         let owner = controller_reference(set.as_ref())?;
         for _ in active.len()..desired {
-            let pod = pod_from_template(&template, PodName::Generated(&name), &[], &owner)?;
+            let pod = pod_from_template(&template, PodName::Generated(name), &[], &owner)?;
             match pod_api.create(&context.post_params(), &pod).await {
                 Ok(created) => {
                     let message = format!("Created pod: {}", created.name_any());
@@ -155,24 +82,18 @@ async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
             (scheduled, pod_ready(pod), created)
         });
         for pod in doomed.into_iter().take(active.len() - desired) {
-            match pod_api
+            if pod_set
                 .delete(&pod.name_any(), &DeleteParams::default())
-                .await
+                .await?
             {
-                Ok(_) => {
-                    let message = format!("Deleted pod: {}", pod.name_any());
-                    context
-                        .event(set.as_ref(), COMPONENT, false, "SuccessfulDelete", &message)
-                        .await;
-                }
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(error) => return Err(error.into()),
+                let message = format!("Deleted pod: {}", pod.name_any());
+                context
+                    .event(set.as_ref(), COMPONENT, false, "SuccessfulDelete", &message)
+                    .await;
             }
         }
     }
-    let min_ready =
-        Duration::from_secs(u64::try_from(spec.min_ready_seconds.unwrap_or(0)).unwrap_or(0));
-    let (ready, available, next) = availability(&active, min_ready);
+    let (ready, available, next) = availability(&active, min_ready(spec.min_ready_seconds));
     let template_labels = spec
         .template
         .as_ref()
@@ -207,9 +128,9 @@ async fn reconcile(set: Arc<ReplicaSet>, context: Arc<Context>) -> Reconciled {
     if let Some(conditions) = current.get("conditions").filter(|value| !value.is_null()) {
         status["conditions"] = conditions.clone();
     }
-    let sets: Api<ReplicaSet> = Api::namespaced(context.client.clone(), &namespace);
+    let sets: Api<ReplicaSet> = Api::namespaced(context.client.clone(), namespace);
     context
-        .write_status(&sets, &name, &normalized(&current), status)
+        .write_status(&sets, name, &normalized(&current), status)
         .await?;
     Ok(next.map_or_else(Action::await_change, Action::requeue))
 }

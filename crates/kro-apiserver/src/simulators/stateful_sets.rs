@@ -18,7 +18,8 @@ use kube::runtime::watcher;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::replica_sets::{availability, controlled_pods, normalized};
+use super::pod_sets::{PodSet, availability, min_ready};
+use super::replica_sets::normalized;
 use super::support::{
     Context, PodName, ReconcileError, Reconciled, controller_reference, drive, pod_active,
     pod_from_template, pod_ready, template_hash, to_json,
@@ -64,20 +65,17 @@ fn revision_label(pod: &Pod) -> Option<&String> {
     pod.labels().get(REVISION_LABEL)
 }
 
-async fn delete_pod(api: &Api<Pod>, name: &str) -> Result<bool, ReconcileError> {
-    match api.delete(name, &DeleteParams::default()).await {
-        Ok(_) => Ok(true),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(error) => Err(error.into()),
-    }
-}
-
 async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Reconciled {
-    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
+    let spec = set.spec.clone().unwrap_or_default();
+    let Some(pod_set) = PodSet::adopting(&context, set.as_ref(), &spec.selector).await? else {
         return Ok(Action::await_change());
     };
-    let name = set.name_any();
-    let spec = set.spec.clone().unwrap_or_default();
+    let PodSet {
+        namespace,
+        name,
+        pods,
+        api: pod_api,
+    } = &pod_set;
     let replicas = usize::try_from(spec.replicas.unwrap_or(1).max(0)).unwrap_or(0);
     let ordered = spec.pod_management_policy.as_deref() != Some("Parallel");
     let rolling = spec
@@ -86,15 +84,7 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         .and_then(|strategy| strategy.type_.as_deref())
         != Some("OnDelete");
     let template = to_json(&spec.template);
-    let revision = revision_of(&name, &template);
-    let pods = controlled_pods(
-        &context,
-        &namespace,
-        Some(&spec.selector),
-        &uid,
-        Some(set.as_ref()),
-    )
-    .await?;
+    let revision = revision_of(name, &template);
     let mut by_ordinal: BTreeMap<usize, &Pod> = BTreeMap::new();
     for pod in pods
         .iter()
@@ -111,7 +101,6 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
     let running_ready = |pod: &Pod| {
         pod_ready(pod) && pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
     };
-    let pod_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
     let owner = controller_reference(set.as_ref())?;
     // Create the missing pods in order.
     for ordinal in 0..replicas {
@@ -130,7 +119,7 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         let mut pod_template = template.clone();
         for claim in spec.volume_claim_templates.iter().flatten() {
             let claim_name = format!("{}-{pod_name}", claim.name_any());
-            ensure_claim(&context, &namespace, &claim_name, claim, &spec.selector).await?;
+            ensure_claim(&context, namespace, &claim_name, claim, &spec.selector).await?;
             let volume = json!({"name": claim.name_any(), "persistentVolumeClaim": {"claimName": claim_name}});
             match pod_template
                 .pointer_mut("/spec/volumes")
@@ -187,7 +176,7 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
             break;
         }
         let pod_name = format!("{name}-{ordinal}");
-        if delete_pod(&pod_api, &pod_name).await? {
+        if pod_set.delete(&pod_name, &DeleteParams::default()).await? {
             let message = format!("delete Pod {pod_name} in StatefulSet {name} successful");
             context
                 .event(
@@ -211,7 +200,9 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
                 .is_some_and(|pod| revision_label(pod) != Some(&revision))
         });
         if let Some(ordinal) = outdated {
-            delete_pod(&pod_api, &format!("{name}-{ordinal}")).await?;
+            pod_set
+                .delete(&format!("{name}-{ordinal}"), &DeleteParams::default())
+                .await?;
         }
     }
     let live: Vec<&Pod> = by_ordinal
@@ -219,10 +210,7 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         .copied()
         .filter(|pod| pod_active(pod))
         .collect();
-    let min_ready = std::time::Duration::from_secs(
-        u64::try_from(spec.min_ready_seconds.unwrap_or(0)).unwrap_or(0),
-    );
-    let (ready, available, next) = availability(&live, min_ready);
+    let (ready, available, next) = availability(&live, min_ready(spec.min_ready_seconds));
     let updated = live
         .iter()
         .filter(|pod| revision_label(pod) == Some(&revision))
@@ -257,8 +245,8 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
             status[field] = json!(count);
         }
     }
-    let sets: Api<StatefulSet> = Api::namespaced(context.client.clone(), &namespace);
-    context.write_status(&sets, &name, &current, status).await?;
+    let sets: Api<StatefulSet> = Api::namespaced(context.client.clone(), namespace);
+    context.write_status(&sets, name, &current, status).await?;
     Ok(next.map_or_else(Action::await_change, Action::requeue))
 }
 
@@ -289,11 +277,16 @@ async fn ensure_claim(
 }
 
 async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconciled {
-    let Some((namespace, uid)) = super::support::acting_on(set.as_ref()) else {
+    let spec = set.spec.clone().unwrap_or_default();
+    let Some(pod_set) = PodSet::adopting(&context, set.as_ref(), &spec.selector).await? else {
         return Ok(Action::await_change());
     };
-    let name = set.name_any();
-    let spec = set.spec.clone().unwrap_or_default();
+    let PodSet {
+        namespace,
+        name,
+        api: pod_api,
+        ..
+    } = &pod_set;
     let template = to_json(&spec.template);
     let revision = template_hash(&serde_json::to_string(&template).unwrap_or_default());
     let generation = set.metadata.generation.unwrap_or(0);
@@ -302,23 +295,14 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
         .as_ref()
         .and_then(|strategy| strategy.type_.as_deref())
         != Some("OnDelete");
-    let pods = controlled_pods(
-        &context,
-        &namespace,
-        Some(&spec.selector),
-        &uid,
-        Some(set.as_ref()),
-    )
-    .await?;
-    let live: Vec<&Pod> = pods.iter().filter(|pod| pod_active(pod)).collect();
-    let pod_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+    let live = pod_set.active();
     if live.is_empty() {
         let owner = controller_reference(set.as_ref())?;
         let labels = [
             (REVISION_LABEL, revision.clone()),
             ("pod-template-generation", generation.to_string()),
         ];
-        let pod = pod_from_template(&template, PodName::Generated(&name), &labels, &owner)?;
+        let pod = pod_from_template(&template, PodName::Generated(name), &labels, &owner)?;
         let created = pod_api.create(&context.post_params(), &pod).await?;
         let message = format!("Created pod: {}", created.name_any());
         context
@@ -334,7 +318,9 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
         // One pod per node: extra ones go, and an outdated one is replaced.
         for (index, pod) in live.iter().enumerate() {
             if (index > 0 || revision_label(pod) != Some(&revision))
-                && delete_pod(&pod_api, &pod.name_any()).await?
+                && pod_set
+                    .delete(&pod.name_any(), &DeleteParams::default())
+                    .await?
             {
                 let message = format!("Deleted pod: {}", pod.name_any());
                 context
@@ -349,10 +335,7 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
             }
         }
     }
-    let min_ready = std::time::Duration::from_secs(
-        u64::try_from(spec.min_ready_seconds.unwrap_or(0)).unwrap_or(0),
-    );
-    let (ready, available, next) = availability(&live, min_ready);
+    let (ready, available, next) = availability(&live, min_ready(spec.min_ready_seconds));
     let scheduled = live
         .iter()
         .filter(|pod| {
@@ -387,7 +370,7 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
             status[field] = json!(count);
         }
     }
-    let sets: Api<DaemonSet> = Api::namespaced(context.client.clone(), &namespace);
-    context.write_status(&sets, &name, &current, status).await?;
+    let sets: Api<DaemonSet> = Api::namespaced(context.client.clone(), namespace);
+    context.write_status(&sets, name, &current, status).await?;
     Ok(next.map_or_else(Action::await_change, Action::requeue))
 }

@@ -1,0 +1,94 @@
+//! How answers are encoded: objects with warnings, Tables, `PartialObjectMetadata`, and lists.
+
+use axum::response::Response;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::http_util::json_response;
+use crate::tables;
+
+use super::request::{Query, Target};
+
+pub(super) fn object_response(code: StatusCode, object: &Value, warnings: &[String]) -> Response {
+    let mut response = json_response(code, object);
+    for warning in warnings {
+        let text = format!(
+            "299 - {}",
+            serde_json::to_string(warning).unwrap_or_default()
+        );
+        if let Ok(value) = HeaderValue::from_str(&text) {
+            response.headers_mut().append(http::header::WARNING, value);
+        }
+    }
+    response
+}
+
+/// Whether the client asked for objects as `PartialObjectMetadata` (metadata only, as
+/// kube-rs's and client-go's metadata informers do) before plain JSON.
+pub(super) fn metadata_only(headers: &HeaderMap) -> bool {
+    for range in crate::http_util::accepted(headers) {
+        match range.parameter("as") {
+            Some("PartialObjectMetadata" | "PartialObjectMetadataList") => {
+                if range.parameter("g") == Some("meta.k8s.io")
+                    && matches!(range.parameter("v"), Some("v1" | "v1beta1"))
+                {
+                    return true;
+                }
+            }
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
+/// An object as `PartialObjectMetadata`: its metadata alone.
+pub(super) fn partial_object(object: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+/// The Table form a request asked for: its version and what rows carry.
+pub(super) fn table_request(
+    query: &Query,
+    headers: &HeaderMap,
+) -> Result<Option<(&'static str, tables::IncludeObject)>, ApiError> {
+    let Some(version) = tables::wanted(headers) else {
+        return Ok(None);
+    };
+    let include = tables::IncludeObject::parse(query.get("includeObject")).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "invalid includeObject {:?}: use None, Metadata or Object",
+            query.get("includeObject").unwrap_or_default()
+        ))
+    })?;
+    Ok(Some((version, include)))
+}
+
+/// A list as kube-apiserver encodes it: items of built-in kinds without `apiVersion` and
+/// `kind` (typed lists drop them), items of custom resources with them and an empty
+/// `continue` on the last page (unstructured lists keep it).
+pub(super) fn list_body(target: &Target, mut metadata: Value, mut items: Vec<Value>) -> Value {
+    if target.resource.custom.is_some() {
+        if metadata.get("continue").is_none() {
+            metadata["continue"] = json!("");
+        }
+    } else {
+        for item in &mut items {
+            if let Value::Object(map) = item {
+                map.remove("apiVersion");
+                map.remove("kind");
+            }
+        }
+    }
+    json!({
+        "kind": target.resource.list_kind(),
+        "apiVersion": target.resource.api_version(),
+        "metadata": metadata,
+        "items": items,
+    })
+}

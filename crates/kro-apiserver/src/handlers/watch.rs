@@ -1,0 +1,273 @@
+//! Watches: the initial events, resumption from a resourceVersion, selector transitions,
+//! bookmarks, Tables and expiry.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use http::HeaderValue;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::error::ApiError;
+use crate::objects::meta_str;
+use crate::state::WatchSlot;
+use crate::storage::{Change, ChangeType};
+use crate::tables;
+
+use super::request::ResourceRequest;
+use super::request::{Selection, Target, require_verb};
+use super::response::{metadata_only, partial_object, table_request};
+
+/// How watch events carry objects: as they are, or as one-row Tables (the first with the
+/// column definitions) when the client asked for Tables.
+pub(super) struct EventFormat {
+    pub(super) table: Option<(&'static str, tables::IncludeObject, tables::Printer)>,
+    pub(super) headers_sent: bool,
+    /// Objects as `PartialObjectMetadata`.
+    pub(super) metadata_only: bool,
+}
+
+impl EventFormat {
+    fn line(&mut self, event_type: &str, object: &Value) -> Bytes {
+        let Some((version, include, printer)) = &self.table else {
+            if self.metadata_only && event_type != "BOOKMARK" {
+                return event_line(event_type, &partial_object(object));
+            }
+            return event_line(event_type, object);
+        };
+        let metadata =
+            json!({"resourceVersion": meta_str(object, "resourceVersion").unwrap_or_default()});
+        let table = printer.table(
+            version,
+            std::iter::once(object),
+            metadata,
+            *include,
+            !self.headers_sent,
+        );
+        self.headers_sent = true;
+        event_line(event_type, &table)
+    }
+}
+
+/// One line of a watch stream.
+pub(super) fn event_line(event_type: &str, object: &Value) -> Bytes {
+    let mut line =
+        serde_json::to_vec(&json!({ "type": event_type, "object": object })).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
+}
+
+/// What a change means to a watcher with a selection: the event to send, if any.
+/// The event a watcher of `target` with `selection` gets for `change`, if any. An object that
+/// leaves the selection is DELETED with its previous content at the change's
+/// resourceVersion, as kube-apiserver's watch cache sends it.
+pub(super) fn filter_change<'a>(
+    target: &Target,
+    selection: &Selection,
+    change: &'a Change,
+) -> Option<(&'static str, Cow<'a, Value>)> {
+    if !change.key.group.eq(target.group()) || change.key.resource != target.resource.plural {
+        return None;
+    }
+    if let Some(namespace) = &target.namespace
+        && change.key.namespace != *namespace
+    {
+        return None;
+    }
+    let now = selection.matches(&change.object);
+    let before = change
+        .previous
+        .as_deref()
+        .is_some_and(|previous| selection.matches(previous));
+    let current = || Cow::Borrowed(&*change.object);
+    match change.change_type {
+        ChangeType::Added => now.then(|| ("ADDED", current())),
+        ChangeType::Deleted => before.then(|| ("DELETED", current())),
+        ChangeType::Modified => match (before, now) {
+            (true, true) => Some(("MODIFIED", current())),
+            (false, true) => Some(("ADDED", current())),
+            (true, false) => {
+                let mut last = change
+                    .previous
+                    .as_deref()
+                    .cloned()
+                    .unwrap_or_else(|| Value::clone(&change.object));
+                if let Some(version) = change.object.pointer("/metadata/resourceVersion") {
+                    last["metadata"]["resourceVersion"] = version.clone();
+                }
+                Some(("DELETED", Cow::Owned(last)))
+            }
+            (false, false) => None,
+        },
+    }
+}
+
+pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
+    let ResourceRequest {
+        state,
+        target,
+        query,
+        headers,
+        ..
+    } = request;
+    require_verb(target, "watch")?;
+    let mut format = EventFormat {
+        table: table_request(query, headers)?
+            .map(|(version, include)| (version, include, tables::Printer::of(&target.resource))),
+        headers_sent: false,
+        metadata_only: metadata_only(headers),
+    };
+    if query.flag("sendInitialEvents") {
+        return Err(ApiError::invalid_request(
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled".to_owned(),
+        ));
+    }
+    let selection = Selection::parse(target, query)?;
+    let bookmarks = query.flag("allowWatchBookmarks");
+    let timeout = match query.get("timeoutSeconds") {
+        Some(text) => Duration::from_secs(
+            text.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {text:?}")))?,
+        ),
+        None => Duration::from_secs(1800 + u64::from(uuid::Uuid::new_v4().as_bytes()[0]) * 7),
+    };
+    let Some(slot) = WatchSlot::acquire(state) else {
+        return Err(ApiError::new(
+            429,
+            "TooManyRequests",
+            "too many watches are open".to_owned(),
+        ));
+    };
+    let (sender, receiver) = mpsc::channel::<Bytes>(256);
+    let mut initial = Vec::new();
+    let (live, start_revision) = match query
+        .get("resourceVersion")
+        .filter(|v| !v.is_empty() && *v != "0")
+    {
+        None => {
+            let listed = state.store.list(
+                target.group(),
+                target.plural(),
+                target.namespace.as_deref(),
+                true,
+            );
+            for object in listed
+                .objects
+                .iter()
+                .filter(|object| selection.matches(object))
+            {
+                initial.push(format.line("ADDED", object));
+            }
+            (listed.live, listed.revision)
+        }
+        Some(text) => {
+            let revision: u64 = text
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version {text:?}")))?;
+            match state.store.watch_from(revision) {
+                Ok(start) => {
+                    for change in &start.backlog {
+                        if let Some((event_type, object)) =
+                            filter_change(target, &selection, change)
+                        {
+                            initial.push(format.line(event_type, &object));
+                        }
+                    }
+                    (Some(start.live), start.revision)
+                }
+                Err(error) if error.code == 410 => {
+                    initial.push(event_line("ERROR", &error.to_status()));
+                    (None, revision)
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    };
+    let target = Target {
+        resource: Arc::clone(&target.resource),
+        namespace: target.namespace.clone(),
+        name: None,
+        subresource: None,
+    };
+    let interval = state.config.bookmark_interval;
+    let mut expiry = state.watch_expiry.subscribe();
+    tokio::spawn(async move {
+        let _slot = slot;
+        for line in initial {
+            if sender.send(line).await.is_err() {
+                return;
+            }
+        }
+        let Some(mut live) = live else {
+            return;
+        };
+        let mut last_revision = start_revision;
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+        loop {
+            tokio::select! {
+                () = &mut deadline => return,
+                () = sender.closed() => return,
+                _ = expiry.changed() => {
+                    let error = ApiError::expired(format!(
+                        "too old resource version: {last_revision} (the watch was expired)"
+                    ));
+                    let _ = sender.send(event_line("ERROR", &error.to_status())).await;
+                    return;
+                }
+                _ = ticker.tick(), if bookmarks => {
+                    let bookmark = json!({
+                        "kind": target.resource.gvk.kind(),
+                        "apiVersion": target.resource.api_version(),
+                        "metadata": { "resourceVersion": last_revision.to_string() },
+                    });
+                    if sender.send(event_line("BOOKMARK", &bookmark)).await.is_err() {
+                        return;
+                    }
+                }
+                received = live.recv() => match received {
+                    Ok(change) => {
+                        if change.revision <= last_revision {
+                            continue;
+                        }
+                        last_revision = change.revision;
+                        if let Some((event_type, object)) = filter_change(&target, &selection, &change)
+                            && sender.send(format.line(event_type, &object)).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let error = ApiError::expired(format!(
+                            "too old resource version: {last_revision} (the watch fell behind)"
+                        ));
+                        let _ = sender.send(event_line("ERROR", &error.to_status())).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver
+            .recv()
+            .await
+            .map(|line| (Ok::<Bytes, Infallible>(line), receiver))
+    });
+    let mut response = Response::new(Body::from_stream(stream));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(response)
+}
