@@ -9,27 +9,30 @@
 //! **Must not:** talk to an API server except through kube-rs, or evaluate CEL on its own: every
 //! decision about desired state comes from the runtime's plan.
 
+mod apply;
 pub mod crd_plan;
+mod error;
 pub mod events;
 mod instance;
 pub mod kinds;
 pub mod leader;
 mod manager;
 pub mod metrics;
+mod object_json;
 pub mod queue;
 mod rgd;
 pub mod rgd_crd;
 pub mod rgd_status;
 pub mod schemas;
+mod settings;
 pub mod watches;
 
+pub use apply::APPLY_MANAGER;
 pub use crd_plan::{
     ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
     desired_crd, plan_crd,
 };
-pub use instance::{
-    APPLY_MANAGER, LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER, Settings,
-};
+pub use instance::{LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER};
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;
@@ -37,3 +40,4 @@ pub use rgd::{CRD_MANAGER, install_rgd_crd, rgd_resource, used_kinds};
 pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};
+pub use settings::Settings;

@@ -3,12 +3,36 @@
 use std::sync::Arc;
 
 use kube::Client;
+use tokio::task::JoinHandle;
 
-use crate::instance::{Settings, Shared};
 use crate::kinds::Kinds;
 use crate::metrics::Metrics;
 use crate::rgd::{RgdController, install_rgd_crd};
+use crate::settings::Settings;
 use crate::watches::{Router, Watches};
+
+/// What the controllers of a process share.
+pub(crate) struct Shared {
+    pub(crate) client: kube::Client,
+    pub(crate) kinds: Kinds,
+    pub(crate) watches: Watches,
+    pub(crate) router: Arc<Router>,
+    pub(crate) settings: Settings,
+    pub(crate) events: crate::events::Recorder,
+    pub(crate) metrics: crate::metrics::Metrics,
+}
+
+/// Stops a controller's tasks: the first is its watch (aborted); the others are workers that
+/// end once its queue is shut down (awaited, so reconciles under way finish).
+pub(crate) async fn stop_tasks(tasks: Vec<JoinHandle<()>>) {
+    let mut tasks = tasks.into_iter();
+    if let Some(watch) = tasks.next() {
+        watch.abort();
+    }
+    for worker in tasks {
+        let _ = worker.await;
+    }
+}
 
 /// Why the controllers could not start.
 #[derive(Debug, thiserror::Error)]

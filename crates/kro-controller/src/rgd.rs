@@ -30,12 +30,12 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
+use crate::error::ReconcileError;
 use crate::events::EventType;
-use crate::instance::{
-    GraphVersion, InstanceController, ReconcileError, Shared, merge_patch, now, stop_tasks, text,
-    to_json,
-};
+use crate::instance::{GraphVersion, InstanceController};
 use crate::kinds::ServedKind;
+use crate::manager::{Shared, stop_tasks};
+use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::WorkQueue;
 use crate::rgd_status::{
     ConditionValue, RgdObservation, graph_accepted, graph_rejected, kind_ready, rgd_status,
