@@ -9,14 +9,39 @@ use kro_runtime::{DesiredObject, ObjectKey};
 use kube::api::{Patch, PatchParams};
 use serde_json::Value as Json;
 
-use crate::error::ReconcileError;
 use crate::instance::GraphVersion;
-use crate::kinds::ServedKind;
+use crate::kinds::{KindError, ServedKind};
 use crate::manager::Shared;
-use crate::object_json::{text, to_json};
+use crate::object_json::text;
 
 /// The field manager of the objects kro applies.
 pub const APPLY_MANAGER: &str = "kro.run/applyset";
+
+/// Why an object could not be applied.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The server does not serve the object's kind.
+    #[error(transparent)]
+    Kind(KindError),
+    /// The server refused the apply (or could not be reached).
+    #[error(transparent)]
+    Api(kube::Error),
+    /// The server's answer cannot be represented as JSON (a bug).
+    #[error("the applied object cannot be represented as JSON: {0}")]
+    Json(#[source] serde_json::Error),
+}
+
+impl ApplyError {
+    /// A stable CamelCase reason (for logs, events and metric labels).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ApplyError::Kind(_) => "KindNotServed",
+            ApplyError::Api(_) => "ApplyFailed",
+            ApplyError::Json(_) => "InternalError",
+        }
+    }
+}
 
 /// What kro last applied of one object.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,18 +56,21 @@ pub(crate) async fn apply(
     shared: &Shared,
     graph: &GraphVersion,
     batch: &[DesiredObject],
-) -> Vec<(DesiredObject, Result<Json, ReconcileError>)> {
+) -> Vec<(DesiredObject, Result<Json, ApplyError>)> {
     let params = PatchParams::apply(APPLY_MANAGER).force();
     let applies = batch.iter().cloned().map(|desired| {
         let params = params.clone();
         async move {
             let outcome = async {
-                let kind = served(shared, graph, &desired.key, &desired.object).await?;
+                let kind = served(shared, graph, &desired.key, &desired.object)
+                    .await
+                    .map_err(ApplyError::Kind)?;
                 let object = kind
                     .api(&shared.client, desired.key.namespace.as_deref())
                     .patch(&desired.key.name, &params, &Patch::Apply(&desired.object))
-                    .await?;
-                to_json(&object)
+                    .await
+                    .map_err(ApplyError::Api)?;
+                serde_json::to_value(&object).map_err(ApplyError::Json)
             }
             .await;
             (desired, outcome)
@@ -60,13 +88,13 @@ async fn served(
     graph: &GraphVersion,
     key: &ObjectKey,
     object: &Json,
-) -> Result<ServedKind, ReconcileError> {
+) -> Result<ServedKind, KindError> {
     if let Some((kind, _)) = graph.children.get(&(key.group.clone(), key.kind.clone())) {
         return Ok(kind.clone());
     }
     let api_version = text(object, "/apiVersion");
     let version = api_version.rsplit('/').next().unwrap_or(api_version);
-    Ok(shared.kinds.resolve(&key.group, version, &key.kind).await?)
+    shared.kinds.resolve(&key.group, version, &key.kind).await
 }
 
 /// Whether an object must be applied: kro has no record of applying this intent to this

@@ -31,7 +31,7 @@ use tracing::Instrument;
 
 use crate::apply::{Applied, apply, intent, needs_apply, owned_fields};
 use crate::crd_plan::RgdIdentity;
-use crate::error::ReconcileError;
+use crate::error::{Problems, ReconcileError, ResourceError};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
@@ -259,7 +259,7 @@ impl InstanceController {
                         *attempt
                     };
                     let delay = shared.settings.retry_delay(attempt);
-                    tracing::warn!(kind = %self.kind.resource.kind, instance = %key, %error, ?delay, "reconcile failed");
+                    tracing::warn!(kind = %self.kind.resource.kind, instance = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
                     self.queue.add_after(key, delay);
                 }
             }
@@ -287,7 +287,11 @@ impl InstanceController {
             return self.delete(shared, &graph, &instance).await;
         }
         let mut facts = ControllerFacts {
-            managed: self.ensure_managed(shared, &graph, &mut instance).await,
+            // The runtime's facts carry messages: the error becomes text here.
+            managed: self
+                .ensure_managed(shared, &graph, &mut instance)
+                .await
+                .map_err(|error| error.to_string()),
             suspended: is_suspended(&instance),
             ..ControllerFacts::default()
         };
@@ -327,7 +331,7 @@ impl InstanceController {
                 )
                 .await
             {
-                problems.push(format!("updating the ApplySet inventory: {error}"));
+                problems.push(ResourceError::Inventory(Box::new(error)));
                 break current;
             }
             tracing::debug!(objects = batch.len(), "applying");
@@ -337,7 +341,10 @@ impl InstanceController {
                         self.remember(&uid, &desired, &applied);
                         observed.insert(applied);
                     }
-                    Err(error) => problems.push(format!("applying {}: {error}", desired.key)),
+                    Err(source) => problems.push(ResourceError::Apply {
+                        key: desired.key,
+                        source,
+                    }),
                 }
             }
         };
@@ -349,7 +356,7 @@ impl InstanceController {
             problems.push(error);
         }
         if !problems.is_empty() {
-            facts.resources = Err(problems.join("; "));
+            facts.resources = Err(Problems(&problems).to_string());
             current = plan(&graph.graph, &instance, &observed, &options(&facts));
         }
         let was_active = text(&instance, "/status/state") == "ACTIVE";
@@ -368,12 +375,17 @@ impl InstanceController {
             }
             Ok(None)
         } else {
-            let message = problems.join("; ");
+            let error = ReconcileError::Resources(problems);
             shared
                 .events
-                .record(&instance, EventType::Warning, "ReconcileFailed", &message)
+                .record(
+                    &instance,
+                    EventType::Warning,
+                    "ReconcileFailed",
+                    &error.to_string(),
+                )
                 .await;
-            Err(ReconcileError::Other(message))
+            Err(error)
         }
     }
 
@@ -386,7 +398,7 @@ impl InstanceController {
         instance: &Json,
         current: &Plan,
         observed: &Observed,
-        problems: &mut Vec<String>,
+        problems: &mut Vec<ResourceError>,
     ) -> Vec<DesiredObject> {
         let applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
         let records = applied.get(uid);
@@ -412,10 +424,10 @@ impl InstanceController {
                         ),
                     );
                     if !part_of.is_empty() && part_of != parent_id {
-                        problems.push(format!(
-                            "{} belongs to another instance (ApplySet {part_of})",
-                            desired.key
-                        ));
+                        problems.push(ResourceError::OwnedElsewhere {
+                            key: desired.key.clone(),
+                            applyset: part_of.to_owned(),
+                        });
                         continue;
                     }
                 }
@@ -491,7 +503,7 @@ impl InstanceController {
         shared: &Shared,
         graph: &GraphVersion,
         instance: &mut Json,
-    ) -> Result<(), String> {
+    ) -> Result<(), ReconcileError> {
         let labels = json!({
             OWNED_LABEL: "true",
             KRO_VERSION_LABEL: shared.settings.kro_version,
@@ -517,16 +529,10 @@ impl InstanceController {
             instance,
             json!({"finalizers": [FINALIZER], "labels": labels}),
         );
-        match self
+        *instance = self
             .patch_instance(shared, instance, LABELLER_MANAGER, &body)
-            .await
-        {
-            Ok(updated) => {
-                *instance = updated;
-                Ok(())
-            }
-            Err(error) => Err(error.to_string()),
-        }
+            .await?;
+        Ok(())
     }
 
     fn metadata_body(&self, instance: &Json, mut metadata: Json) -> Json {

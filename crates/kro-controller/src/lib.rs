@@ -27,7 +27,7 @@ pub mod schemas;
 mod settings;
 pub mod watches;
 
-pub use apply::APPLY_MANAGER;
+pub use apply::{APPLY_MANAGER, ApplyError};
 pub use crd_plan::{
     ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
     desired_crd, plan_crd,
@@ -36,7 +36,7 @@ pub use instance::{LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATU
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;
-pub use rgd::{CRD_MANAGER, install_rgd_crd, rgd_resource, used_kinds};
+pub use rgd::{CRD_MANAGER, EstablishError, install_rgd_crd, rgd_resource, used_kinds};
 pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};

@@ -41,8 +41,8 @@ pub enum StartError {
     #[error(transparent)]
     Api(#[from] kube::Error),
     /// The ResourceGraphDefinition CRD did not become Established.
-    #[error("{0}")]
-    NotEstablished(String),
+    #[error(transparent)]
+    NotEstablished(crate::rgd::EstablishError),
 }
 
 /// The running controllers: the RGD controller and an instance controller per kind.

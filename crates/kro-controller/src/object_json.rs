@@ -49,7 +49,7 @@ pub(crate) fn text<'a>(object: &'a Json, pointer: &str) -> &'a str {
 
 /// An object as JSON.
 pub(crate) fn to_json(object: &DynamicObject) -> Result<Json, ReconcileError> {
-    serde_json::to_value(object).map_err(|error| ReconcileError::Other(error.to_string()))
+    serde_json::to_value(object).map_err(ReconcileError::Json)
 }
 
 /// Now, as Kubernetes writes times.

@@ -187,7 +187,7 @@ impl RgdController {
                     let attempt = failures.entry(name.clone()).or_insert(0);
                     *attempt = attempt.saturating_add(1);
                     let delay = self.shared.settings.retry_delay(*attempt);
-                    tracing::warn!(rgd = %name, %error, ?delay, "reconcile failed");
+                    tracing::warn!(rgd = %name, reason = error.reason(), %error, ?delay, "reconcile failed");
                     self.queue.add_after(name, delay);
                 }
             }
@@ -273,7 +273,7 @@ impl RgdController {
             &used_kinds(&definition),
         )
         .await
-        .map_err(|error| ReconcileError::Other(format!("reading schemas: {error}")))?;
+        .map_err(ReconcileError::Schemas)?;
         let built = build_graph(
             &definition,
             &SchemaSources::new().with(live).with(BuiltinCatalog),
@@ -344,7 +344,7 @@ impl RgdController {
             Some(message) => ConditionValue::fails("Failed", message),
             None => match wait_established(&crds, &crd_name).await {
                 Ok(()) => kind_ready(&graph.names.kind),
-                Err(message) => ConditionValue::fails("Failed", message),
+                Err(error) => ConditionValue::fails("Failed", error.to_string()),
             },
         };
         if kind_condition.status != crate::rgd_status::Truth::True {
@@ -517,14 +517,50 @@ fn condition_of(rgd: &Json, kind: &str) -> ConditionValue {
     }
 }
 
+/// Why a CRD is not Established.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EstablishError {
+    /// The CRD could not be read.
+    #[error("reading CRD {name}: {source}")]
+    Read {
+        /// The CRD's name.
+        name: String,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
+    /// The CRD is not Established in time.
+    #[error("CRD {name} is not Established after {}s", .after.as_secs())]
+    Timeout {
+        /// The CRD's name.
+        name: String,
+        /// How long kro waited.
+        after: Duration,
+    },
+}
+
+impl EstablishError {
+    /// A stable CamelCase reason (for logs, events and metric labels).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            EstablishError::Read { .. } => "CRDReadFailed",
+            EstablishError::Timeout { .. } => "CRDNotEstablished",
+        }
+    }
+}
+
 /// Waits until the CRD reports Established.
-async fn wait_established(crds: &Api<DynamicObject>, name: &str) -> Result<(), String> {
+async fn wait_established(crds: &Api<DynamicObject>, name: &str) -> Result<(), EstablishError> {
     let started = Instant::now();
     loop {
         let crd = crds
             .get(name)
             .await
-            .map_err(|error| format!("reading CRD {name}: {error}"))?;
+            .map_err(|source| EstablishError::Read {
+                name: name.to_owned(),
+                source,
+            })?;
         let established = crd
             .data
             .pointer("/status/conditions")
@@ -538,10 +574,10 @@ async fn wait_established(crds: &Api<DynamicObject>, name: &str) -> Result<(), S
             return Ok(());
         }
         if started.elapsed() > ESTABLISH_TIMEOUT {
-            return Err(format!(
-                "CRD {name} is not Established after {}s",
-                ESTABLISH_TIMEOUT.as_secs()
-            ));
+            return Err(EstablishError::Timeout {
+                name: name.to_owned(),
+                after: ESTABLISH_TIMEOUT,
+            });
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

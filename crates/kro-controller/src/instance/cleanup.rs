@@ -14,7 +14,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
 use super::{GraphVersion, InstanceController, add_member};
-use crate::error::ReconcileError;
+use crate::error::{ReconcileError, ResourceError};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::Shared;
@@ -30,12 +30,12 @@ impl InstanceController {
         graph: &GraphVersion,
         instance: &mut Json,
         current: &Plan,
-    ) -> Result<(), String> {
+    ) -> Result<(), ResourceError> {
         let uid = text(instance, "/metadata/uid").to_owned();
         let members = self
             .members(shared, graph, instance)
             .await
-            .map_err(|error| format!("listing managed objects: {error}"))?;
+            .map_err(|error| ResourceError::ListMembers(Box::new(error)))?;
         let desired: HashSet<&ObjectKey> = current
             .nodes
             .iter()
@@ -72,8 +72,8 @@ impl InstanceController {
         }
         for wave in deletion_waves(&prune, Some(&graph.graph)) {
             for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
-                if let Err(error) = outcome {
-                    return Err(format!("pruning {key}: {error}"));
+                if let Err(source) = outcome {
+                    return Err(ResourceError::Prune { key, source });
                 }
                 tracing::info!(object = %key, "pruned");
                 shared
@@ -94,7 +94,7 @@ impl InstanceController {
         }
         self.write_inventory(shared, instance, &inventory)
             .await
-            .map_err(|error| format!("updating the ApplySet inventory: {error}"))
+            .map_err(|error| ResourceError::Inventory(Box::new(error)))
     }
 
     /// The objects of the instance's ApplySet: from the watch caches for the kinds the graph
@@ -175,8 +175,12 @@ impl InstanceController {
         let waves = deletion_waves(&members, Some(&graph.graph));
         if let Some(wave) = waves.first() {
             for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
-                outcome
-                    .map_err(|error| ReconcileError::Other(format!("deleting {key}: {error}")))?;
+                if let Err(source) = outcome {
+                    return Err(ReconcileError::Resources(vec![ResourceError::Delete {
+                        key,
+                        source,
+                    }]));
+                }
                 tracing::info!(object = %key, order = wave.order, "deleted");
                 shared
                     .events
@@ -220,7 +224,7 @@ async fn delete_wave(
     graph: &GraphVersion,
     members: &[Json],
     keys: &[ObjectKey],
-) -> Vec<(ObjectKey, Result<(), ReconcileError>)> {
+) -> Vec<(ObjectKey, Result<(), kube::Error>)> {
     let deletions = keys.iter().cloned().filter_map(|key| {
         let member = members
             .iter()
@@ -245,7 +249,7 @@ async fn delete_wave(
 async fn discover_kind(
     shared: &Shared,
     (group, kind): &GroupKind,
-) -> Result<Option<ServedKind>, ReconcileError> {
+) -> Result<Option<ServedKind>, kube::Error> {
     let discovery = kube::discovery::Discovery::new(shared.client.clone())
         .filter(&[group.as_str()])
         .run()
@@ -266,7 +270,7 @@ async fn delete_object(
     graph: &GraphVersion,
     key: &ObjectKey,
     uid: Option<String>,
-) -> Result<(), ReconcileError> {
+) -> Result<(), kube::Error> {
     let kind = match graph.children.get(&(key.group.clone(), key.kind.clone())) {
         Some((kind, _)) => kind.clone(),
         None => match shared
@@ -295,6 +299,6 @@ async fn delete_object(
     {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error.into()),
+        Err(error) => Err(error),
     }
 }
