@@ -29,7 +29,7 @@ use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::apply::{Applied, apply, intent, needs_apply, owned_fields};
+use crate::apply::{Applier, ApplyConfig};
 use crate::crd_plan::RgdIdentity;
 use crate::error::{Problems, ReconcileError, ResourceError};
 use crate::events::EventType;
@@ -56,7 +56,7 @@ pub(crate) struct GraphVersion {
     pub(crate) graph: CompiledGraph,
     pub(crate) rgd: RgdIdentity,
     /// Managed objects, by the kinds the templates create.
-    pub(crate) children: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
+    children: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
     /// Every object, by the kinds externalRefs read.
     external: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
 }
@@ -104,7 +104,8 @@ pub(crate) struct InstanceController {
     graph: RwLock<Arc<GraphVersion>>,
     pub(crate) store: Store<DynamicObject>,
     pub(crate) queue: WorkQueue<InstanceRef>,
-    applied: Mutex<HashMap<String, HashMap<ObjectKey, Applied>>>,
+    /// Applies the instances' objects; what it remembers is scoped by instance UID.
+    applier: Applier,
     /// The state last written for each instance (by UID): the cache may lag behind a write,
     /// and a transition is counted once.
     written_states: Mutex<HashMap<String, String>>,
@@ -137,7 +138,11 @@ impl InstanceController {
             graph: RwLock::new(Arc::new(graph)),
             store: store.clone(),
             queue: queue.clone(),
-            applied: Mutex::default(),
+            applier: Applier::new(
+                shared.client.clone(),
+                ApplyConfig::default().concurrency(shared.settings.apply_concurrency),
+            )
+            .with_kinds(shared.kinds.clone()),
             written_states: Mutex::default(),
             failures: Mutex::default(),
             tasks: Mutex::default(),
@@ -335,14 +340,15 @@ impl InstanceController {
                 break current;
             }
             tracing::debug!(objects = batch.len(), "applying");
-            for (desired, outcome) in apply(shared, &graph, &batch).await {
-                match outcome {
-                    Ok(applied) => {
-                        self.remember(&uid, &desired, &applied);
-                        observed.insert(applied);
+            for applied in self.applier.apply_level(&uid, &batch, &observed).await {
+                match applied.outcome {
+                    Ok(outcome) => {
+                        if let Some(object) = outcome.into_applied() {
+                            observed.insert(object);
+                        }
                     }
                     Err(source) => problems.push(ResourceError::Apply {
-                        key: desired.key,
+                        key: applied.key,
                         source,
                     }),
                 }
@@ -400,8 +406,6 @@ impl InstanceController {
         observed: &Observed,
         problems: &mut Vec<ResourceError>,
     ) -> Vec<DesiredObject> {
-        let applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
-        let records = applied.get(uid);
         let own_set = text(instance, "/metadata/labels/applyset.kubernetes.io~1id").to_owned();
         let parent_id = if own_set.is_empty() {
             self.parent_id(instance)
@@ -431,8 +435,7 @@ impl InstanceController {
                         continue;
                     }
                 }
-                let record = records.and_then(|records| records.get(&desired.key));
-                if needs_apply(record, intent(&desired.object), existing) {
+                if self.applier.needs_apply(uid, desired, existing) {
                     batch.push(desired.clone());
                 }
             }
@@ -461,20 +464,6 @@ impl InstanceController {
         .id()
     }
 
-    fn remember(&self, uid: &str, desired: &DesiredObject, applied: &Json) {
-        let record = Applied {
-            intent: intent(&desired.object),
-            uid: text(applied, "/metadata/uid").to_owned(),
-            fields: owned_fields(applied).cloned(),
-        };
-        self.applied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(uid.to_owned())
-            .or_default()
-            .insert(desired.key.clone(), record);
-    }
-
     fn forget(&self, key: &InstanceRef) {
         // Records are keyed by UID; drop those of instances no longer cached.
         let live: HashSet<String> = self
@@ -483,10 +472,7 @@ impl InstanceController {
             .iter()
             .filter_map(|instance| instance.metadata.uid.clone())
             .collect();
-        self.applied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|uid, _| live.contains(uid));
+        self.applier.retain(|uid| live.contains(uid));
         self.written_states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -27,7 +27,7 @@ pub mod schemas;
 mod settings;
 pub mod watches;
 
-pub use apply::{APPLY_MANAGER, ApplyError};
+pub use apply::{APPLY_MANAGER, AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome};
 pub use crd_plan::{
     ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
     desired_crd, plan_crd,

@@ -2,7 +2,6 @@
 //! instance is deleted (highest apply order first, the finalizer last).
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::PoisonError;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
@@ -209,10 +208,7 @@ impl InstanceController {
             .api(&shared.client, Some(&namespace))
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
-        self.applied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(text(instance, "/metadata/uid"));
+        self.applier.forget(text(instance, "/metadata/uid"));
         Ok(None)
     }
 }
