@@ -2,12 +2,27 @@
 //!
 //! **Owns:** the ResourceGraphDefinition controller (compilation, CRD lifecycle, conditions);
 //! one dynamic controller per generated kind that reconciles instances; the apply engine
-//! (level-by-level concurrent server-side apply, pruning, ordered deletion); the `<Kind>Set`
-//! controller for horizontal scaling; shared watches and caches; metrics, events and leader
-//! election.
+//! (level-by-level concurrent server-side apply that skips unchanged objects), pruning and
+//! ordered deletion; shared watches and caches; metrics, events, readiness and leader
+//! election. Horizontal scaling of instances (a `<Kind>Set` controller) does not exist yet.
 //!
 //! **Must not:** talk to an API server except through kube-rs, or evaluate CEL on its own: every
 //! decision about desired state comes from the runtime's plan.
+//!
+//! **Modules:**
+//! - `manager`: the controllers of one process, started and stopped together ([`Manager`]);
+//!   `settings`: what they share ([`Settings`]).
+//! - `rgd`: the RGD controller, its reconcile in stages (compile, CRD, instance controller)
+//!   and one status write; [`crd_plan`], [`rgd_crd`] and [`rgd_status`]: the CRD it writes,
+//!   the RGD CRD it installs, and the status it reports.
+//! - `instance`: the controller of one generated kind (the reconcile loop: plan, apply level
+//!   by level, write status) and `instance/cleanup`: pruning and ordered deletion.
+//! - `apply`: the apply engine, usable on its own ([`Applier`]).
+//! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
+//!   the work queue, and the schemas read from the API server.
+//! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,
+//!   leader election, and what `/readyz` reports.
+//! - `error`: why reconciles fail; `object_json`: JSON views of objects.
 
 mod apply;
 pub mod crd_plan;
@@ -20,6 +35,7 @@ mod manager;
 pub mod metrics;
 mod object_json;
 pub mod queue;
+mod readiness;
 mod rgd;
 pub mod rgd_crd;
 pub mod rgd_status;
@@ -36,6 +52,7 @@ pub use instance::{LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATU
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;
+pub use readiness::{NotReady, Readiness};
 pub use rgd::{CRD_MANAGER, EstablishError, install_rgd_crd, rgd_resource, used_kinds};
 pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};

@@ -7,6 +7,7 @@ use tokio::task::JoinHandle;
 
 use crate::kinds::Kinds;
 use crate::metrics::Metrics;
+use crate::readiness::Readiness;
 use crate::rgd::{RgdController, install_rgd_crd};
 use crate::settings::Settings;
 use crate::watches::{Router, Watches};
@@ -49,6 +50,8 @@ pub enum StartError {
 pub struct Manager {
     shared: Arc<Shared>,
     rgds: Arc<RgdController>,
+    /// Where readiness is reported, once asked.
+    readiness: Option<Readiness>,
 }
 
 impl Manager {
@@ -74,7 +77,11 @@ impl Manager {
             metrics,
         });
         let rgds = RgdController::start(Arc::clone(&shared), settings.workers);
-        Ok(Manager { shared, rgds })
+        Ok(Manager {
+            shared,
+            rgds,
+            readiness: None,
+        })
     }
 
     /// Reconciles every RGD and every instance again now (as a periodic resync would).
@@ -82,8 +89,19 @@ impl Manager {
         self.rgds.resync().await;
     }
 
+    /// Reports into `readiness` from now on: ready once the controllers' watch caches have
+    /// synced (see [`Readiness`]); not ready from the moment [`shutdown`](Self::shutdown)
+    /// begins.
+    pub fn report_readiness(&mut self, readiness: &Readiness) {
+        readiness.running(self.rgds.caches());
+        self.readiness = Some(readiness.clone());
+    }
+
     /// Stops everything: reconciles under way finish, then the watches end.
     pub async fn shutdown(self) {
+        if let Some(readiness) = &self.readiness {
+            readiness.stopping();
+        }
         self.rgds.stop().await;
         self.shared.watches.stop();
     }

@@ -37,6 +37,7 @@ use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::WorkQueue;
+use crate::readiness::Caches;
 use crate::rgd_status::{
     ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
@@ -142,6 +143,14 @@ impl RgdController {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = tasks;
         controller
+    }
+
+    /// The caches readiness waits for: the RGDs, and the instances of every kind served.
+    pub(crate) fn caches(&self) -> Caches {
+        Caches {
+            rgds: self.store.clone(),
+            router: Arc::clone(&self.shared.router),
+        }
     }
 
     /// Stops the RGD workers, then every instance controller.
