@@ -16,9 +16,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{
-    APPLYSET_PART_OF_LABEL, ControllerFacts, DesiredObject, FINALIZER, Inventory,
-    KRO_VERSION_LABEL, OWNED_LABEL, ObjectKey, Observed, Parent, Plan, PlanOptions, RGD_ID_LABEL,
-    RGD_NAME_LABEL, Read, plan,
+    APPLYSET_PART_OF_LABEL, ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, plan,
 };
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
@@ -41,6 +39,10 @@ use crate::queue::WorkQueue;
 use crate::watches::{GroupKind, InstanceRef, Selection, Subscriber, cached};
 
 mod cleanup;
+mod observe;
+mod parent;
+
+use observe::fill;
 
 /// The field manager of the finalizer and labels on instances.
 pub const LABELLER_MANAGER: &str = "kro.run/labeller";
@@ -446,24 +448,6 @@ impl InstanceController {
         Vec::new()
     }
 
-    fn parent(&self, instance: &Json) -> (String, String) {
-        (
-            text(instance, "/metadata/name").to_owned(),
-            text(instance, "/metadata/namespace").to_owned(),
-        )
-    }
-
-    fn parent_id(&self, instance: &Json) -> String {
-        let (name, namespace) = self.parent(instance);
-        Parent {
-            name: &name,
-            namespace: &namespace,
-            kind: &self.kind.resource.kind,
-            group: &self.kind.resource.group,
-        }
-        .id()
-    }
-
     fn forget(&self, key: &InstanceRef) {
         // Records are keyed by UID; drop those of instances no longer cached.
         let live: HashSet<String> = self
@@ -481,148 +465,6 @@ impl InstanceController {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(key);
-    }
-
-    /// Puts kro's finalizer and labels on the instance (only when missing).
-    async fn ensure_managed(
-        &self,
-        shared: &Shared,
-        graph: &GraphVersion,
-        instance: &mut Json,
-    ) -> Result<(), ReconcileError> {
-        let labels = json!({
-            OWNED_LABEL: "true",
-            KRO_VERSION_LABEL: shared.settings.kro_version,
-            RGD_ID_LABEL: graph.rgd.uid,
-            RGD_NAME_LABEL: graph.rgd.name,
-        });
-        let has_finalizer = instance
-            .pointer("/metadata/finalizers")
-            .and_then(Json::as_array)
-            .is_some_and(|finalizers| finalizers.iter().any(|f| f == FINALIZER));
-        let labelled = labels.as_object().is_some_and(|wanted| {
-            wanted.iter().all(|(key, value)| {
-                instance
-                    .pointer("/metadata/labels")
-                    .and_then(|labels| labels.get(key))
-                    == Some(value)
-            })
-        });
-        if has_finalizer && labelled {
-            return Ok(());
-        }
-        let body = self.metadata_body(
-            instance,
-            json!({"finalizers": [FINALIZER], "labels": labels}),
-        );
-        *instance = self
-            .patch_instance(shared, instance, LABELLER_MANAGER, &body)
-            .await?;
-        Ok(())
-    }
-
-    fn metadata_body(&self, instance: &Json, mut metadata: Json) -> Json {
-        let (name, namespace) = self.parent(instance);
-        metadata["name"] = json!(name);
-        if !namespace.is_empty() {
-            metadata["namespace"] = json!(namespace);
-        }
-        json!({
-            "apiVersion": self.kind.resource.api_version,
-            "kind": self.kind.resource.kind,
-            "metadata": metadata,
-        })
-    }
-
-    async fn patch_instance(
-        &self,
-        shared: &Shared,
-        instance: &Json,
-        manager: &str,
-        body: &Json,
-    ) -> Result<Json, ReconcileError> {
-        let (name, namespace) = self.parent(instance);
-        let api = self.kind.api(&shared.client, Some(&namespace));
-        let updated = api
-            .patch(
-                &name,
-                &PatchParams::apply(manager).force(),
-                &Patch::Apply(body),
-            )
-            .await?;
-        to_json(&updated)
-    }
-
-    /// The inventory the instance carries (empty when it carries none or a broken one).
-    fn inventory(&self, instance: &Json) -> Inventory {
-        let (name, namespace) = self.parent(instance);
-        let empty = serde_json::Map::new();
-        let map = |pointer: &str| {
-            instance
-                .pointer(pointer)
-                .and_then(Json::as_object)
-                .unwrap_or(&empty)
-                .clone()
-        };
-        Parent {
-            name: &name,
-            namespace: &namespace,
-            kind: &self.kind.resource.kind,
-            group: &self.kind.resource.group,
-        }
-        .inventory(&map("/metadata/labels"), &map("/metadata/annotations"))
-        .unwrap_or_default()
-    }
-
-    /// Writes the ApplySet parent metadata for `inventory` when the instance says otherwise.
-    async fn write_inventory(
-        &self,
-        shared: &Shared,
-        instance: &mut Json,
-        inventory: &Inventory,
-    ) -> Result<(), ReconcileError> {
-        let (name, namespace) = self.parent(instance);
-        let parent = Parent {
-            name: &name,
-            namespace: &namespace,
-            kind: &self.kind.resource.kind,
-            group: &self.kind.resource.group,
-        };
-        let wanted = parent.metadata(inventory, &shared.settings.kro_version);
-        let current_matches = ["labels", "annotations"].iter().all(|part| {
-            wanted[part].as_object().is_some_and(|entries| {
-                entries.iter().all(|(key, value)| {
-                    instance
-                        .pointer(&format!("/metadata/{part}"))
-                        .and_then(|map| map.get(key))
-                        == Some(value)
-                })
-            })
-        });
-        if current_matches {
-            return Ok(());
-        }
-        let body = self.metadata_body(instance, wanted);
-        *instance = self
-            .patch_instance(shared, instance, PARENT_MANAGER, &body)
-            .await?;
-        Ok(())
-    }
-
-    /// Widens the inventory to cover `keys` before they are applied, so that deletion finds
-    /// them even if kro stops right after.
-    async fn grow_inventory<'a>(
-        &self,
-        shared: &Shared,
-        instance: &mut Json,
-        keys: impl Iterator<Item = &'a ObjectKey>,
-    ) -> Result<(), ReconcileError> {
-        let mut inventory = self.inventory(instance);
-        let namespace = text(instance, "/metadata/namespace").to_owned();
-        for key in keys {
-            add_member(&mut inventory, key, &namespace);
-        }
-        self.write_inventory(shared, instance, &inventory).await
     }
 
     /// Writes the plan's status when it differs from the instance's.
@@ -662,83 +504,6 @@ impl InstanceController {
             shared.metrics.instance_state_changed(&self.gvr, &from, to);
         }
         Ok(())
-    }
-}
-
-/// Fills `observed` with what the caches hold of the objects `current` needs and has not seen;
-/// `true` when anything was learned (so the plan is made again).
-async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Observed) -> bool {
-    let mut learned = false;
-    for desired in current.nodes.iter().flat_map(|node| &node.desired) {
-        if observed.is_known(&desired.key) {
-            continue;
-        }
-        let key = &desired.key;
-        match graph.children.get(&(key.group.clone(), key.kind.clone())) {
-            Some((kind, store)) => {
-                let _ = store.wait_until_ready().await;
-                match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
-                    Some(object) => {
-                        observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                    }
-                    None => observed.insert_absent(key.clone()),
-                }
-            }
-            None => observed.insert_absent(key.clone()),
-        }
-        learned = true;
-    }
-    for read in &current.reads {
-        match read {
-            Read::Object(key) => {
-                if observed.is_known(key) {
-                    continue;
-                }
-                match graph.external.get(&(key.group.clone(), key.kind.clone())) {
-                    Some((kind, store)) => {
-                        let _ = store.wait_until_ready().await;
-                        match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
-                            Some(object) => {
-                                observed
-                                    .insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                            }
-                            None => observed.insert_absent(key.clone()),
-                        }
-                    }
-                    None => observed.insert_absent(key.clone()),
-                }
-                learned = true;
-            }
-            Read::List(list) => {
-                if observed.is_listed(list) {
-                    continue;
-                }
-                if let Some((_, store)) =
-                    graph.external.get(&(list.group.clone(), list.kind.clone()))
-                {
-                    let _ = store.wait_until_ready().await;
-                    for object in store.state() {
-                        if list.namespace.is_none() || object.metadata.namespace == list.namespace {
-                            observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                        }
-                    }
-                }
-                observed.insert_listed(list.clone());
-                learned = true;
-            }
-        }
-    }
-    learned
-}
-
-fn add_member(inventory: &mut Inventory, key: &ObjectKey, parent_namespace: &str) {
-    inventory
-        .group_kinds
-        .insert((key.group.clone(), key.kind.clone()));
-    if let Some(namespace) = &key.namespace
-        && namespace != parent_namespace
-    {
-        inventory.namespaces.insert(namespace.clone());
     }
 }
 

@@ -12,7 +12,8 @@ use kro_runtime::{
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
-use super::{GraphVersion, InstanceController, add_member};
+use super::parent::add_member;
+use super::{GraphVersion, InstanceController};
 use crate::error::{ReconcileError, ResourceError};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
