@@ -13,10 +13,13 @@
 //! - `manager`: the controllers of one process, started and stopped together ([`Manager`]);
 //!   `settings`: what they share ([`Settings`]).
 //! - `rgd`: the RGD controller, its reconcile in stages (compile, CRD, instance controller)
-//!   and one status write; [`crd_plan`], [`rgd_crd`] and [`rgd_status`]: the CRD it writes,
-//!   the RGD CRD it installs, and the status it reports.
+//!   and one status write; [`crd_plan`], [`rgd_crd`] and [`rgd_status`](mod@rgd_status):
+//!   the CRD it writes, the RGD CRD it installs, and the status it reports; `established`:
+//!   waiting until a CRD is served.
 //! - `instance`: the controller of one generated kind (the reconcile loop: plan, apply level
-//!   by level, write status) and `instance/cleanup`: pruning and ordered deletion.
+//!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
+//!   ApplySet inventory), `instance/observe` (what the caches hold for a plan) and
+//!   `instance/cleanup` (pruning and ordered deletion).
 //! - `apply`: the apply engine, usable on its own ([`Applier`]).
 //! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
 //!   the work queue, and the schemas read from the API server.
@@ -27,6 +30,7 @@
 mod apply;
 pub mod crd_plan;
 mod error;
+mod established;
 pub mod events;
 mod instance;
 pub mod kinds;
@@ -48,13 +52,14 @@ pub use crd_plan::{
     ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
     desired_crd, plan_crd,
 };
+pub use established::EstablishError;
 pub use instance::{LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER};
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;
 pub use readiness::{NotReady, Readiness};
-pub use rgd::{CRD_MANAGER, EstablishError, install_rgd_crd, rgd_resource, used_kinds};
-pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
+pub use rgd::{CRD_MANAGER, rgd_resource, used_kinds};
+pub use rgd_crd::{RGD_CRD_NAME, install_rgd_crd, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};
 pub use settings::Settings;

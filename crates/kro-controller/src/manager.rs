@@ -8,7 +8,8 @@ use tokio::task::JoinHandle;
 use crate::kinds::Kinds;
 use crate::metrics::Metrics;
 use crate::readiness::Readiness;
-use crate::rgd::{RgdController, install_rgd_crd};
+use crate::rgd::RgdController;
+use crate::rgd_crd::install_rgd_crd;
 use crate::settings::Settings;
 use crate::watches::{Router, Watches};
 
@@ -43,7 +44,7 @@ pub enum StartError {
     Api(#[from] kube::Error),
     /// The ResourceGraphDefinition CRD did not become Established.
     #[error(transparent)]
-    NotEstablished(crate::rgd::EstablishError),
+    NotEstablished(crate::established::EstablishError),
 }
 
 /// The running controllers: the RGD controller and an instance controller per kind.

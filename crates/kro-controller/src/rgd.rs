@@ -31,6 +31,7 @@ use tracing::Instrument;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
 use crate::error::ReconcileError;
+use crate::established::wait_established;
 use crate::events::EventType;
 use crate::instance::{GraphVersion, InstanceController};
 use crate::kinds::ServedKind;
@@ -44,8 +45,6 @@ use crate::rgd_status::{
 
 /// The field manager of the CRDs kro writes.
 pub const CRD_MANAGER: &str = "kro.run/resource-graph-definition";
-/// How long a CRD may take to be Established.
-const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The RGD resource.
 pub fn rgd_resource() -> ApiResource {
@@ -589,92 +588,4 @@ fn condition_of(rgd: &Json, kind: &str) -> ConditionValue {
         }
         None => ConditionValue::unknown("Pending", ""),
     }
-}
-
-/// Why a CRD is not Established.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EstablishError {
-    /// The CRD could not be read.
-    #[error("reading CRD {name}: {source}")]
-    Read {
-        /// The CRD's name.
-        name: String,
-        /// Why.
-        #[source]
-        source: kube::Error,
-    },
-    /// The CRD is not Established in time.
-    #[error("CRD {name} is not Established after {}s", .after.as_secs())]
-    Timeout {
-        /// The CRD's name.
-        name: String,
-        /// How long kro waited.
-        after: Duration,
-    },
-}
-
-impl EstablishError {
-    /// A stable CamelCase reason (for logs, events and metric labels).
-    pub fn reason(&self) -> &'static str {
-        match self {
-            EstablishError::Read { .. } => "CRDReadFailed",
-            EstablishError::Timeout { .. } => "CRDNotEstablished",
-        }
-    }
-}
-
-/// Waits until the CRD reports Established.
-async fn wait_established(crds: &Api<DynamicObject>, name: &str) -> Result<(), EstablishError> {
-    let started = Instant::now();
-    loop {
-        let crd = crds
-            .get(name)
-            .await
-            .map_err(|source| EstablishError::Read {
-                name: name.to_owned(),
-                source,
-            })?;
-        let established = crd
-            .data
-            .pointer("/status/conditions")
-            .and_then(Json::as_array)
-            .is_some_and(|conditions| {
-                conditions.iter().any(|condition| {
-                    condition["type"] == "Established" && condition["status"] == "True"
-                })
-            });
-        if established {
-            return Ok(());
-        }
-        if started.elapsed() > ESTABLISH_TIMEOUT {
-            return Err(EstablishError::Timeout {
-                name: name.to_owned(),
-                after: ESTABLISH_TIMEOUT,
-            });
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Makes sure the API server serves ResourceGraphDefinitions: creates their CRD when it does
-/// not exist and waits until it is Established.
-///
-/// # Errors
-/// When the CRD cannot be created or read, or is not Established in time.
-pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
-    let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
-    let name = crate::rgd_crd::RGD_CRD_NAME;
-    if crds.get_opt(name).await?.is_none() {
-        crds.patch(
-            name,
-            &PatchParams::apply(CRD_MANAGER).force(),
-            &Patch::Apply(&crate::rgd_crd::resource_graph_definition_crd()),
-        )
-        .await?;
-        tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
-    }
-    wait_established(&crds, name)
-        .await
-        .map_err(crate::StartError::NotEstablished)
 }
