@@ -302,47 +302,82 @@ impl InstanceController {
             suspended: is_suspended(&instance),
             ..ControllerFacts::default()
         };
-        let options = |facts: &ControllerFacts| PlanOptions {
-            scheduling: shared.settings.scheduling,
-            kro_version: shared.settings.kro_version.clone(),
-            now: Some(now()),
-            controller: facts.clone(),
-            ..PlanOptions::default()
-        };
-        let uid = text(&instance, "/metadata/uid").to_owned();
         let mut observed = Observed::new();
         let mut problems = Vec::new();
+        let mut current = self
+            .apply_levels(
+                shared,
+                &graph,
+                &mut instance,
+                &facts,
+                &mut observed,
+                &mut problems,
+            )
+            .await;
+        if !facts.suspended
+            && problems.is_empty()
+            && let Err(error) = self.prune(shared, &graph, &mut instance, &current).await
+        {
+            problems.push(error);
+        }
+        if !problems.is_empty() {
+            facts.resources = Err(Problems(&problems).to_string());
+            current = plan(
+                &graph.graph,
+                &instance,
+                &observed,
+                &plan_options(shared, &facts),
+            );
+        }
+        self.report(shared, &instance, &current, problems).await
+    }
+
+    /// Plans and applies until nothing more can be applied: the lowest level whose objects
+    /// changed is applied (all of them at once), and the plan made again with the answers, so
+    /// that a level that is ready lets the next proceed. Stops at the first problem (recorded
+    /// in `problems`), when suspended, or after a bounded number of rounds; the last plan.
+    async fn apply_levels(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &mut Json,
+        facts: &ControllerFacts,
+        observed: &mut Observed,
+        problems: &mut Vec<ResourceError>,
+    ) -> Plan {
+        let uid = text(instance, "/metadata/uid").to_owned();
         let limit = 4 * graph.graph.levels.len() + 8;
         let mut rounds = 0;
-        let current = loop {
+        loop {
             rounds += 1;
-            let current = plan(&graph.graph, &instance, &observed, &options(&facts));
+            let current = plan(
+                &graph.graph,
+                instance,
+                observed,
+                &plan_options(shared, facts),
+            );
             if rounds >= limit {
-                break current;
+                return current;
             }
-            if fill(&graph, &current, &mut observed).await {
+            if fill(graph, &current, observed).await {
                 continue;
             }
             if facts.suspended || !problems.is_empty() {
-                break current;
+                return current;
             }
-            let batch = self.next_batch(&uid, &instance, &current, &observed, &mut problems);
+            let batch = self.next_batch(&uid, instance, &current, observed, problems);
             if batch.is_empty() {
-                break current;
+                return current;
             }
             if let Err(error) = self
-                .grow_inventory(
-                    shared,
-                    &mut instance,
-                    batch.iter().map(|desired| &desired.key),
-                )
+                .grow_inventory(shared, instance, batch.iter().map(|desired| &desired.key))
                 .await
             {
                 problems.push(ResourceError::Inventory(Box::new(error)));
-                break current;
+                return current;
             }
             tracing::debug!(objects = batch.len(), "applying");
-            for applied in self.applier.apply_level(&uid, &batch, &observed).await {
+            for applied in self.applier.apply_level(&uid, &batch, observed).await {
                 match applied.outcome {
                     Ok(outcome) => {
                         if let Some(object) = outcome.into_applied() {
@@ -355,26 +390,26 @@ impl InstanceController {
                     }),
                 }
             }
-        };
-        let mut current = current;
-        if !facts.suspended
-            && problems.is_empty()
-            && let Err(error) = self.prune(shared, &graph, &mut instance, &current).await
-        {
-            problems.push(error);
         }
-        if !problems.is_empty() {
-            facts.resources = Err(Problems(&problems).to_string());
-            current = plan(&graph.graph, &instance, &observed, &options(&facts));
-        }
-        let was_active = text(&instance, "/status/state") == "ACTIVE";
-        self.write_status(shared, &instance, &current).await?;
+    }
+
+    /// Writes the status `current` says and records the event the outcome deserves: `Active`
+    /// on becoming active, `ReconcileFailed` with every problem (then the reconcile fails).
+    async fn report(
+        &self,
+        shared: &Shared,
+        instance: &Json,
+        current: &Plan,
+        problems: Vec<ResourceError>,
+    ) -> Result<Option<Duration>, ReconcileError> {
+        let was_active = text(instance, "/status/state") == "ACTIVE";
+        self.write_status(shared, instance, current).await?;
         if problems.is_empty() {
             if !was_active && current.status.state == kro_runtime::InstanceState::Active {
                 shared
                     .events
                     .record(
-                        &instance,
+                        instance,
                         EventType::Normal,
                         "Active",
                         "all resources are created and ready",
@@ -387,7 +422,7 @@ impl InstanceController {
             shared
                 .events
                 .record(
-                    &instance,
+                    instance,
                     EventType::Warning,
                     "ReconcileFailed",
                     &error.to_string(),
@@ -504,6 +539,17 @@ impl InstanceController {
             shared.metrics.instance_state_changed(&self.gvr, &from, to);
         }
         Ok(())
+    }
+}
+
+/// The options of a plan: the settings, the time now, and the controller's `facts`.
+fn plan_options(shared: &Shared, facts: &ControllerFacts) -> PlanOptions {
+    PlanOptions {
+        scheduling: shared.settings.scheduling,
+        kro_version: shared.settings.kro_version.clone(),
+        now: Some(now()),
+        controller: facts.clone(),
+        ..PlanOptions::default()
     }
 }
 

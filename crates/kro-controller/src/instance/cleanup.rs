@@ -7,18 +7,18 @@ use std::time::Duration;
 use futures_util::{StreamExt, stream};
 use kro_runtime::{
     APPLYSET_PART_OF_LABEL, ControllerFacts, FINALIZER, INSTANCE_ID_LABEL, Inventory,
-    NODE_ID_LABEL, NodeState, ObjectKey, Observed, Plan, PlanOptions, Wait, deletion_waves, plan,
+    NODE_ID_LABEL, NodeState, ObjectKey, Observed, Plan, Wait, deletion_waves, plan,
 };
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
 use super::parent::add_member;
-use super::{GraphVersion, InstanceController};
+use super::{GraphVersion, InstanceController, plan_options};
 use crate::error::{ReconcileError, ResourceError};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::Shared;
-use crate::object_json::{now, text, to_json};
+use crate::object_json::{text, to_json};
 use crate::watches::{GroupKind, Selection};
 
 impl InstanceController {
@@ -162,13 +162,7 @@ impl InstanceController {
             deleting: true,
             ..ControllerFacts::default()
         };
-        let options = PlanOptions {
-            scheduling: shared.settings.scheduling,
-            kro_version: shared.settings.kro_version.clone(),
-            now: Some(now()),
-            controller: facts,
-            ..PlanOptions::default()
-        };
+        let options = plan_options(shared, &facts);
         let status = plan(&graph.graph, instance, &Observed::new(), &options);
         self.write_status(shared, instance, &status).await?;
         let members = self.members(shared, graph, instance).await?;
