@@ -70,7 +70,7 @@ impl Recorder {
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_nanos());
-        let now = crate::instance::now();
+        let now = crate::object_json::now();
         let mut involved = json!({
             "apiVersion": text("/apiVersion"),
             "kind": text("/kind"),

@@ -9,20 +9,16 @@
 //! intent is what was last applied, and which nobody else has touched since (same UID, same
 //! fields owned by kro), is not applied again: in steady state a reconcile writes nothing.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use futures_util::{StreamExt, stream};
+use futures_util::StreamExt;
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{
-    APPLYSET_PART_OF_LABEL, ControllerFacts, DesiredObject, FINALIZER, INSTANCE_ID_LABEL,
-    Inventory, KRO_VERSION_LABEL, NODE_ID_LABEL, NodeState, OWNED_LABEL, ObjectKey, Observed,
-    Parent, Plan, PlanOptions, RGD_ID_LABEL, RGD_NAME_LABEL, Read, Scheduling, Wait,
-    deletion_waves, plan,
+    APPLYSET_PART_OF_LABEL, ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, plan,
 };
-use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions};
+use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::{self, Event};
@@ -31,15 +27,23 @@ use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
+use crate::apply::{Applier, ApplyConfig};
 use crate::crd_plan::RgdIdentity;
+use crate::error::{Problems, ReconcileError, ResourceError};
 use crate::events::EventType;
-use crate::kinds::{Kinds, ServedKind};
+use crate::kinds::ServedKind;
+use crate::manager::{Shared, stop_tasks};
 use crate::metrics::{LiveSource, gvr_label};
+use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::WorkQueue;
-use crate::watches::{GroupKind, InstanceRef, Router, Selection, Subscriber, Watches, cached};
+use crate::watches::{GroupKind, InstanceRef, Selection, Subscriber, cached};
 
-/// The field manager of the objects kro applies.
-pub const APPLY_MANAGER: &str = "kro.run/applyset";
+mod cleanup;
+mod observe;
+mod parent;
+
+use observe::fill;
+
 /// The field manager of the finalizer and labels on instances.
 pub const LABELLER_MANAGER: &str = "kro.run/labeller";
 /// The field manager of the ApplySet parent metadata on instances.
@@ -48,72 +52,6 @@ pub const PARENT_MANAGER: &str = "kro.run/applyset-parent";
 pub const STATUS_MANAGER: &str = "kro.run/status";
 /// The annotation that suspends reconciliation (`suspended`, or upstream's older `disabled`).
 pub const RECONCILE_ANNOTATION: &str = "kro.run/reconcile";
-
-/// Settings every controller shares.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// Workers per controller (instances reconciled at once per kind).
-    pub workers: usize,
-    /// Objects applied at once within a level.
-    pub apply_concurrency: usize,
-    /// The kro version written into labels.
-    pub kro_version: String,
-    /// Level barrier or wavefront.
-    pub scheduling: Scheduling,
-    /// How soon a deletion in progress is looked at again without a watch event.
-    pub deletion_poll: Duration,
-    /// The first retry delay after an error (doubling up to [`max_backoff`](Self::max_backoff)).
-    pub backoff: Duration,
-    /// The longest retry delay.
-    pub max_backoff: Duration,
-}
-
-impl Settings {
-    /// The delay before retry number `attempt` (from 1): the backoff doubled per attempt,
-    /// capped.
-    pub(crate) fn retry_delay(&self, attempt: u32) -> Duration {
-        self.backoff
-            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
-            .min(self.max_backoff)
-    }
-}
-
-/// Stops a controller's tasks: the first is its watch (aborted); the others are workers that
-/// end once its queue is shut down (awaited, so reconciles under way finish).
-pub(crate) async fn stop_tasks(tasks: Vec<JoinHandle<()>>) {
-    let mut tasks = tasks.into_iter();
-    if let Some(watch) = tasks.next() {
-        watch.abort();
-    }
-    for worker in tasks {
-        let _ = worker.await;
-    }
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            workers: 4,
-            apply_concurrency: 16,
-            kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
-            scheduling: Scheduling::Levels,
-            deletion_poll: Duration::from_secs(2),
-            backoff: Duration::from_millis(200),
-            max_backoff: Duration::from_secs(60),
-        }
-    }
-}
-
-/// What the controllers of a process share.
-pub(crate) struct Shared {
-    pub(crate) client: kube::Client,
-    pub(crate) kinds: Kinds,
-    pub(crate) watches: Watches,
-    pub(crate) router: Arc<Router>,
-    pub(crate) settings: Settings,
-    pub(crate) events: crate::events::Recorder,
-    pub(crate) metrics: crate::metrics::Metrics,
-}
 
 /// A compiled graph with the caches of the kinds it uses.
 pub(crate) struct GraphVersion {
@@ -160,14 +98,6 @@ impl GraphVersion {
     }
 }
 
-/// What kro last applied of one object.
-#[derive(Debug, Clone, PartialEq)]
-struct Applied {
-    intent: u64,
-    uid: String,
-    fields: Option<Json>,
-}
-
 /// The controller of one generated kind.
 pub(crate) struct InstanceController {
     pub(crate) kind: ServedKind,
@@ -176,23 +106,13 @@ pub(crate) struct InstanceController {
     graph: RwLock<Arc<GraphVersion>>,
     pub(crate) store: Store<DynamicObject>,
     pub(crate) queue: WorkQueue<InstanceRef>,
-    applied: Mutex<HashMap<String, HashMap<ObjectKey, Applied>>>,
+    /// Applies the instances' objects; what it remembers is scoped by instance UID.
+    applier: Applier,
     /// The state last written for each instance (by UID): the cache may lag behind a write,
     /// and a transition is counted once.
     written_states: Mutex<HashMap<String, String>>,
     failures: Mutex<HashMap<InstanceRef, u32>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-}
-
-/// Why a reconcile failed (it is retried with backoff).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ReconcileError {
-    #[error(transparent)]
-    Api(#[from] kube::Error),
-    #[error(transparent)]
-    Kind(#[from] crate::kinds::KindError),
-    #[error("{0}")]
-    Other(String),
 }
 
 impl InstanceController {
@@ -220,7 +140,11 @@ impl InstanceController {
             graph: RwLock::new(Arc::new(graph)),
             store: store.clone(),
             queue: queue.clone(),
-            applied: Mutex::default(),
+            applier: Applier::new(
+                shared.client.clone(),
+                ApplyConfig::default().concurrency(shared.settings.apply_concurrency),
+            )
+            .with_kinds(shared.kinds.clone()),
             written_states: Mutex::default(),
             failures: Mutex::default(),
             tasks: Mutex::default(),
@@ -342,7 +266,7 @@ impl InstanceController {
                         *attempt
                     };
                     let delay = shared.settings.retry_delay(attempt);
-                    tracing::warn!(kind = %self.kind.resource.kind, instance = %key, %error, ?delay, "reconcile failed");
+                    tracing::warn!(kind = %self.kind.resource.kind, instance = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
                     self.queue.add_after(key, delay);
                 }
             }
@@ -370,61 +294,26 @@ impl InstanceController {
             return self.delete(shared, &graph, &instance).await;
         }
         let mut facts = ControllerFacts {
-            managed: self.ensure_managed(shared, &graph, &mut instance).await,
+            // The runtime's facts carry messages: the error becomes text here.
+            managed: self
+                .ensure_managed(shared, &graph, &mut instance)
+                .await
+                .map_err(|error| error.to_string()),
             suspended: is_suspended(&instance),
             ..ControllerFacts::default()
         };
-        let options = |facts: &ControllerFacts| PlanOptions {
-            scheduling: shared.settings.scheduling,
-            kro_version: shared.settings.kro_version.clone(),
-            now: Some(now()),
-            controller: facts.clone(),
-            ..PlanOptions::default()
-        };
-        let uid = text(&instance, "/metadata/uid").to_owned();
         let mut observed = Observed::new();
         let mut problems = Vec::new();
-        let limit = 4 * graph.graph.levels.len() + 8;
-        let mut rounds = 0;
-        let current = loop {
-            rounds += 1;
-            let current = plan(&graph.graph, &instance, &observed, &options(&facts));
-            if rounds >= limit {
-                break current;
-            }
-            if fill(&graph, &current, &mut observed).await {
-                continue;
-            }
-            if facts.suspended || !problems.is_empty() {
-                break current;
-            }
-            let batch = self.next_batch(&uid, &instance, &current, &observed, &mut problems);
-            if batch.is_empty() {
-                break current;
-            }
-            if let Err(error) = self
-                .grow_inventory(
-                    shared,
-                    &mut instance,
-                    batch.iter().map(|desired| &desired.key),
-                )
-                .await
-            {
-                problems.push(format!("updating the ApplySet inventory: {error}"));
-                break current;
-            }
-            tracing::debug!(objects = batch.len(), "applying");
-            for (desired, outcome) in apply(shared, &graph, &batch).await {
-                match outcome {
-                    Ok(applied) => {
-                        self.remember(&uid, &desired, &applied);
-                        observed.insert(applied);
-                    }
-                    Err(error) => problems.push(format!("applying {}: {error}", desired.key)),
-                }
-            }
-        };
-        let mut current = current;
+        let mut current = self
+            .apply_levels(
+                shared,
+                &graph,
+                &mut instance,
+                &facts,
+                &mut observed,
+                &mut problems,
+            )
+            .await;
         if !facts.suspended
             && problems.is_empty()
             && let Err(error) = self.prune(shared, &graph, &mut instance, &current).await
@@ -432,17 +321,95 @@ impl InstanceController {
             problems.push(error);
         }
         if !problems.is_empty() {
-            facts.resources = Err(problems.join("; "));
-            current = plan(&graph.graph, &instance, &observed, &options(&facts));
+            facts.resources = Err(Problems(&problems).to_string());
+            current = plan(
+                &graph.graph,
+                &instance,
+                &observed,
+                &plan_options(shared, &facts),
+            );
         }
-        let was_active = text(&instance, "/status/state") == "ACTIVE";
-        self.write_status(shared, &instance, &current).await?;
+        self.report(shared, &instance, &current, problems).await
+    }
+
+    /// Plans and applies until nothing more can be applied: the lowest level whose objects
+    /// changed is applied (all of them at once), and the plan made again with the answers, so
+    /// that a level that is ready lets the next proceed. Stops at the first problem (recorded
+    /// in `problems`), when suspended, or after a bounded number of rounds; the last plan.
+    async fn apply_levels(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &mut Json,
+        facts: &ControllerFacts,
+        observed: &mut Observed,
+        problems: &mut Vec<ResourceError>,
+    ) -> Plan {
+        let uid = text(instance, "/metadata/uid").to_owned();
+        let limit = 4 * graph.graph.levels.len() + 8;
+        let mut rounds = 0;
+        loop {
+            rounds += 1;
+            let current = plan(
+                &graph.graph,
+                instance,
+                observed,
+                &plan_options(shared, facts),
+            );
+            if rounds >= limit {
+                return current;
+            }
+            if fill(graph, &current, observed).await {
+                continue;
+            }
+            if facts.suspended || !problems.is_empty() {
+                return current;
+            }
+            let batch = self.next_batch(&uid, instance, &current, observed, problems);
+            if batch.is_empty() {
+                return current;
+            }
+            if let Err(error) = self
+                .grow_inventory(shared, instance, batch.iter().map(|desired| &desired.key))
+                .await
+            {
+                problems.push(ResourceError::Inventory(Box::new(error)));
+                return current;
+            }
+            tracing::debug!(objects = batch.len(), "applying");
+            for applied in self.applier.apply_level(&uid, &batch, observed).await {
+                match applied.outcome {
+                    Ok(outcome) => {
+                        if let Some(object) = outcome.into_applied() {
+                            observed.insert(object);
+                        }
+                    }
+                    Err(source) => problems.push(ResourceError::Apply {
+                        key: applied.key,
+                        source,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Writes the status `current` says and records the event the outcome deserves: `Active`
+    /// on becoming active, `ReconcileFailed` with every problem (then the reconcile fails).
+    async fn report(
+        &self,
+        shared: &Shared,
+        instance: &Json,
+        current: &Plan,
+        problems: Vec<ResourceError>,
+    ) -> Result<Option<Duration>, ReconcileError> {
+        let was_active = text(instance, "/status/state") == "ACTIVE";
+        self.write_status(shared, instance, current).await?;
         if problems.is_empty() {
             if !was_active && current.status.state == kro_runtime::InstanceState::Active {
                 shared
                     .events
                     .record(
-                        &instance,
+                        instance,
                         EventType::Normal,
                         "Active",
                         "all resources are created and ready",
@@ -451,12 +418,17 @@ impl InstanceController {
             }
             Ok(None)
         } else {
-            let message = problems.join("; ");
+            let error = ReconcileError::Resources(problems);
             shared
                 .events
-                .record(&instance, EventType::Warning, "ReconcileFailed", &message)
+                .record(
+                    instance,
+                    EventType::Warning,
+                    "ReconcileFailed",
+                    &error.to_string(),
+                )
                 .await;
-            Err(ReconcileError::Other(message))
+            Err(error)
         }
     }
 
@@ -469,10 +441,8 @@ impl InstanceController {
         instance: &Json,
         current: &Plan,
         observed: &Observed,
-        problems: &mut Vec<String>,
+        problems: &mut Vec<ResourceError>,
     ) -> Vec<DesiredObject> {
-        let applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
-        let records = applied.get(uid);
         let own_set = text(instance, "/metadata/labels/applyset.kubernetes.io~1id").to_owned();
         let parent_id = if own_set.is_empty() {
             self.parent_id(instance)
@@ -495,15 +465,14 @@ impl InstanceController {
                         ),
                     );
                     if !part_of.is_empty() && part_of != parent_id {
-                        problems.push(format!(
-                            "{} belongs to another instance (ApplySet {part_of})",
-                            desired.key
-                        ));
+                        problems.push(ResourceError::OwnedElsewhere {
+                            key: desired.key.clone(),
+                            applyset: part_of.to_owned(),
+                        });
                         continue;
                     }
                 }
-                let record = records.and_then(|records| records.get(&desired.key));
-                if needs_apply(record, intent(&desired.object), existing) {
+                if self.applier.needs_apply(uid, desired, existing) {
                     batch.push(desired.clone());
                 }
             }
@@ -514,38 +483,6 @@ impl InstanceController {
         Vec::new()
     }
 
-    fn parent(&self, instance: &Json) -> (String, String) {
-        (
-            text(instance, "/metadata/name").to_owned(),
-            text(instance, "/metadata/namespace").to_owned(),
-        )
-    }
-
-    fn parent_id(&self, instance: &Json) -> String {
-        let (name, namespace) = self.parent(instance);
-        Parent {
-            name: &name,
-            namespace: &namespace,
-            kind: &self.kind.resource.kind,
-            group: &self.kind.resource.group,
-        }
-        .id()
-    }
-
-    fn remember(&self, uid: &str, desired: &DesiredObject, applied: &Json) {
-        let record = Applied {
-            intent: intent(&desired.object),
-            uid: text(applied, "/metadata/uid").to_owned(),
-            fields: owned_fields(applied).cloned(),
-        };
-        self.applied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(uid.to_owned())
-            .or_default()
-            .insert(desired.key.clone(), record);
-    }
-
     fn forget(&self, key: &InstanceRef) {
         // Records are keyed by UID; drop those of instances no longer cached.
         let live: HashSet<String> = self
@@ -554,10 +491,7 @@ impl InstanceController {
             .iter()
             .filter_map(|instance| instance.metadata.uid.clone())
             .collect();
-        self.applied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|uid, _| live.contains(uid));
+        self.applier.retain(|uid| live.contains(uid));
         self.written_states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -566,344 +500,6 @@ impl InstanceController {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(key);
-    }
-
-    /// Puts kro's finalizer and labels on the instance (only when missing).
-    async fn ensure_managed(
-        &self,
-        shared: &Shared,
-        graph: &GraphVersion,
-        instance: &mut Json,
-    ) -> Result<(), String> {
-        let labels = json!({
-            OWNED_LABEL: "true",
-            KRO_VERSION_LABEL: shared.settings.kro_version,
-            RGD_ID_LABEL: graph.rgd.uid,
-            RGD_NAME_LABEL: graph.rgd.name,
-        });
-        let has_finalizer = instance
-            .pointer("/metadata/finalizers")
-            .and_then(Json::as_array)
-            .is_some_and(|finalizers| finalizers.iter().any(|f| f == FINALIZER));
-        let labelled = labels.as_object().is_some_and(|wanted| {
-            wanted.iter().all(|(key, value)| {
-                instance
-                    .pointer("/metadata/labels")
-                    .and_then(|labels| labels.get(key))
-                    == Some(value)
-            })
-        });
-        if has_finalizer && labelled {
-            return Ok(());
-        }
-        let body = self.metadata_body(
-            instance,
-            json!({"finalizers": [FINALIZER], "labels": labels}),
-        );
-        match self
-            .patch_instance(shared, instance, LABELLER_MANAGER, &body)
-            .await
-        {
-            Ok(updated) => {
-                *instance = updated;
-                Ok(())
-            }
-            Err(error) => Err(error.to_string()),
-        }
-    }
-
-    fn metadata_body(&self, instance: &Json, mut metadata: Json) -> Json {
-        let (name, namespace) = self.parent(instance);
-        metadata["name"] = json!(name);
-        if !namespace.is_empty() {
-            metadata["namespace"] = json!(namespace);
-        }
-        json!({
-            "apiVersion": self.kind.resource.api_version,
-            "kind": self.kind.resource.kind,
-            "metadata": metadata,
-        })
-    }
-
-    async fn patch_instance(
-        &self,
-        shared: &Shared,
-        instance: &Json,
-        manager: &str,
-        body: &Json,
-    ) -> Result<Json, ReconcileError> {
-        let (name, namespace) = self.parent(instance);
-        let api = self.kind.api(&shared.client, Some(&namespace));
-        let updated = api
-            .patch(
-                &name,
-                &PatchParams::apply(manager).force(),
-                &Patch::Apply(body),
-            )
-            .await?;
-        to_json(&updated)
-    }
-
-    /// The inventory the instance carries (empty when it carries none or a broken one).
-    fn inventory(&self, instance: &Json) -> Inventory {
-        let (name, namespace) = self.parent(instance);
-        let empty = serde_json::Map::new();
-        let map = |pointer: &str| {
-            instance
-                .pointer(pointer)
-                .and_then(Json::as_object)
-                .unwrap_or(&empty)
-                .clone()
-        };
-        Parent {
-            name: &name,
-            namespace: &namespace,
-            kind: &self.kind.resource.kind,
-            group: &self.kind.resource.group,
-        }
-        .inventory(&map("/metadata/labels"), &map("/metadata/annotations"))
-        .unwrap_or_default()
-    }
-
-    /// Writes the ApplySet parent metadata for `inventory` when the instance says otherwise.
-    async fn write_inventory(
-        &self,
-        shared: &Shared,
-        instance: &mut Json,
-        inventory: &Inventory,
-    ) -> Result<(), ReconcileError> {
-        let (name, namespace) = self.parent(instance);
-        let parent = Parent {
-            name: &name,
-            namespace: &namespace,
-            kind: &self.kind.resource.kind,
-            group: &self.kind.resource.group,
-        };
-        let wanted = parent.metadata(inventory, &shared.settings.kro_version);
-        let current_matches = ["labels", "annotations"].iter().all(|part| {
-            wanted[part].as_object().is_some_and(|entries| {
-                entries.iter().all(|(key, value)| {
-                    instance
-                        .pointer(&format!("/metadata/{part}"))
-                        .and_then(|map| map.get(key))
-                        == Some(value)
-                })
-            })
-        });
-        if current_matches {
-            return Ok(());
-        }
-        let body = self.metadata_body(instance, wanted);
-        *instance = self
-            .patch_instance(shared, instance, PARENT_MANAGER, &body)
-            .await?;
-        Ok(())
-    }
-
-    /// Widens the inventory to cover `keys` before they are applied, so that deletion finds
-    /// them even if kro stops right after.
-    async fn grow_inventory<'a>(
-        &self,
-        shared: &Shared,
-        instance: &mut Json,
-        keys: impl Iterator<Item = &'a ObjectKey>,
-    ) -> Result<(), ReconcileError> {
-        let mut inventory = self.inventory(instance);
-        let namespace = text(instance, "/metadata/namespace").to_owned();
-        for key in keys {
-            add_member(&mut inventory, key, &namespace);
-        }
-        self.write_inventory(shared, instance, &inventory).await
-    }
-
-    /// Deletes managed objects that left the plan, highest apply order first, then trims the
-    /// inventory to what remains.
-    async fn prune(
-        &self,
-        shared: &Shared,
-        graph: &GraphVersion,
-        instance: &mut Json,
-        current: &Plan,
-    ) -> Result<(), String> {
-        let uid = text(instance, "/metadata/uid").to_owned();
-        let members = self
-            .members(shared, graph, instance)
-            .await
-            .map_err(|error| format!("listing managed objects: {error}"))?;
-        let desired: HashSet<&ObjectKey> = current
-            .nodes
-            .iter()
-            .flat_map(|node| node.desired.iter().map(|desired| &desired.key))
-            .collect();
-        let mut keep = Vec::new();
-        let mut prune = Vec::new();
-        for member in members {
-            let Some(key) = ObjectKey::of(&member) else {
-                continue;
-            };
-            let labels = &member["metadata"]["labels"];
-            if labels[INSTANCE_ID_LABEL] != uid.as_str() || desired.contains(&key) {
-                keep.push(key);
-                continue;
-            }
-            let node_id = labels[NODE_ID_LABEL].as_str().unwrap_or_default();
-            let gone = match current.node(node_id) {
-                None => true,
-                Some(node) => match &node.state {
-                    NodeState::Skipped(_) => true,
-                    NodeState::Ready
-                    | NodeState::Waiting(
-                        Wait::Applied(_) | Wait::ReadyWhen { .. } | Wait::Terminating(_),
-                    ) => true,
-                    NodeState::Waiting(_) | NodeState::Failed(_) => false,
-                },
-            };
-            if gone {
-                prune.push(member);
-            } else {
-                keep.push(key);
-            }
-        }
-        for wave in deletion_waves(&prune, Some(&graph.graph)) {
-            for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
-                if let Err(error) = outcome {
-                    return Err(format!("pruning {key}: {error}"));
-                }
-                tracing::info!(object = %key, "pruned");
-                shared
-                    .events
-                    .record(
-                        instance,
-                        EventType::Normal,
-                        "Pruned",
-                        &format!("pruned {key}, which left the plan"),
-                    )
-                    .await;
-            }
-        }
-        let namespace = text(instance, "/metadata/namespace").to_owned();
-        let mut inventory = Inventory::default();
-        for key in desired.into_iter().chain(&keep) {
-            add_member(&mut inventory, key, &namespace);
-        }
-        self.write_inventory(shared, instance, &inventory)
-            .await
-            .map_err(|error| format!("updating the ApplySet inventory: {error}"))
-    }
-
-    /// The objects of the instance's ApplySet: from the watch caches for the kinds the graph
-    /// creates, listed for kinds only the inventory names.
-    async fn members(
-        &self,
-        shared: &Shared,
-        graph: &GraphVersion,
-        instance: &Json,
-    ) -> Result<Vec<Json>, ReconcileError> {
-        let id = self.parent_id(instance);
-        let mut members = Vec::new();
-        let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
-        kinds.extend(self.inventory(instance).group_kinds);
-        for group_kind in kinds {
-            let store = match graph.children.get(&group_kind) {
-                Some((_, store)) => Some(store.clone()),
-                None => shared
-                    .watches
-                    .existing(&group_kind, Selection::Managed)
-                    .map(|(_, store)| store),
-            };
-            if let Some(store) = store {
-                let _ = store.wait_until_ready().await;
-                for object in store.state() {
-                    let labels = object.metadata.labels.as_ref();
-                    if labels.and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL)) == Some(&id) {
-                        members.push(to_json(&object)?);
-                    }
-                }
-                continue;
-            }
-            let Some(kind) = discover_kind(shared, &group_kind).await? else {
-                continue;
-            };
-            let list = kind
-                .api(&shared.client, None)
-                .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
-                .await?;
-            for object in list.items {
-                members.push(to_json(&object)?);
-            }
-        }
-        Ok(members)
-    }
-
-    /// Ordered deletion: the highest apply order still present is deleted (all at once); the
-    /// next wave waits until it is gone; the finalizer goes last. Needs no CEL and no graph
-    /// beyond the kinds it names: the inventory on the instance says where the members are.
-    async fn delete(
-        &self,
-        shared: &Shared,
-        graph: &GraphVersion,
-        instance: &Json,
-    ) -> Result<Option<Duration>, ReconcileError> {
-        let finalizers: Vec<Json> = instance
-            .pointer("/metadata/finalizers")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if !finalizers.iter().any(|finalizer| finalizer == FINALIZER) {
-            return Ok(None);
-        }
-        let facts = ControllerFacts {
-            deleting: true,
-            ..ControllerFacts::default()
-        };
-        let options = PlanOptions {
-            scheduling: shared.settings.scheduling,
-            kro_version: shared.settings.kro_version.clone(),
-            now: Some(now()),
-            controller: facts,
-            ..PlanOptions::default()
-        };
-        let status = plan(&graph.graph, instance, &Observed::new(), &options);
-        self.write_status(shared, instance, &status).await?;
-        let members = self.members(shared, graph, instance).await?;
-        let waves = deletion_waves(&members, Some(&graph.graph));
-        if let Some(wave) = waves.first() {
-            for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
-                outcome
-                    .map_err(|error| ReconcileError::Other(format!("deleting {key}: {error}")))?;
-                tracing::info!(object = %key, order = wave.order, "deleted");
-                shared
-                    .events
-                    .record(
-                        instance,
-                        EventType::Normal,
-                        "Deleting",
-                        &format!("deleting {key} (apply order {})", wave.order),
-                    )
-                    .await;
-            }
-            return Ok(Some(shared.settings.deletion_poll));
-        }
-        let remaining: Vec<Json> = finalizers
-            .into_iter()
-            .filter(|finalizer| finalizer != FINALIZER)
-            .collect();
-        let (name, namespace) = self.parent(instance);
-        let patch = json!({
-            "metadata": {
-                "finalizers": remaining,
-                "resourceVersion": text(instance, "/metadata/resourceVersion"),
-            }
-        });
-        self.kind
-            .api(&shared.client, Some(&namespace))
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await?;
-        self.applied
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(text(instance, "/metadata/uid"));
-        Ok(None)
     }
 
     /// Writes the plan's status when it differs from the instance's.
@@ -946,238 +542,15 @@ impl InstanceController {
     }
 }
 
-/// Fills `observed` with what the caches hold of the objects `current` needs and has not seen;
-/// `true` when anything was learned (so the plan is made again).
-async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Observed) -> bool {
-    let mut learned = false;
-    for desired in current.nodes.iter().flat_map(|node| &node.desired) {
-        if observed.is_known(&desired.key) {
-            continue;
-        }
-        let key = &desired.key;
-        match graph.children.get(&(key.group.clone(), key.kind.clone())) {
-            Some((kind, store)) => {
-                let _ = store.wait_until_ready().await;
-                match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
-                    Some(object) => {
-                        observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                    }
-                    None => observed.insert_absent(key.clone()),
-                }
-            }
-            None => observed.insert_absent(key.clone()),
-        }
-        learned = true;
+/// The options of a plan: the settings, the time now, and the controller's `facts`.
+fn plan_options(shared: &Shared, facts: &ControllerFacts) -> PlanOptions {
+    PlanOptions {
+        scheduling: shared.settings.scheduling,
+        kro_version: shared.settings.kro_version.clone(),
+        now: Some(now()),
+        controller: facts.clone(),
+        ..PlanOptions::default()
     }
-    for read in &current.reads {
-        match read {
-            Read::Object(key) => {
-                if observed.is_known(key) {
-                    continue;
-                }
-                match graph.external.get(&(key.group.clone(), key.kind.clone())) {
-                    Some((kind, store)) => {
-                        let _ = store.wait_until_ready().await;
-                        match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
-                            Some(object) => {
-                                observed
-                                    .insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                            }
-                            None => observed.insert_absent(key.clone()),
-                        }
-                    }
-                    None => observed.insert_absent(key.clone()),
-                }
-                learned = true;
-            }
-            Read::List(list) => {
-                if observed.is_listed(list) {
-                    continue;
-                }
-                if let Some((_, store)) =
-                    graph.external.get(&(list.group.clone(), list.kind.clone()))
-                {
-                    let _ = store.wait_until_ready().await;
-                    for object in store.state() {
-                        if list.namespace.is_none() || object.metadata.namespace == list.namespace {
-                            observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                        }
-                    }
-                }
-                observed.insert_listed(list.clone());
-                learned = true;
-            }
-        }
-    }
-    learned
-}
-
-/// Applies `batch` concurrently (bounded); each object's answer or error.
-async fn apply(
-    shared: &Shared,
-    graph: &GraphVersion,
-    batch: &[DesiredObject],
-) -> Vec<(DesiredObject, Result<Json, ReconcileError>)> {
-    let params = PatchParams::apply(APPLY_MANAGER).force();
-    let applies = batch.iter().cloned().map(|desired| {
-        let params = params.clone();
-        async move {
-            let outcome = async {
-                let kind = served(shared, graph, &desired.key, &desired.object).await?;
-                let object = kind
-                    .api(&shared.client, desired.key.namespace.as_deref())
-                    .patch(&desired.key.name, &params, &Patch::Apply(&desired.object))
-                    .await?;
-                to_json(&object)
-            }
-            .await;
-            (desired, outcome)
-        }
-    });
-    stream::iter(applies)
-        .buffer_unordered(shared.settings.apply_concurrency.max(1))
-        .collect()
-        .await
-}
-
-/// The served kind of an object the graph creates.
-async fn served(
-    shared: &Shared,
-    graph: &GraphVersion,
-    key: &ObjectKey,
-    object: &Json,
-) -> Result<ServedKind, ReconcileError> {
-    if let Some((kind, _)) = graph.children.get(&(key.group.clone(), key.kind.clone())) {
-        return Ok(kind.clone());
-    }
-    let api_version = text(object, "/apiVersion");
-    let version = api_version.rsplit('/').next().unwrap_or(api_version);
-    Ok(shared.kinds.resolve(&key.group, version, &key.kind).await?)
-}
-
-/// Deletes the `keys` among `members` at once (bounded by the apply concurrency), each with
-/// its UID as precondition; members already being deleted are left to finish.
-async fn delete_wave(
-    shared: &Shared,
-    graph: &GraphVersion,
-    members: &[Json],
-    keys: &[ObjectKey],
-) -> Vec<(ObjectKey, Result<(), ReconcileError>)> {
-    let deletions = keys.iter().cloned().filter_map(|key| {
-        let member = members
-            .iter()
-            .find(|member| ObjectKey::of(member).as_ref() == Some(&key))?;
-        if member.pointer("/metadata/deletionTimestamp").is_some() {
-            return None;
-        }
-        let uid = Some(text(member, "/metadata/uid").to_owned());
-        Some(async move {
-            let outcome = delete_object(shared, graph, &key, uid).await;
-            (key, outcome)
-        })
-    });
-    stream::iter(deletions)
-        .buffer_unordered(shared.settings.apply_concurrency.max(1))
-        .collect()
-        .await
-}
-
-/// A served version of a group-kind (an inventory names kinds without versions), found by
-/// discovery of its group; `None` when the server does not serve it.
-async fn discover_kind(
-    shared: &Shared,
-    (group, kind): &GroupKind,
-) -> Result<Option<ServedKind>, ReconcileError> {
-    let discovery = kube::discovery::Discovery::new(shared.client.clone())
-        .filter(&[group.as_str()])
-        .run()
-        .await?;
-    let found = discovery
-        .groups()
-        .flat_map(|api_group| api_group.recommended_resources())
-        .find(|(resource, _)| resource.kind == *kind);
-    Ok(found.map(|(resource, capabilities)| ServedKind {
-        resource,
-        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
-    }))
-}
-
-/// Deletes one object (with a UID precondition when known); gone already is success.
-async fn delete_object(
-    shared: &Shared,
-    graph: &GraphVersion,
-    key: &ObjectKey,
-    uid: Option<String>,
-) -> Result<(), ReconcileError> {
-    let kind = match graph.children.get(&(key.group.clone(), key.kind.clone())) {
-        Some((kind, _)) => kind.clone(),
-        None => match shared
-            .watches
-            .existing(&(key.group.clone(), key.kind.clone()), Selection::Managed)
-        {
-            Some((kind, _)) => kind,
-            None => match discover_kind(shared, &(key.group.clone(), key.kind.clone())).await? {
-                Some(kind) => kind,
-                None => return Ok(()),
-            },
-        },
-    };
-    let params = DeleteParams {
-        preconditions: uid.map(|uid| Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        propagation_policy: Some(kube::api::PropagationPolicy::Background),
-        ..DeleteParams::default()
-    };
-    match kind
-        .api(&shared.client, key.namespace.as_deref())
-        .delete(&key.name, &params)
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error.into()),
-    }
-}
-
-fn add_member(inventory: &mut Inventory, key: &ObjectKey, parent_namespace: &str) {
-    inventory
-        .group_kinds
-        .insert((key.group.clone(), key.kind.clone()));
-    if let Some(namespace) = &key.namespace
-        && namespace != parent_namespace
-    {
-        inventory.namespaces.insert(namespace.clone());
-    }
-}
-
-/// Whether an object must be applied: kro has no record of applying this intent to this
-/// object, or someone else changed the fields kro owns since.
-fn needs_apply(record: Option<&Applied>, intent: u64, current: Option<&Json>) -> bool {
-    let (Some(record), Some(current)) = (record, current) else {
-        return true;
-    };
-    record.intent != intent
-        || text(current, "/metadata/uid") != record.uid
-        || owned_fields(current) != record.fields.as_ref()
-}
-
-/// The fields kro's apply manager owns on an object.
-fn owned_fields(object: &Json) -> Option<&Json> {
-    object
-        .pointer("/metadata/managedFields")
-        .and_then(Json::as_array)?
-        .iter()
-        .find(|entry| entry["manager"] == APPLY_MANAGER && entry["operation"] == "Apply")
-        .and_then(|entry| entry.get("fieldsV1"))
-}
-
-/// A fingerprint of a desired object.
-fn intent(object: &Json) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    object.to_string().hash(&mut hasher);
-    hasher.finish()
 }
 
 /// Whether the instance asks not to be reconciled.
@@ -1191,103 +564,9 @@ fn is_suspended(instance: &Json) -> bool {
         })
 }
 
-/// The JSON merge patch (RFC 7386) that turns `from` into `to`, or `None` when they are equal.
-pub(crate) fn merge_patch(from: &Json, to: &Json) -> Option<Json> {
-    if from == to {
-        return None;
-    }
-    match (from, to) {
-        (Json::Object(from), Json::Object(to)) => {
-            let mut patch = serde_json::Map::new();
-            for (key, value) in to {
-                match from.get(key) {
-                    Some(old) => {
-                        if let Some(change) = merge_patch(old, value) {
-                            patch.insert(key.clone(), change);
-                        }
-                    }
-                    None => {
-                        patch.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-            for key in from.keys() {
-                if !to.contains_key(key) {
-                    patch.insert(key.clone(), Json::Null);
-                }
-            }
-            Some(Json::Object(patch))
-        }
-        _ => Some(to.clone()),
-    }
-}
-
-/// A string field by JSON pointer, empty when absent.
-pub(crate) fn text<'a>(object: &'a Json, pointer: &str) -> &'a str {
-    object
-        .pointer(pointer)
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-}
-
-/// An object as JSON.
-pub(crate) fn to_json(object: &DynamicObject) -> Result<Json, ReconcileError> {
-    serde_json::to_value(object).map_err(|error| ReconcileError::Other(error.to_string()))
-}
-
-/// Now, as Kubernetes writes times.
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn merge_patch_sets_changes_and_nulls_removed_keys() {
-        let from = json!({"state": "IN_PROGRESS", "url": "x", "nested": {"a": 1, "b": 2}});
-        let to = json!({"state": "ACTIVE", "nested": {"a": 1}, "conditions": []});
-        assert_eq!(
-            merge_patch(&from, &to),
-            Some(json!({"state": "ACTIVE", "url": null, "nested": {"b": null}, "conditions": []}))
-        );
-        assert_eq!(merge_patch(&to, &to), None);
-    }
-
-    #[test]
-    fn an_object_is_applied_again_only_when_its_intent_or_owned_fields_changed() {
-        let object = json!({
-            "metadata": {"uid": "u1", "managedFields": [
-                {"manager": APPLY_MANAGER, "operation": "Apply", "fieldsV1": {"f:data": {}}},
-                {"manager": "someone", "operation": "Update", "fieldsV1": {"f:x": {}}},
-            ]}
-        });
-        let record = Applied {
-            intent: 7,
-            uid: "u1".to_owned(),
-            fields: Some(json!({"f:data": {}})),
-        };
-        assert!(!needs_apply(Some(&record), 7, Some(&object)));
-        assert!(needs_apply(Some(&record), 8, Some(&object)), "new intent");
-        assert!(needs_apply(None, 7, Some(&object)), "never applied");
-        assert!(needs_apply(Some(&record), 7, None), "gone");
-        let mut taken = object.clone();
-        taken["metadata"]["managedFields"][0]["fieldsV1"] = json!({});
-        assert!(needs_apply(Some(&record), 7, Some(&taken)), "drifted");
-        let mut recreated = object;
-        recreated["metadata"]["uid"] = json!("u2");
-        assert!(needs_apply(Some(&record), 7, Some(&recreated)), "recreated");
-    }
-
-    #[test]
-    fn retries_back_off_doubling_up_to_the_cap() {
-        let settings = Settings::default();
-        assert_eq!(settings.retry_delay(1), Duration::from_millis(200));
-        assert_eq!(settings.retry_delay(2), Duration::from_millis(400));
-        assert_eq!(settings.retry_delay(4), Duration::from_millis(1600));
-        assert_eq!(settings.retry_delay(40), Duration::from_secs(60));
-    }
 
     #[test]
     fn suspension_is_read_case_insensitively_with_the_legacy_value() {

@@ -2,38 +2,64 @@
 //!
 //! **Owns:** the ResourceGraphDefinition controller (compilation, CRD lifecycle, conditions);
 //! one dynamic controller per generated kind that reconciles instances; the apply engine
-//! (level-by-level concurrent server-side apply, pruning, ordered deletion); the `<Kind>Set`
-//! controller for horizontal scaling; shared watches and caches; metrics, events and leader
-//! election.
+//! (level-by-level concurrent server-side apply that skips unchanged objects), pruning and
+//! ordered deletion; shared watches and caches; metrics, events, readiness and leader
+//! election. Horizontal scaling of instances (a `<Kind>Set` controller) does not exist yet.
 //!
 //! **Must not:** talk to an API server except through kube-rs, or evaluate CEL on its own: every
 //! decision about desired state comes from the runtime's plan.
+//!
+//! **Modules:**
+//! - `manager`: the controllers of one process, started and stopped together ([`Manager`]);
+//!   `settings`: what they share ([`Settings`]).
+//! - `rgd`: the RGD controller, its reconcile in stages (compile, CRD, instance controller)
+//!   and one status write; [`crd_plan`], [`rgd_crd`] and [`rgd_status`](mod@rgd_status):
+//!   the CRD it writes, the RGD CRD it installs, and the status it reports; `established`:
+//!   waiting until a CRD is served.
+//! - `instance`: the controller of one generated kind (the reconcile loop: plan, apply level
+//!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
+//!   ApplySet inventory), `instance/observe` (what the caches hold for a plan) and
+//!   `instance/cleanup` (pruning and ordered deletion).
+//! - `apply`: the apply engine, usable on its own ([`Applier`]).
+//! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
+//!   the work queue, and the schemas read from the API server.
+//! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,
+//!   leader election, and what `/readyz` reports.
+//! - `error`: why reconciles fail; `object_json`: JSON views of objects.
 
+mod apply;
 pub mod crd_plan;
+mod error;
+mod established;
 pub mod events;
 mod instance;
 pub mod kinds;
 pub mod leader;
 mod manager;
 pub mod metrics;
+mod object_json;
 pub mod queue;
+mod readiness;
 mod rgd;
 pub mod rgd_crd;
 pub mod rgd_status;
 pub mod schemas;
+mod settings;
 pub mod watches;
 
+pub use apply::{APPLY_MANAGER, AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome};
 pub use crd_plan::{
     ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
     desired_crd, plan_crd,
 };
-pub use instance::{
-    APPLY_MANAGER, LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER, Settings,
-};
+pub use established::EstablishError;
+pub use instance::{LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER};
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;
-pub use rgd::{CRD_MANAGER, install_rgd_crd, rgd_resource, used_kinds};
-pub use rgd_crd::{RGD_CRD_NAME, resource_graph_definition_crd};
+pub use readiness::{NotReady, Readiness};
+pub use rgd::{CRD_MANAGER, rgd_resource, used_kinds};
+pub use rgd_crd::{RGD_CRD_NAME, install_rgd_crd, resource_graph_definition_crd};
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};
+pub use settings::Settings;

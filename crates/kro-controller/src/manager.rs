@@ -3,12 +3,38 @@
 use std::sync::Arc;
 
 use kube::Client;
+use tokio::task::JoinHandle;
 
-use crate::instance::{Settings, Shared};
 use crate::kinds::Kinds;
 use crate::metrics::Metrics;
-use crate::rgd::{RgdController, install_rgd_crd};
+use crate::readiness::Readiness;
+use crate::rgd::RgdController;
+use crate::rgd_crd::install_rgd_crd;
+use crate::settings::Settings;
 use crate::watches::{Router, Watches};
+
+/// What the controllers of a process share.
+pub(crate) struct Shared {
+    pub(crate) client: kube::Client,
+    pub(crate) kinds: Kinds,
+    pub(crate) watches: Watches,
+    pub(crate) router: Arc<Router>,
+    pub(crate) settings: Settings,
+    pub(crate) events: crate::events::Recorder,
+    pub(crate) metrics: crate::metrics::Metrics,
+}
+
+/// Stops a controller's tasks: the first is its watch (aborted); the others are workers that
+/// end once its queue is shut down (awaited, so reconciles under way finish).
+pub(crate) async fn stop_tasks(tasks: Vec<JoinHandle<()>>) {
+    let mut tasks = tasks.into_iter();
+    if let Some(watch) = tasks.next() {
+        watch.abort();
+    }
+    for worker in tasks {
+        let _ = worker.await;
+    }
+}
 
 /// Why the controllers could not start.
 #[derive(Debug, thiserror::Error)]
@@ -17,14 +43,16 @@ pub enum StartError {
     #[error(transparent)]
     Api(#[from] kube::Error),
     /// The ResourceGraphDefinition CRD did not become Established.
-    #[error("{0}")]
-    NotEstablished(String),
+    #[error(transparent)]
+    NotEstablished(crate::established::EstablishError),
 }
 
 /// The running controllers: the RGD controller and an instance controller per kind.
 pub struct Manager {
     shared: Arc<Shared>,
     rgds: Arc<RgdController>,
+    /// Where readiness is reported, once asked.
+    readiness: Option<Readiness>,
 }
 
 impl Manager {
@@ -50,7 +78,11 @@ impl Manager {
             metrics,
         });
         let rgds = RgdController::start(Arc::clone(&shared), settings.workers);
-        Ok(Manager { shared, rgds })
+        Ok(Manager {
+            shared,
+            rgds,
+            readiness: None,
+        })
     }
 
     /// Reconciles every RGD and every instance again now (as a periodic resync would).
@@ -58,8 +90,19 @@ impl Manager {
         self.rgds.resync().await;
     }
 
+    /// Reports into `readiness` from now on: ready once the controllers' watch caches have
+    /// synced (see [`Readiness`]); not ready from the moment [`shutdown`](Self::shutdown)
+    /// begins.
+    pub fn report_readiness(&mut self, readiness: &Readiness) {
+        readiness.running(self.rgds.caches());
+        self.readiness = Some(readiness.clone());
+    }
+
     /// Stops everything: reconciles under way finish, then the watches end.
     pub async fn shutdown(self) {
+        if let Some(readiness) = &self.readiness {
+            readiness.stopping();
+        }
         self.rgds.stop().await;
         self.shared.watches.stop();
     }

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use kro_graph::{
-    BuiltinCatalog, ResourceGraphDefinition, SchemaSources, Scope, SourceMap, YamlDocument,
-    build_graph,
+    BuiltinCatalog, CompiledGraph, ResourceGraphDefinition, SchemaSources, Scope, SourceMap,
+    YamlDocument, build_graph,
 };
 use kro_runtime::FINALIZER;
 use kro_schema::Gvk;
@@ -30,21 +30,21 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
+use crate::error::ReconcileError;
+use crate::established::wait_established;
 use crate::events::EventType;
-use crate::instance::{
-    GraphVersion, InstanceController, ReconcileError, Shared, merge_patch, now, stop_tasks, text,
-    to_json,
-};
+use crate::instance::{GraphVersion, InstanceController};
 use crate::kinds::ServedKind;
+use crate::manager::{Shared, stop_tasks};
+use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::WorkQueue;
+use crate::readiness::Caches;
 use crate::rgd_status::{
-    ConditionValue, RgdObservation, graph_accepted, graph_rejected, kind_ready, rgd_status,
+    ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
 
 /// The field manager of the CRDs kro writes.
 pub const CRD_MANAGER: &str = "kro.run/resource-graph-definition";
-/// How long a CRD may take to be Established.
-const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The RGD resource.
 pub fn rgd_resource() -> ApiResource {
@@ -144,6 +144,14 @@ impl RgdController {
         controller
     }
 
+    /// The caches readiness waits for: the RGDs, and the instances of every kind served.
+    pub(crate) fn caches(&self) -> Caches {
+        Caches {
+            rgds: self.store.clone(),
+            router: Arc::clone(&self.shared.router),
+        }
+    }
+
     /// Stops the RGD workers, then every instance controller.
     pub(crate) async fn stop(&self) {
         self.queue.shut_down();
@@ -187,13 +195,15 @@ impl RgdController {
                     let attempt = failures.entry(name.clone()).or_insert(0);
                     *attempt = attempt.saturating_add(1);
                     let delay = self.shared.settings.retry_delay(*attempt);
-                    tracing::warn!(rgd = %name, %error, ?delay, "reconcile failed");
+                    tracing::warn!(rgd = %name, reason = error.reason(), %error, ?delay, "reconcile failed");
                     self.queue.add_after(name, delay);
                 }
             }
         }
     }
 
+    /// Reconciles one RGD: its finalizer, then the stages (compile, CRD, instance
+    /// controller), then one status write with what the stages found.
     async fn reconcile(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
         let Some(object) = self.store.get(&ObjectRef::new_with(name, rgd_resource())) else {
             if let Some(controller) = self.controllers.lock().await.remove(name) {
@@ -229,24 +239,59 @@ impl RgdController {
             name: name.to_owned(),
             uid: text(&rgd, "/metadata/uid").to_owned(),
         };
-        let generation = rgd
-            .pointer("/metadata/generation")
-            .and_then(Json::as_i64)
-            .unwrap_or(0);
-        let running = self.controllers.lock().await.get(name).cloned();
-        let previous_kind_ready = condition_of(&rgd, "KindReady");
-        let controller_ready = |running: bool| {
-            if running {
-                ConditionValue::holds("Running", "controller is running")
-            } else {
-                ConditionValue::unknown("Pending", "the controller has not started")
-            }
+        let running = self.controllers.lock().await.contains_key(name);
+        let mut progress = Progress {
+            generation: rgd
+                .pointer("/metadata/generation")
+                .and_then(Json::as_i64)
+                .unwrap_or(0),
+            graph: None,
+            graph_accepted: ConditionValue::unknown("Pending", ""),
+            kind_ready: condition_of(&rgd, "KindReady"),
+            controller_ready: controller_ready(running),
         };
-        // Compile.
+        let concluded = self.run_stages(name, &rgd, identity, &mut progress).await?;
+        self.write_status(name, &rgd, &progress.observation())
+            .await?;
+        match concluded {
+            Concluded::Done => Ok(None),
+            Concluded::Retry(error) => Err(error),
+        }
+    }
+
+    /// The stages in order, each recording what it found in `progress`; a stage that cannot
+    /// go on concludes the reconcile. `Err` when a stage was interrupted before it could
+    /// conclude (a request failed): then there is nothing new to report.
+    async fn run_stages(
+        &self,
+        name: &str,
+        rgd: &Json,
+        identity: RgdIdentity,
+        progress: &mut Progress,
+    ) -> Result<Concluded, ReconcileError> {
+        let Some(graph) = self.compile(rgd, progress).await? else {
+            return Ok(Concluded::Done);
+        };
+        if !self
+            .ensure_crd(name, rgd, &graph, &identity, progress)
+            .await?
+        {
+            return Ok(Concluded::Done);
+        }
+        Ok(self.run_controller(name, graph, identity, progress).await)
+    }
+
+    /// Stage 1: decodes the RGD and builds its graph against the API server's schemas and the
+    /// built-in catalog. `None` when the RGD is rejected (`GraphAccepted` says why).
+    async fn compile(
+        &self,
+        rgd: &Json,
+        progress: &mut Progress,
+    ) -> Result<Option<CompiledGraph>, ReconcileError> {
         let decoded = YamlDocument {
             index: 0,
-            api_version: Some(text(&rgd, "/apiVersion").to_owned()),
-            kind: Some(text(&rgd, "/kind").to_owned()),
+            api_version: Some(text(rgd, "/apiVersion").to_owned()),
+            kind: Some(text(rgd, "/kind").to_owned()),
             value: rgd.clone(),
             source_map: SourceMap::default(),
             warnings: Vec::new(),
@@ -255,25 +300,18 @@ impl RgdController {
         let definition = match decoded {
             Ok(definition) => definition,
             Err(error) => {
-                let observation = RgdObservation {
-                    generation,
-                    graph: None,
-                    graph_accepted: graph_rejected(&error.to_string()),
-                    kind_ready: previous_kind_ready,
-                    controller_ready: controller_ready(running.is_some()),
-                };
-                self.write_status(name, &rgd, &observation).await?;
+                progress.graph_accepted = graph_rejected(&error.to_string());
                 return Ok(None);
             }
         };
-        let building = std::time::Instant::now();
+        let building = Instant::now();
         let live = crate::schemas::read_schemas(
             &self.shared.client,
             "the API server",
             &used_kinds(&definition),
         )
         .await
-        .map_err(|error| ReconcileError::Other(format!("reading schemas: {error}")))?;
+        .map_err(ReconcileError::Schemas)?;
         let built = build_graph(
             &definition,
             &SchemaSources::new().with(live).with(BuiltinCatalog),
@@ -281,37 +319,45 @@ impl RgdController {
         self.shared
             .metrics
             .graph_built(building.elapsed(), built.is_ok());
-        let graph = match built {
-            Ok(graph) => graph,
+        match built {
+            Ok(graph) => {
+                progress.graph_accepted = graph_accepted();
+                progress.graph = Some(graph.clone());
+                Ok(Some(graph))
+            }
             Err(errors) => {
                 self.shared
                     .events
                     .record(
-                        &rgd,
+                        rgd,
                         EventType::Warning,
                         "InvalidResourceGraph",
                         &errors.to_string(),
                     )
                     .await;
-                let observation = RgdObservation {
-                    generation,
-                    graph: None,
-                    graph_accepted: graph_rejected(&errors.to_string()),
-                    kind_ready: previous_kind_ready,
-                    controller_ready: controller_ready(running.is_some()),
-                };
-                self.write_status(name, &rgd, &observation).await?;
-                return Ok(None);
+                progress.graph_accepted = graph_rejected(&errors.to_string());
+                Ok(None)
             }
-        };
-        // The CRD.
-        let desired = desired_crd(&graph.crd, &identity, &self.shared.settings.kro_version);
+        }
+    }
+
+    /// Stage 2: creates or updates the kind's CRD (unless kro must refuse to) and waits until
+    /// it is Established. `false` when the kind is not ready (`KindReady` says why).
+    async fn ensure_crd(
+        &self,
+        name: &str,
+        rgd: &Json,
+        graph: &CompiledGraph,
+        identity: &RgdIdentity,
+        progress: &mut Progress,
+    ) -> Result<bool, ReconcileError> {
+        let desired = desired_crd(&graph.crd, identity, &self.shared.settings.kro_version);
         let crd_name = text(&desired, "/metadata/name").to_owned();
         let crds: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &crd_resource());
         let existing = crds.get_opt(&crd_name).await?;
         let existing = existing.as_ref().map(to_json).transpose()?;
-        let refusal = match plan_crd(existing.as_ref(), &desired, allows_breaking_changes(&rgd)) {
-            CrdPlan::Refuse(refusal) => Some(refusal.to_string()),
+        let refusal = match plan_crd(existing.as_ref(), &desired, allows_breaking_changes(rgd)) {
+            CrdPlan::Refuse(refusal) => Some(refusal),
             CrdPlan::Create | CrdPlan::Update { .. } => {
                 crds.patch(
                     &crd_name,
@@ -324,7 +370,7 @@ impl RgdController {
                 self.shared
                     .events
                     .record(
-                        &rgd,
+                        rgd,
                         EventType::Normal,
                         "CRDWritten",
                         &format!("wrote CRD {crd_name}"),
@@ -334,31 +380,33 @@ impl RgdController {
             }
             CrdPlan::Unchanged => None,
         };
-        if let Some(message) = &refusal {
-            self.shared
-                .events
-                .record(&rgd, EventType::Warning, "CRDRefused", message)
-                .await;
-        }
-        let kind_condition = match refusal {
-            Some(message) => ConditionValue::fails("Failed", message),
+        progress.kind_ready = match refusal {
+            Some(refusal) => {
+                let message = refusal.to_string();
+                self.shared
+                    .events
+                    .record(rgd, EventType::Warning, "CRDRefused", &message)
+                    .await;
+                ConditionValue::fails("Failed", message)
+            }
             None => match wait_established(&crds, &crd_name).await {
                 Ok(()) => kind_ready(&graph.names.kind),
-                Err(message) => ConditionValue::fails("Failed", message),
+                Err(error) => ConditionValue::fails("Failed", error.to_string()),
             },
         };
-        if kind_condition.status != crate::rgd_status::Truth::True {
-            let observation = RgdObservation {
-                generation,
-                graph: Some(&graph),
-                graph_accepted: graph_accepted(),
-                kind_ready: kind_condition,
-                controller_ready: controller_ready(running.is_some()),
-            };
-            self.write_status(name, &rgd, &observation).await?;
-            return Ok(None);
-        }
-        // The instance controller.
+        Ok(progress.kind_ready.status == Truth::True)
+    }
+
+    /// Stage 3: runs the instance controller of the kind, or gives the running one the new
+    /// graph. [`Concluded::Retry`] when the kinds the graph uses cannot be watched
+    /// (`ControllerReady` says why).
+    async fn run_controller(
+        &self,
+        name: &str,
+        graph: CompiledGraph,
+        identity: RgdIdentity,
+        progress: &mut Progress,
+    ) -> Concluded {
         let served = ServedKind {
             resource: ApiResource {
                 group: graph.names.group.clone(),
@@ -374,45 +422,29 @@ impl RgdController {
             namespaced: graph.names.scope == Scope::Namespaced,
         };
         self.shared.kinds.insert(served.clone());
-        let status_graph = graph.clone();
         let version = match GraphVersion::prepare(&self.shared, graph, identity).await {
             Ok(version) => version,
             Err(error) => {
-                let observation = RgdObservation {
-                    generation,
-                    graph: Some(&status_graph),
-                    graph_accepted: graph_accepted(),
-                    kind_ready: kind_condition,
-                    controller_ready: ConditionValue::fails("FailedToStart", error.to_string()),
-                };
-                self.write_status(name, &rgd, &observation).await?;
-                return Err(error.into());
+                progress.controller_ready =
+                    ConditionValue::fails("FailedToStart", error.to_string());
+                return Concluded::Retry(error.into());
             }
         };
-        {
-            let mut controllers = self.controllers.lock().await;
-            match controllers.get(name) {
-                Some(controller) if controller.kind.resource == served.resource => {
-                    controller.update(&self.shared, version);
+        let mut controllers = self.controllers.lock().await;
+        match controllers.get(name) {
+            Some(controller) if controller.kind.resource == served.resource => {
+                controller.update(&self.shared, version);
+            }
+            _ => {
+                if let Some(old) = controllers.remove(name) {
+                    old.stop(&self.shared).await;
                 }
-                _ => {
-                    if let Some(old) = controllers.remove(name) {
-                        old.stop(&self.shared).await;
-                    }
-                    let controller = InstanceController::start(&self.shared, served, version);
-                    controllers.insert(name.to_owned(), controller);
-                }
+                let controller = InstanceController::start(&self.shared, served, version);
+                controllers.insert(name.to_owned(), controller);
             }
         }
-        let observation = RgdObservation {
-            generation,
-            graph: Some(&status_graph),
-            graph_accepted: graph_accepted(),
-            kind_ready: kind_condition,
-            controller_ready: controller_ready(true),
-        };
-        self.write_status(name, &rgd, &observation).await?;
-        Ok(None)
+        progress.controller_ready = controller_ready(true);
+        Concluded::Done
     }
 
     /// An RGD being deleted: waits for its instances, then stops its controller and lets go.
@@ -493,6 +525,47 @@ impl RgdController {
     }
 }
 
+/// What the stages of one RGD reconcile found: written as the RGD's status at the end.
+struct Progress {
+    /// The RGD's `metadata.generation`.
+    generation: i64,
+    /// The compiled graph, once the RGD compiles.
+    graph: Option<CompiledGraph>,
+    graph_accepted: ConditionValue,
+    kind_ready: ConditionValue,
+    controller_ready: ConditionValue,
+}
+
+impl Progress {
+    /// The status to write.
+    fn observation(&self) -> RgdObservation<'_> {
+        RgdObservation {
+            generation: self.generation,
+            graph: self.graph.as_ref(),
+            graph_accepted: self.graph_accepted.clone(),
+            kind_ready: self.kind_ready.clone(),
+            controller_ready: self.controller_ready.clone(),
+        }
+    }
+}
+
+/// How the stages of an RGD reconcile ended, once the status says what they found.
+enum Concluded {
+    /// Nothing to retry (the RGD may still be rejected or its kind refused: the status says).
+    Done,
+    /// Retry with backoff.
+    Retry(ReconcileError),
+}
+
+/// `ControllerReady` for a controller that runs, or not yet.
+fn controller_ready(running: bool) -> ConditionValue {
+    if running {
+        ConditionValue::holds("Running", "controller is running")
+    } else {
+        ConditionValue::unknown("Pending", "the controller has not started")
+    }
+}
+
 /// A condition the RGD carries now, as a value (Unknown when it carries none).
 fn condition_of(rgd: &Json, kind: &str) -> ConditionValue {
     let found = rgd
@@ -515,56 +588,4 @@ fn condition_of(rgd: &Json, kind: &str) -> ConditionValue {
         }
         None => ConditionValue::unknown("Pending", ""),
     }
-}
-
-/// Waits until the CRD reports Established.
-async fn wait_established(crds: &Api<DynamicObject>, name: &str) -> Result<(), String> {
-    let started = Instant::now();
-    loop {
-        let crd = crds
-            .get(name)
-            .await
-            .map_err(|error| format!("reading CRD {name}: {error}"))?;
-        let established = crd
-            .data
-            .pointer("/status/conditions")
-            .and_then(Json::as_array)
-            .is_some_and(|conditions| {
-                conditions.iter().any(|condition| {
-                    condition["type"] == "Established" && condition["status"] == "True"
-                })
-            });
-        if established {
-            return Ok(());
-        }
-        if started.elapsed() > ESTABLISH_TIMEOUT {
-            return Err(format!(
-                "CRD {name} is not Established after {}s",
-                ESTABLISH_TIMEOUT.as_secs()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-/// Makes sure the API server serves ResourceGraphDefinitions: creates their CRD when it does
-/// not exist and waits until it is Established.
-///
-/// # Errors
-/// When the CRD cannot be created or read, or is not Established in time.
-pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
-    let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
-    let name = crate::rgd_crd::RGD_CRD_NAME;
-    if crds.get_opt(name).await?.is_none() {
-        crds.patch(
-            name,
-            &PatchParams::apply(CRD_MANAGER).force(),
-            &Patch::Apply(&crate::rgd_crd::resource_graph_definition_crd()),
-        )
-        .await?;
-        tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
-    }
-    wait_established(&crds, name)
-        .await
-        .map_err(crate::StartError::NotEstablished)
 }

@@ -5,7 +5,11 @@
 //! types) and leaves the free-form parts (`schema.spec`, templates, data) open; the controller
 //! checks everything else when it compiles the RGD and reports it in `GraphAccepted`.
 
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value as Json, json};
+
+use crate::established::wait_established;
+use crate::rgd::{CRD_MANAGER, crd_resource};
 
 /// The CRD's name.
 pub const RGD_CRD_NAME: &str = "resourcegraphdefinitions.kro.run";
@@ -98,4 +102,26 @@ pub fn resource_graph_definition_crd() -> Json {
             }],
         },
     })
+}
+
+/// Makes sure the API server serves ResourceGraphDefinitions: creates their CRD when it does
+/// not exist and waits until it is Established.
+///
+/// # Errors
+/// When the CRD cannot be created or read, or is not Established in time.
+pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
+    let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
+    let name = crate::rgd_crd::RGD_CRD_NAME;
+    if crds.get_opt(name).await?.is_none() {
+        crds.patch(
+            name,
+            &PatchParams::apply(CRD_MANAGER).force(),
+            &Patch::Apply(&crate::rgd_crd::resource_graph_definition_crd()),
+        )
+        .await?;
+        tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
+    }
+    wait_established(&crds, name)
+        .await
+        .map_err(crate::StartError::NotEstablished)
 }

@@ -88,6 +88,21 @@ impl Router {
             .remove(kind);
     }
 
+    /// The instance kinds whose instance caches have not completed their first list.
+    pub(crate) fn unsynced_instance_kinds(&self) -> Vec<String> {
+        let subscribers = self
+            .subscribers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut kinds: Vec<String> = subscribers
+            .iter()
+            .filter(|(_, subscriber)| !crate::readiness::is_synced(&subscriber.instances))
+            .map(|((group, kind), _)| format!("{kind}.{group}"))
+            .collect();
+        kinds.sort();
+        kinds
+    }
+
     /// A managed object changed: wake the instance its labels name.
     fn managed_changed(&self, object: &DynamicObject) {
         let Some(labels) = object.metadata.labels.as_ref() else {

@@ -225,6 +225,12 @@ fn two_replicas_elect_one_leader_serve_metrics_and_hand_over_on_sigterm() {
     );
     assert_eq!(series(&scrape, "dynamic_controller_gvr_count"), Some(1.0));
     assert_eq!(http_get(&first_metrics, "/healthz"), (200, "ok".to_owned()));
+    assert_eq!(http_get(&first_metrics, "/readyz"), (200, "ok".to_owned()));
+    assert_eq!(
+        http_get(&second_metrics, "/readyz"),
+        (200, "ok".to_owned()),
+        "a standby is ready to take over"
+    );
     let (_, standby) = http_get(&second_metrics, "/metrics");
     assert_eq!(series(&standby, LEADER), Some(0.0), "{standby}");
     assert_eq!(series(&standby, WEBAPPS_ACTIVE), None, "{standby}");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use kro_controller::leader::DEFAULT_LEASE_NAME;
-use kro_controller::{LeaderElector, LeaseConfig, Manager, Metrics, Settings};
+use kro_controller::{LeaderElector, LeaseConfig, Manager, Metrics, Readiness, Settings};
 
 /// Arguments of `kro controller`.
 #[derive(Debug, clap::Args)]
@@ -98,11 +98,17 @@ pub fn instrumented_client(
 }
 
 /// Serves `/metrics`, `/healthz` and `/readyz` on `address` until the process ends; returns
-/// the address bound (its port chosen when 0 was asked).
+/// the address bound (its port chosen when 0 was asked). `/healthz` answers while the process
+/// serves; `/readyz` answers what `readiness` says (503 with the reason when not ready).
 ///
 /// # Errors
 /// When the address cannot be bound.
-pub async fn serve_metrics(address: SocketAddr, metrics: Metrics) -> anyhow::Result<SocketAddr> {
+pub async fn serve_metrics(
+    address: SocketAddr,
+    metrics: Metrics,
+    readiness: Readiness,
+) -> anyhow::Result<SocketAddr> {
+    use axum::http::StatusCode;
     use axum::http::header::CONTENT_TYPE;
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -122,7 +128,18 @@ pub async fn serve_metrics(address: SocketAddr, metrics: Metrics) -> anyhow::Res
             }),
         )
         .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .route("/readyz", axum::routing::get(|| async { "ok" }));
+        .route(
+            "/readyz",
+            axum::routing::get(move || {
+                let answer = readiness.check();
+                async move {
+                    match answer {
+                        Ok(()) => (StatusCode::OK, "ok".to_owned()),
+                        Err(not_ready) => (StatusCode::SERVICE_UNAVAILABLE, not_ready.to_string()),
+                    }
+                }
+            }),
+        );
     tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, router).await {
             tracing::error!(%error, "the metrics server stopped");
@@ -172,7 +189,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         let metrics = Metrics::new();
         let client = client(kubeconfig.as_deref(), context.as_deref(), &metrics).await?;
-        let bound = serve_metrics(metrics_addr, metrics.clone()).await?;
+        let readiness = Readiness::new();
+        let bound = serve_metrics(metrics_addr, metrics.clone(), readiness.clone()).await?;
         eprintln!("kro controller: metrics at http://{bound}/metrics");
         let mut leadership = None;
         if leader_elect {
@@ -188,6 +206,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let elector = LeaderElector::new(client.clone(), config.clone())
                 .context("invalid leader election settings")?;
             metrics.set_leader(&config.name, false);
+            readiness.standing_by();
             eprintln!(
                 "kro controller: {} waiting to lead (lease {}/{})",
                 config.identity, config.namespace, config.name
@@ -203,9 +222,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             metrics.set_leader(&config.name, true);
             eprintln!("kro controller: {} is the leader", config.identity);
         }
-        let manager = Manager::start(client, settings, metrics.clone())
+        let mut manager = Manager::start(client, settings, metrics.clone())
             .await
             .context("cannot start the controllers")?;
+        manager.report_readiness(&readiness);
         eprintln!("kro controller: running");
         let lost = async {
             match leadership.as_mut() {
@@ -219,6 +239,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 // Another replica may lead already: stop writing at once rather than let
                 // reconciles finish (ending the runtime cancels them).
                 metrics.set_leader(DEFAULT_LEASE_NAME, false);
+                readiness.stopping();
                 anyhow::bail!("leader election lost");
             }
         };

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use kro_apiserver::{ServerConfig, Simulators};
 use kro_controller::kinds::Kinds;
-use kro_controller::{Manager, Metrics, Settings};
+use kro_controller::{Manager, Metrics, Readiness, Settings};
 use kube::api::{ListParams, Patch, PatchParams};
 use serde_json::Value;
 
@@ -88,13 +88,17 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         .context("using the kubeconfig")?;
     let metrics = Metrics::new();
     let client = crate::commands::controller::instrumented_client(config, &metrics)?;
+    let readiness = Readiness::new();
     if let Some(address) = args.metrics_addr {
-        let bound = crate::commands::controller::serve_metrics(address, metrics.clone()).await?;
+        let bound =
+            crate::commands::controller::serve_metrics(address, metrics.clone(), readiness.clone())
+                .await?;
         eprintln!("kro dev: metrics at http://{bound}/metrics");
     }
-    let manager = Manager::start(client.clone(), Settings::default(), metrics)
+    let mut manager = Manager::start(client.clone(), Settings::default(), metrics)
         .await
         .context("cannot start the controllers")?;
+    manager.report_readiness(&readiness);
     println!(
         "kro dev: API server at {}, controllers running",
         server.url()

@@ -1,0 +1,387 @@
+//! The apply engine: server-side apply of one level's desired objects at once (bounded
+//! concurrency), with force, as one field manager; and the memory of what was last applied, so
+//! that an object whose intent is unchanged, and which nobody else has touched since (same UID,
+//! same fields owned by the manager), is not applied again.
+//!
+//! The instance controller uses one [`Applier`] per generated kind, its memory scoped by
+//! instance UID; anything else that applies a runtime plan level by level (a deploy without an
+//! instance) can use one the same way.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Mutex, PoisonError};
+
+use futures_util::{StreamExt, stream};
+use kro_runtime::{DesiredObject, ObjectKey, Observed};
+use kube::api::{Patch, PatchParams};
+use serde_json::Value as Json;
+
+use crate::kinds::{KindError, Kinds};
+use crate::object_json::text;
+
+/// The field manager of the objects kro applies.
+pub const APPLY_MANAGER: &str = "kro.run/applyset";
+
+/// How an [`Applier`] applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApplyConfig {
+    /// Objects applied at once within a level (0 counts as 1).
+    pub concurrency: usize,
+    /// The field manager of the applies: it owns the fields applied, and only its fields are
+    /// compared to tell whether someone else changed an object.
+    pub field_manager: String,
+}
+
+impl Default for ApplyConfig {
+    /// 16 at once, as [`APPLY_MANAGER`].
+    fn default() -> Self {
+        ApplyConfig {
+            concurrency: 16,
+            field_manager: APPLY_MANAGER.to_owned(),
+        }
+    }
+}
+
+impl ApplyConfig {
+    /// With `concurrency` objects applied at once.
+    #[must_use]
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// With `field_manager` as the field manager.
+    #[must_use]
+    pub fn field_manager(mut self, field_manager: impl Into<String>) -> Self {
+        self.field_manager = field_manager.into();
+        self
+    }
+}
+
+/// What applying one object did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApplyOutcome {
+    /// The object did not exist (as far as the caller had observed); the server's answer.
+    Created(Json),
+    /// The object existed and was applied again; the server's answer.
+    Updated(Json),
+    /// Not applied: its intent is what was last applied and nobody changed the fields the
+    /// manager owns since.
+    Unchanged,
+}
+
+impl ApplyOutcome {
+    /// The object as the server answered, when it was applied.
+    pub fn applied(&self) -> Option<&Json> {
+        match self {
+            ApplyOutcome::Created(object) | ApplyOutcome::Updated(object) => Some(object),
+            ApplyOutcome::Unchanged => None,
+        }
+    }
+
+    /// The object as the server answered, when it was applied.
+    pub fn into_applied(self) -> Option<Json> {
+        match self {
+            ApplyOutcome::Created(object) | ApplyOutcome::Updated(object) => Some(object),
+            ApplyOutcome::Unchanged => None,
+        }
+    }
+}
+
+/// Why an object could not be applied.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApplyError {
+    /// The server does not serve the object's kind.
+    #[error(transparent)]
+    Kind(KindError),
+    /// The server refused the apply (or could not be reached).
+    #[error(transparent)]
+    Api(kube::Error),
+    /// The server's answer cannot be represented as JSON (a bug).
+    #[error("the applied object cannot be represented as JSON: {0}")]
+    Json(#[source] serde_json::Error),
+}
+
+impl ApplyError {
+    /// A stable CamelCase reason (for logs, events and metric labels).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ApplyError::Kind(_) => "KindNotServed",
+            ApplyError::Api(_) => "ApplyFailed",
+            ApplyError::Json(_) => "InternalError",
+        }
+    }
+}
+
+/// One object of a level, applied or not.
+#[derive(Debug)]
+pub struct AppliedObject {
+    /// The object.
+    pub key: ObjectKey,
+    /// What became of it.
+    pub outcome: Result<ApplyOutcome, ApplyError>,
+}
+
+/// What was last applied of one object.
+#[derive(Debug, Clone, PartialEq)]
+struct Applied {
+    intent: u64,
+    uid: String,
+    fields: Option<Json>,
+}
+
+/// Applies the desired objects of a plan, one level at a time, and remembers what it applied.
+///
+/// The memory is kept per scope (an instance's UID, say): [`forget`](Self::forget) a scope
+/// when its objects are gone.
+pub struct Applier {
+    client: kube::Client,
+    kinds: Kinds,
+    config: ApplyConfig,
+    params: PatchParams,
+    memory: Mutex<HashMap<String, HashMap<ObjectKey, Applied>>>,
+}
+
+impl std::fmt::Debug for Applier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Applier {
+    /// An applier writing through `client`, with a discovery cache of its own.
+    pub fn new(client: kube::Client, config: ApplyConfig) -> Self {
+        let kinds = Kinds::new(client.clone());
+        let params = PatchParams::apply(&config.field_manager).force();
+        Applier {
+            client,
+            kinds,
+            config,
+            params,
+            memory: Mutex::default(),
+        }
+    }
+
+    /// The same, resolving kinds through `kinds` (a discovery cache shared with others).
+    #[must_use]
+    pub fn with_kinds(mut self, kinds: Kinds) -> Self {
+        self.kinds = kinds;
+        self
+    }
+
+    /// How it applies.
+    pub fn config(&self) -> &ApplyConfig {
+        &self.config
+    }
+
+    /// Whether `desired` must be applied in `scope`: nothing was remembered of applying this
+    /// intent to this object, or `current` (the object as last observed, `None` when absent)
+    /// shows that someone else changed the fields the manager owns, or recreated it.
+    pub fn needs_apply(
+        &self,
+        scope: &str,
+        desired: &DesiredObject,
+        current: Option<&Json>,
+    ) -> bool {
+        let memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
+        let record = memory
+            .get(scope)
+            .and_then(|records| records.get(&desired.key));
+        needs_apply(
+            record,
+            intent(&desired.object),
+            current,
+            &self.config.field_manager,
+        )
+    }
+
+    /// Applies the objects of one level at once (at most
+    /// [`concurrency`](ApplyConfig::concurrency) in flight), each by server-side apply with
+    /// force, and remembers them in `scope`. `observed` holds what the caller knows of the
+    /// objects now: those that need no apply (see [`needs_apply`](Self::needs_apply)) are
+    /// [`Unchanged`](ApplyOutcome::Unchanged), those it does not hold are
+    /// [`Created`](ApplyOutcome::Created).
+    ///
+    /// Returns one [`AppliedObject`] per object of `level`, in the order the applies finish;
+    /// an object that fails does not stop the others.
+    pub async fn apply_level(
+        &self,
+        scope: &str,
+        level: &[DesiredObject],
+        observed: &Observed,
+    ) -> Vec<AppliedObject> {
+        let mut results = Vec::with_capacity(level.len());
+        let mut pending = Vec::new();
+        for desired in level {
+            let current = observed.get(&desired.key);
+            if self.needs_apply(scope, desired, current) {
+                pending.push((desired, current.is_some()));
+            } else {
+                results.push(AppliedObject {
+                    key: desired.key.clone(),
+                    outcome: Ok(ApplyOutcome::Unchanged),
+                });
+            }
+        }
+        // Collected first: a lazy `map` over borrowed objects inside the stream makes the
+        // compiler fail to prove the reconcile future `Send` (rust-lang/rust#102211).
+        let applies: Vec<_> = pending
+            .into_iter()
+            .map(|(desired, existed)| self.apply_reporting(scope, desired, existed))
+            .collect();
+        let applied: Vec<AppliedObject> = stream::iter(applies)
+            .buffer_unordered(self.config.concurrency.max(1))
+            .collect()
+            .await;
+        results.extend(applied);
+        results
+    }
+
+    /// Forgets what was applied in `scope`.
+    pub fn forget(&self, scope: &str) {
+        self.memory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(scope);
+    }
+
+    /// Forgets every scope but those `keep` answers `true` for.
+    pub fn retain(&self, mut keep: impl FnMut(&str) -> bool) {
+        self.memory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|scope, _| keep(scope));
+    }
+
+    /// Applies one object: what became of it.
+    async fn apply_reporting(
+        &self,
+        scope: &str,
+        desired: &DesiredObject,
+        existed: bool,
+    ) -> AppliedObject {
+        let outcome = self.apply_one(scope, desired).await.map(|applied| {
+            if existed {
+                ApplyOutcome::Updated(applied)
+            } else {
+                ApplyOutcome::Created(applied)
+            }
+        });
+        AppliedObject {
+            key: desired.key.clone(),
+            outcome,
+        }
+    }
+
+    /// Applies one object and remembers it.
+    async fn apply_one(&self, scope: &str, desired: &DesiredObject) -> Result<Json, ApplyError> {
+        let key = &desired.key;
+        let api_version = text(&desired.object, "/apiVersion");
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        let kind = self
+            .kinds
+            .resolve(&key.group, version, &key.kind)
+            .await
+            .map_err(ApplyError::Kind)?;
+        let object = kind
+            .api(&self.client, key.namespace.as_deref())
+            .patch(&key.name, &self.params, &Patch::Apply(&desired.object))
+            .await
+            .map_err(ApplyError::Api)?;
+        let applied = serde_json::to_value(&object).map_err(ApplyError::Json)?;
+        let record = Applied {
+            intent: intent(&desired.object),
+            uid: text(&applied, "/metadata/uid").to_owned(),
+            fields: owned_fields(&applied, &self.config.field_manager).cloned(),
+        };
+        self.memory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(scope.to_owned())
+            .or_default()
+            .insert(key.clone(), record);
+        Ok(applied)
+    }
+}
+
+/// Whether an object must be applied: nothing is remembered of applying this intent to this
+/// object, or someone else changed the fields `manager` owns since.
+fn needs_apply(
+    record: Option<&Applied>,
+    intent: u64,
+    current: Option<&Json>,
+    manager: &str,
+) -> bool {
+    let (Some(record), Some(current)) = (record, current) else {
+        return true;
+    };
+    record.intent != intent
+        || text(current, "/metadata/uid") != record.uid
+        || owned_fields(current, manager) != record.fields.as_ref()
+}
+
+/// The fields `manager` owns on an object by apply.
+fn owned_fields<'a>(object: &'a Json, manager: &str) -> Option<&'a Json> {
+    object
+        .pointer("/metadata/managedFields")
+        .and_then(Json::as_array)?
+        .iter()
+        .find(|entry| entry["manager"] == manager && entry["operation"] == "Apply")
+        .and_then(|entry| entry.get("fieldsV1"))
+}
+
+/// A fingerprint of a desired object.
+fn intent(object: &Json) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    object.to_string().hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn an_object_is_applied_again_only_when_its_intent_or_owned_fields_changed() {
+        let object = json!({
+            "metadata": {"uid": "u1", "managedFields": [
+                {"manager": APPLY_MANAGER, "operation": "Apply", "fieldsV1": {"f:data": {}}},
+                {"manager": "someone", "operation": "Update", "fieldsV1": {"f:x": {}}},
+            ]}
+        });
+        let record = Applied {
+            intent: 7,
+            uid: "u1".to_owned(),
+            fields: Some(json!({"f:data": {}})),
+        };
+        fn needs_apply(record: Option<&Applied>, intent: u64, current: Option<&Json>) -> bool {
+            super::needs_apply(record, intent, current, APPLY_MANAGER)
+        }
+        assert!(!needs_apply(Some(&record), 7, Some(&object)));
+        assert!(needs_apply(Some(&record), 8, Some(&object)), "new intent");
+        assert!(needs_apply(None, 7, Some(&object)), "never applied");
+        assert!(needs_apply(Some(&record), 7, None), "gone");
+        let mut taken = object.clone();
+        taken["metadata"]["managedFields"][0]["fieldsV1"] = json!({});
+        assert!(needs_apply(Some(&record), 7, Some(&taken)), "drifted");
+        let mut recreated = object;
+        recreated["metadata"]["uid"] = json!("u2");
+        assert!(needs_apply(Some(&record), 7, Some(&recreated)), "recreated");
+    }
+
+    #[test]
+    fn only_the_fields_of_the_configured_manager_count() {
+        let object = json!({"metadata": {"managedFields": [
+            {"manager": "other", "operation": "Apply", "fieldsV1": {"f:x": {}}},
+            {"manager": "mine", "operation": "Update", "fieldsV1": {"f:y": {}}},
+            {"manager": "mine", "operation": "Apply", "fieldsV1": {"f:z": {}}},
+        ]}});
+        assert_eq!(owned_fields(&object, "mine"), Some(&json!({"f:z": {}})));
+        assert_eq!(owned_fields(&object, APPLY_MANAGER), None);
+    }
+}

@@ -1,0 +1,166 @@
+//! Why a reconcile fails, and why the objects of an instance could not be reconciled.
+//!
+//! Errors keep their cause (`#[source]`) up to the point where they become a condition message
+//! or an event: the runtime's `ControllerFacts` takes messages, and only there are they turned
+//! into text.
+
+use kro_runtime::ObjectKey;
+
+use crate::apply::ApplyError;
+use crate::kinds::KindError;
+use crate::schemas::SchemaReadError;
+
+/// Why a reconcile failed (it is retried with backoff).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReconcileError {
+    /// A request to the API server failed.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// A kind a graph uses is not served.
+    #[error(transparent)]
+    Kind(#[from] KindError),
+    /// An object read from the API server cannot be represented as JSON (a bug).
+    #[error("an object cannot be represented as JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The schemas of the kinds an RGD uses could not be read.
+    #[error("reading schemas: {0}")]
+    Schemas(#[source] SchemaReadError),
+    /// Objects of an instance could not be applied, pruned or deleted: every problem met.
+    #[error("{}", Problems(.0))]
+    Resources(Vec<ResourceError>),
+}
+
+impl ReconcileError {
+    /// A stable CamelCase reason (for logs, events and metric labels).
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            ReconcileError::Api(_) => "ApiError",
+            ReconcileError::Kind(_) => "KindNotServed",
+            ReconcileError::Json(_) => "InternalError",
+            ReconcileError::Schemas(_) => "SchemaReadFailed",
+            // The first problem names the reconcile's failure.
+            ReconcileError::Resources(problems) => problems
+                .first()
+                .map_or("ResourcesFailed", ResourceError::reason),
+        }
+    }
+}
+
+/// Why the objects of an instance could not be reconciled: what its `ResourcesReady`
+/// condition and `ReconcileFailed` event say.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ResourceError {
+    /// The ApplySet inventory on the instance could not be written.
+    #[error("updating the ApplySet inventory: {0}")]
+    Inventory(#[source] Box<ReconcileError>),
+    /// An object could not be applied.
+    #[error("applying {key}: {source}")]
+    Apply {
+        /// The object.
+        key: ObjectKey,
+        /// Why.
+        #[source]
+        source: ApplyError,
+    },
+    /// An object the plan wants already belongs to another instance's ApplySet.
+    #[error("{key} belongs to another instance (ApplySet {applyset})")]
+    OwnedElsewhere {
+        /// The object.
+        key: ObjectKey,
+        /// The ApplySet it is part of.
+        applyset: String,
+    },
+    /// The objects of the instance's ApplySet could not be listed.
+    #[error("listing managed objects: {0}")]
+    ListMembers(#[source] Box<ReconcileError>),
+    /// An object that left the plan could not be deleted.
+    #[error("pruning {key}: {source}")]
+    Prune {
+        /// The object.
+        key: ObjectKey,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
+    /// An object of an instance being deleted could not be deleted.
+    #[error("deleting {key}: {source}")]
+    Delete {
+        /// The object.
+        key: ObjectKey,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl ResourceError {
+    /// A stable CamelCase reason (for logs, events and metric labels).
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            ResourceError::Inventory(_) => "InventoryUpdateFailed",
+            ResourceError::Apply { .. } => "ApplyFailed",
+            ResourceError::OwnedElsewhere { .. } => "OwnedByAnotherInstance",
+            ResourceError::ListMembers(_) => "ListFailed",
+            ResourceError::Prune { .. } => "PruneFailed",
+            ResourceError::Delete { .. } => "DeleteFailed",
+        }
+    }
+}
+
+/// Problems shown as one message, separated by `; `.
+pub(crate) struct Problems<'a>(pub(crate) &'a [ResourceError]);
+
+impl std::fmt::Display for Problems<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (index, problem) in self.0.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey {
+            group: String::new(),
+            kind: "ConfigMap".to_owned(),
+            namespace: Some("default".to_owned()),
+            name: name.to_owned(),
+        }
+    }
+
+    #[test]
+    fn every_problem_of_a_reconcile_is_kept_with_its_reason() {
+        let error = ReconcileError::Resources(vec![
+            ResourceError::OwnedElsewhere {
+                key: key("a"),
+                applyset: "applyset-x".to_owned(),
+            },
+            ResourceError::OwnedElsewhere {
+                key: key("b"),
+                applyset: "applyset-y".to_owned(),
+            },
+        ]);
+        assert_eq!(error.reason(), "OwnedByAnotherInstance");
+        let ReconcileError::Resources(problems) = &error else {
+            panic!("{error:?}");
+        };
+        assert!(matches!(
+            problems.as_slice(),
+            [
+                ResourceError::OwnedElsewhere { key: a, .. },
+                ResourceError::OwnedElsewhere { key: b, .. },
+            ] if a.name == "a" && b.name == "b"
+        ));
+        assert_eq!(
+            ReconcileError::Resources(Vec::new()).reason(),
+            "ResourcesFailed"
+        );
+    }
+}

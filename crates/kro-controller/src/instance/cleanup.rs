@@ -1,0 +1,295 @@
+//! Cleanup of an instance's objects: pruning what left the plan, and ordered deletion when the
+//! instance is deleted (highest apply order first, the finalizer last).
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+use futures_util::{StreamExt, stream};
+use kro_runtime::{
+    APPLYSET_PART_OF_LABEL, ControllerFacts, FINALIZER, INSTANCE_ID_LABEL, Inventory,
+    NODE_ID_LABEL, NodeState, ObjectKey, Observed, Plan, Wait, deletion_waves, plan,
+};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
+use serde_json::{Value as Json, json};
+
+use super::parent::add_member;
+use super::{GraphVersion, InstanceController, plan_options};
+use crate::error::{ReconcileError, ResourceError};
+use crate::events::EventType;
+use crate::kinds::ServedKind;
+use crate::manager::Shared;
+use crate::object_json::{text, to_json};
+use crate::watches::{GroupKind, Selection};
+
+impl InstanceController {
+    /// Deletes managed objects that left the plan, highest apply order first, then trims the
+    /// inventory to what remains.
+    pub(super) async fn prune(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &mut Json,
+        current: &Plan,
+    ) -> Result<(), ResourceError> {
+        let uid = text(instance, "/metadata/uid").to_owned();
+        let members = self
+            .members(shared, graph, instance)
+            .await
+            .map_err(|error| ResourceError::ListMembers(Box::new(error)))?;
+        let desired: HashSet<&ObjectKey> = current
+            .nodes
+            .iter()
+            .flat_map(|node| node.desired.iter().map(|desired| &desired.key))
+            .collect();
+        let mut keep = Vec::new();
+        let mut prune = Vec::new();
+        for member in members {
+            let Some(key) = ObjectKey::of(&member) else {
+                continue;
+            };
+            let labels = &member["metadata"]["labels"];
+            if labels[INSTANCE_ID_LABEL] != uid.as_str() || desired.contains(&key) {
+                keep.push(key);
+                continue;
+            }
+            let node_id = labels[NODE_ID_LABEL].as_str().unwrap_or_default();
+            let gone = match current.node(node_id) {
+                None => true,
+                Some(node) => match &node.state {
+                    NodeState::Skipped(_) => true,
+                    NodeState::Ready
+                    | NodeState::Waiting(
+                        Wait::Applied(_) | Wait::ReadyWhen { .. } | Wait::Terminating(_),
+                    ) => true,
+                    NodeState::Waiting(_) | NodeState::Failed(_) => false,
+                },
+            };
+            if gone {
+                prune.push(member);
+            } else {
+                keep.push(key);
+            }
+        }
+        for wave in deletion_waves(&prune, Some(&graph.graph)) {
+            for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
+                if let Err(source) = outcome {
+                    return Err(ResourceError::Prune { key, source });
+                }
+                tracing::info!(object = %key, "pruned");
+                shared
+                    .events
+                    .record(
+                        instance,
+                        EventType::Normal,
+                        "Pruned",
+                        &format!("pruned {key}, which left the plan"),
+                    )
+                    .await;
+            }
+        }
+        let namespace = text(instance, "/metadata/namespace").to_owned();
+        let mut inventory = Inventory::default();
+        for key in desired.into_iter().chain(&keep) {
+            add_member(&mut inventory, key, &namespace);
+        }
+        self.write_inventory(shared, instance, &inventory)
+            .await
+            .map_err(|error| ResourceError::Inventory(Box::new(error)))
+    }
+
+    /// The objects of the instance's ApplySet: from the watch caches for the kinds the graph
+    /// creates, listed for kinds only the inventory names.
+    async fn members(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &Json,
+    ) -> Result<Vec<Json>, ReconcileError> {
+        let id = self.parent_id(instance);
+        let mut members = Vec::new();
+        let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
+        kinds.extend(self.inventory(instance).group_kinds);
+        for group_kind in kinds {
+            let store = match graph.children.get(&group_kind) {
+                Some((_, store)) => Some(store.clone()),
+                None => shared
+                    .watches
+                    .existing(&group_kind, Selection::Managed)
+                    .map(|(_, store)| store),
+            };
+            if let Some(store) = store {
+                let _ = store.wait_until_ready().await;
+                for object in store.state() {
+                    let labels = object.metadata.labels.as_ref();
+                    if labels.and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL)) == Some(&id) {
+                        members.push(to_json(&object)?);
+                    }
+                }
+                continue;
+            }
+            let Some(kind) = discover_kind(shared, &group_kind).await? else {
+                continue;
+            };
+            let list = kind
+                .api(&shared.client, None)
+                .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
+                .await?;
+            for object in list.items {
+                members.push(to_json(&object)?);
+            }
+        }
+        Ok(members)
+    }
+
+    /// Ordered deletion: the highest apply order still present is deleted (all at once); the
+    /// next wave waits until it is gone; the finalizer goes last. Needs no CEL and no graph
+    /// beyond the kinds it names: the inventory on the instance says where the members are.
+    pub(super) async fn delete(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &Json,
+    ) -> Result<Option<Duration>, ReconcileError> {
+        let finalizers: Vec<Json> = instance
+            .pointer("/metadata/finalizers")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !finalizers.iter().any(|finalizer| finalizer == FINALIZER) {
+            return Ok(None);
+        }
+        let facts = ControllerFacts {
+            deleting: true,
+            ..ControllerFacts::default()
+        };
+        let options = plan_options(shared, &facts);
+        let status = plan(&graph.graph, instance, &Observed::new(), &options);
+        self.write_status(shared, instance, &status).await?;
+        let members = self.members(shared, graph, instance).await?;
+        let waves = deletion_waves(&members, Some(&graph.graph));
+        if let Some(wave) = waves.first() {
+            for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
+                if let Err(source) = outcome {
+                    return Err(ReconcileError::Resources(vec![ResourceError::Delete {
+                        key,
+                        source,
+                    }]));
+                }
+                tracing::info!(object = %key, order = wave.order, "deleted");
+                shared
+                    .events
+                    .record(
+                        instance,
+                        EventType::Normal,
+                        "Deleting",
+                        &format!("deleting {key} (apply order {})", wave.order),
+                    )
+                    .await;
+            }
+            return Ok(Some(shared.settings.deletion_poll));
+        }
+        let remaining: Vec<Json> = finalizers
+            .into_iter()
+            .filter(|finalizer| finalizer != FINALIZER)
+            .collect();
+        let (name, namespace) = self.parent(instance);
+        let patch = json!({
+            "metadata": {
+                "finalizers": remaining,
+                "resourceVersion": text(instance, "/metadata/resourceVersion"),
+            }
+        });
+        self.kind
+            .api(&shared.client, Some(&namespace))
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        self.applier.forget(text(instance, "/metadata/uid"));
+        Ok(None)
+    }
+}
+
+/// Deletes the `keys` among `members` at once (bounded by the apply concurrency), each with
+/// its UID as precondition; members already being deleted are left to finish.
+async fn delete_wave(
+    shared: &Shared,
+    graph: &GraphVersion,
+    members: &[Json],
+    keys: &[ObjectKey],
+) -> Vec<(ObjectKey, Result<(), kube::Error>)> {
+    let deletions = keys.iter().cloned().filter_map(|key| {
+        let member = members
+            .iter()
+            .find(|member| ObjectKey::of(member).as_ref() == Some(&key))?;
+        if member.pointer("/metadata/deletionTimestamp").is_some() {
+            return None;
+        }
+        let uid = Some(text(member, "/metadata/uid").to_owned());
+        Some(async move {
+            let outcome = delete_object(shared, graph, &key, uid).await;
+            (key, outcome)
+        })
+    });
+    stream::iter(deletions)
+        .buffer_unordered(shared.settings.apply_concurrency.max(1))
+        .collect()
+        .await
+}
+
+/// A served version of a group-kind (an inventory names kinds without versions), found by
+/// discovery of its group; `None` when the server does not serve it.
+async fn discover_kind(
+    shared: &Shared,
+    (group, kind): &GroupKind,
+) -> Result<Option<ServedKind>, kube::Error> {
+    let discovery = kube::discovery::Discovery::new(shared.client.clone())
+        .filter(&[group.as_str()])
+        .run()
+        .await?;
+    let found = discovery
+        .groups()
+        .flat_map(|api_group| api_group.recommended_resources())
+        .find(|(resource, _)| resource.kind == *kind);
+    Ok(found.map(|(resource, capabilities)| ServedKind {
+        resource,
+        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
+    }))
+}
+
+/// Deletes one object (with a UID precondition when known); gone already is success.
+async fn delete_object(
+    shared: &Shared,
+    graph: &GraphVersion,
+    key: &ObjectKey,
+    uid: Option<String>,
+) -> Result<(), kube::Error> {
+    let kind = match graph.children.get(&(key.group.clone(), key.kind.clone())) {
+        Some((kind, _)) => kind.clone(),
+        None => match shared
+            .watches
+            .existing(&(key.group.clone(), key.kind.clone()), Selection::Managed)
+        {
+            Some((kind, _)) => kind,
+            None => match discover_kind(shared, &(key.group.clone(), key.kind.clone())).await? {
+                Some(kind) => kind,
+                None => return Ok(()),
+            },
+        },
+    };
+    let params = DeleteParams {
+        preconditions: uid.map(|uid| Preconditions {
+            uid: Some(uid),
+            resource_version: None,
+        }),
+        propagation_policy: Some(kube::api::PropagationPolicy::Background),
+        ..DeleteParams::default()
+    };
+    match kind
+        .api(&shared.client, key.namespace.as_deref())
+        .delete(&key.name, &params)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}

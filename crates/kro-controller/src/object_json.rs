@@ -1,0 +1,74 @@
+//! JSON views of Kubernetes objects: string fields by pointer, merge patches, objects as JSON,
+//! and the time as Kubernetes writes it.
+
+use kube::api::DynamicObject;
+use serde_json::Value as Json;
+#[cfg(test)]
+use serde_json::json;
+
+use crate::error::ReconcileError;
+
+/// The JSON merge patch (RFC 7386) that turns `from` into `to`, or `None` when they are equal.
+pub(crate) fn merge_patch(from: &Json, to: &Json) -> Option<Json> {
+    if from == to {
+        return None;
+    }
+    match (from, to) {
+        (Json::Object(from), Json::Object(to)) => {
+            let mut patch = serde_json::Map::new();
+            for (key, value) in to {
+                match from.get(key) {
+                    Some(old) => {
+                        if let Some(change) = merge_patch(old, value) {
+                            patch.insert(key.clone(), change);
+                        }
+                    }
+                    None => {
+                        patch.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            for key in from.keys() {
+                if !to.contains_key(key) {
+                    patch.insert(key.clone(), Json::Null);
+                }
+            }
+            Some(Json::Object(patch))
+        }
+        _ => Some(to.clone()),
+    }
+}
+
+/// A string field by JSON pointer, empty when absent.
+pub(crate) fn text<'a>(object: &'a Json, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+}
+
+/// An object as JSON.
+pub(crate) fn to_json(object: &DynamicObject) -> Result<Json, ReconcileError> {
+    serde_json::to_value(object).map_err(ReconcileError::Json)
+}
+
+/// Now, as Kubernetes writes times.
+pub(crate) fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_patch_sets_changes_and_nulls_removed_keys() {
+        let from = json!({"state": "IN_PROGRESS", "url": "x", "nested": {"a": 1, "b": 2}});
+        let to = json!({"state": "ACTIVE", "nested": {"a": 1}, "conditions": []});
+        assert_eq!(
+            merge_patch(&from, &to),
+            Some(json!({"state": "ACTIVE", "url": null, "nested": {"b": null}, "conditions": []}))
+        );
+        assert_eq!(merge_patch(&to, &to), None);
+    }
+}

@@ -1,0 +1,62 @@
+//! The settings every controller shares.
+
+use std::time::Duration;
+
+use kro_runtime::Scheduling;
+
+/// Settings every controller shares.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Workers per controller (instances reconciled at once per kind).
+    pub workers: usize,
+    /// Objects applied at once within a level.
+    pub apply_concurrency: usize,
+    /// The kro version written into labels.
+    pub kro_version: String,
+    /// Level barrier or wavefront.
+    pub scheduling: Scheduling,
+    /// How soon a deletion in progress is looked at again without a watch event.
+    pub deletion_poll: Duration,
+    /// The first retry delay after an error (doubling up to [`max_backoff`](Self::max_backoff)).
+    pub backoff: Duration,
+    /// The longest retry delay.
+    pub max_backoff: Duration,
+}
+
+impl Settings {
+    /// The delay before retry number `attempt` (from 1): the backoff doubled per attempt,
+    /// capped.
+    pub(crate) fn retry_delay(&self, attempt: u32) -> Duration {
+        self.backoff
+            .saturating_mul(2u32.saturating_pow(attempt.saturating_sub(1).min(16)))
+            .min(self.max_backoff)
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            workers: 4,
+            apply_concurrency: 16,
+            kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
+            scheduling: Scheduling::Levels,
+            deletion_poll: Duration::from_secs(2),
+            backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(60),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_back_off_doubling_up_to_the_cap() {
+        let settings = Settings::default();
+        assert_eq!(settings.retry_delay(1), Duration::from_millis(200));
+        assert_eq!(settings.retry_delay(2), Duration::from_millis(400));
+        assert_eq!(settings.retry_delay(4), Duration::from_millis(1600));
+        assert_eq!(settings.retry_delay(40), Duration::from_secs(60));
+    }
+}
