@@ -11,6 +11,7 @@ mod autoscalers;
 mod deployments;
 mod garbage_collector;
 mod jobs;
+mod knobs;
 mod namespaces;
 mod pod_sets;
 mod pods;
@@ -24,11 +25,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use support::{InvalidPodSelector, PodSelector};
+pub use knobs::{InvalidPodSelector, PodSelector, SimulationKnobs};
 
 /// One simulated controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -89,37 +89,6 @@ impl Simulator {
             Simulator::Services => "services",
             Simulator::Volumes => "volumes",
             Simulator::Autoscalers => "autoscalers",
-        }
-    }
-}
-
-/// How the simulated cluster behaves: how long each stage takes, and which pods fail.
-#[derive(Debug, Clone)]
-pub struct SimulationKnobs {
-    /// From a pod's creation to its binding to the simulated node.
-    pub pod_schedule_delay: Duration,
-    /// From a pod's binding to Running and Ready (or to failing).
-    pub pod_ready_delay: Duration,
-    /// How long a Job's pod runs before it succeeds.
-    pub job_pod_duration: Duration,
-    /// Until a LoadBalancer Service gets its ingress address.
-    pub load_balancer_delay: Duration,
-    /// Until a PersistentVolumeClaim is Bound.
-    pub volume_bind_delay: Duration,
-    /// Pods whose labels match fail instead of becoming ready: `restartPolicy: Never` pods
-    /// end Failed, others crash-loop (Running, not Ready).
-    pub failing_pods: Option<PodSelector>,
-}
-
-impl Default for SimulationKnobs {
-    fn default() -> Self {
-        SimulationKnobs {
-            pod_schedule_delay: Duration::from_millis(100),
-            pod_ready_delay: Duration::from_millis(300),
-            job_pod_duration: Duration::from_millis(500),
-            load_balancer_delay: Duration::from_millis(200),
-            volume_bind_delay: Duration::from_millis(200),
-            failing_pods: None,
         }
     }
 }

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -19,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::SimulationKnobs;
+use super::knobs::SimulationKnobs;
 
 /// The field manager of the simulators' writes, as kube-controller-manager's on a cluster.
 pub(super) const MANAGER: &str = "kube-controller-manager";
@@ -200,52 +199,6 @@ impl Context {
         )
         .await?;
         Ok(())
-    }
-}
-
-/// A label selector over pods, given on the command line or in tests (`app=broken`).
-#[derive(Debug, Clone)]
-pub struct PodSelector {
-    text: String,
-    selector: crate::selectors::LabelSelector,
-}
-
-impl PodSelector {
-    /// Whether the pod's labels match.
-    pub(super) fn matches(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
-        self.selector
-            .matches(&json!({"metadata": {"labels": labels}}))
-    }
-}
-
-/// A pod selector that does not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid label selector {text:?}: {message}")]
-pub struct InvalidPodSelector {
-    text: String,
-    message: String,
-}
-
-impl FromStr for PodSelector {
-    type Err = InvalidPodSelector;
-
-    /// Parses a label selector in kubectl's syntax.
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let selector =
-            crate::selectors::LabelSelector::parse(text).map_err(|error| InvalidPodSelector {
-                text: text.to_owned(),
-                message: error.message,
-            })?;
-        Ok(PodSelector {
-            text: text.to_owned(),
-            selector,
-        })
-    }
-}
-
-impl std::fmt::Display for PodSelector {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
     }
 }
 
