@@ -135,6 +135,32 @@ struct Applied {
 ///
 /// The memory is kept per scope (an instance's UID, say): [`forget`](Self::forget) a scope
 /// when its objects are gone.
+///
+/// Applying a plan's levels in order (an engine would plan again with what it observed, and
+/// wait for readiness, before going on to the next level):
+///
+/// ```no_run
+/// # async fn deploy(client: kube::Client, plan: &kro_runtime::Plan) {
+/// use kro_controller::{Applier, ApplyConfig};
+/// use kro_runtime::Observed;
+///
+/// let applier = Applier::new(client, ApplyConfig::default().field_manager("kro.run/direct"));
+/// let mut observed = Observed::new();
+/// for level in plan.desired_by_level() {
+///     let level: Vec<_> = level.into_iter().cloned().collect();
+///     for applied in applier.apply_level("my-deployment", &level, &observed).await {
+///         match applied.outcome {
+///             Ok(outcome) => {
+///                 if let Some(object) = outcome.into_applied() {
+///                     observed.insert(object);
+///                 }
+///             }
+///             Err(error) => eprintln!("{}: {error} ({})", applied.key, error.reason()),
+///         }
+///     }
+/// }
+/// # }
+/// ```
 pub struct Applier {
     client: kube::Client,
     kinds: Kinds,

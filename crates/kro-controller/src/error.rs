@@ -14,11 +14,17 @@ use crate::schemas::SchemaReadError;
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ReconcileError {
     /// A request to the API server failed.
-    #[error(transparent)]
-    Api(#[from] kube::Error),
+    #[error("{request}: {source}")]
+    Api {
+        /// What the request was for.
+        request: Request,
+        /// Why it failed.
+        #[source]
+        source: kube::Error,
+    },
     /// A kind a graph uses is not served.
     #[error(transparent)]
-    Kind(#[from] KindError),
+    Kind(KindError),
     /// An object read from the API server cannot be represented as JSON (a bug).
     #[error("an object cannot be represented as JSON: {0}")]
     Json(#[source] serde_json::Error),
@@ -31,10 +37,15 @@ pub(crate) enum ReconcileError {
 }
 
 impl ReconcileError {
+    /// The error of a failed request for `request`.
+    pub(crate) fn api(request: Request) -> impl FnOnce(kube::Error) -> ReconcileError {
+        move |source| ReconcileError::Api { request, source }
+    }
+
     /// A stable CamelCase reason (for logs, events and metric labels).
     pub(crate) fn reason(&self) -> &'static str {
         match self {
-            ReconcileError::Api(_) => "ApiError",
+            ReconcileError::Api { .. } => "ApiError",
             ReconcileError::Kind(_) => "KindNotServed",
             ReconcileError::Json(_) => "InternalError",
             ReconcileError::Schemas(_) => "SchemaReadFailed",
@@ -43,6 +54,42 @@ impl ReconcileError {
                 .first()
                 .map_or("ResourcesFailed", ResourceError::reason),
         }
+    }
+}
+
+/// What a request to the API server was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// Adding kro's finalizer to an RGD.
+    AddFinalizer,
+    /// Removing kro's finalizer from an RGD or an instance.
+    RemoveFinalizer,
+    /// Reading the CRD of an RGD's kind.
+    ReadCrd,
+    /// Creating or updating the CRD of an RGD's kind.
+    WriteCrd,
+    /// Writing the status of an RGD or an instance.
+    WriteStatus,
+    /// Applying kro's metadata (finalizer, labels, ApplySet inventory) to an instance.
+    ApplyInstanceMetadata,
+    /// Listing the objects of an instance's ApplySet.
+    ListMembers,
+    /// Discovering the resources of an API group.
+    Discover,
+}
+
+impl std::fmt::Display for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Request::AddFinalizer => "adding the finalizer",
+            Request::RemoveFinalizer => "removing the finalizer",
+            Request::ReadCrd => "reading the CRD",
+            Request::WriteCrd => "writing the CRD",
+            Request::WriteStatus => "writing the status",
+            Request::ApplyInstanceMetadata => "applying the instance's metadata",
+            Request::ListMembers => "listing by the ApplySet label",
+            Request::Discover => "discovering kinds",
+        })
     }
 }
 

@@ -29,7 +29,7 @@ use tracing::Instrument;
 
 use crate::apply::{Applier, ApplyConfig};
 use crate::crd_plan::RgdIdentity;
-use crate::error::{Problems, ReconcileError, ResourceError};
+use crate::error::{Problems, ReconcileError, Request, ResourceError};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
@@ -526,7 +526,8 @@ impl InstanceController {
         self.kind
             .api(&shared.client, Some(&namespace))
             .patch_status(&name, &params, &Patch::Merge(json!({"status": patch})))
-            .await?;
+            .await
+            .map_err(ReconcileError::api(Request::WriteStatus))?;
         let to = text(&wanted, "/state");
         let from = self
             .written_states

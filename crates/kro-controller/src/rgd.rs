@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
-use crate::error::ReconcileError;
+use crate::error::{ReconcileError, Request};
 use crate::established::wait_established;
 use crate::events::EventType;
 use crate::instance::{GraphVersion, InstanceController};
@@ -233,7 +233,8 @@ impl RgdController {
                 "resourceVersion": text(&rgd, "/metadata/resourceVersion"),
             }});
             api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await?;
+                .await
+                .map_err(ReconcileError::api(Request::AddFinalizer))?;
         }
         let identity = RgdIdentity {
             name: name.to_owned(),
@@ -354,7 +355,10 @@ impl RgdController {
         let desired = desired_crd(&graph.crd, identity, &self.shared.settings.kro_version);
         let crd_name = text(&desired, "/metadata/name").to_owned();
         let crds: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &crd_resource());
-        let existing = crds.get_opt(&crd_name).await?;
+        let existing = crds
+            .get_opt(&crd_name)
+            .await
+            .map_err(ReconcileError::api(Request::ReadCrd))?;
         let existing = existing.as_ref().map(to_json).transpose()?;
         let refusal = match plan_crd(existing.as_ref(), &desired, allows_breaking_changes(rgd)) {
             CrdPlan::Refuse(refusal) => Some(refusal),
@@ -364,7 +368,8 @@ impl RgdController {
                     &PatchParams::apply(CRD_MANAGER).force(),
                     &Patch::Apply(&desired),
                 )
-                .await?;
+                .await
+                .map_err(ReconcileError::api(Request::WriteCrd))?;
                 self.shared.kinds.forget_group(&graph.names.group);
                 tracing::info!(rgd = %name, crd = %crd_name, "CRD written");
                 self.shared
@@ -427,7 +432,7 @@ impl RgdController {
             Err(error) => {
                 progress.controller_ready =
                     ConditionValue::fails("FailedToStart", error.to_string());
-                return Concluded::Retry(error.into());
+                return Concluded::Retry(ReconcileError::Kind(error));
             }
         };
         let mut controllers = self.controllers.lock().await;
@@ -495,7 +500,8 @@ impl RgdController {
         }});
         let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
         api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await?;
+            .await
+            .map_err(ReconcileError::api(Request::RemoveFinalizer))?;
         Ok(None)
     }
 
@@ -520,7 +526,8 @@ impl RgdController {
             ..PatchParams::default()
         };
         api.patch_status(name, &params, &Patch::Merge(json!({"status": patch})))
-            .await?;
+            .await
+            .map_err(ReconcileError::api(Request::WriteStatus))?;
         Ok(())
     }
 }

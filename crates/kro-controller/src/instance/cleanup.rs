@@ -14,7 +14,7 @@ use serde_json::{Value as Json, json};
 
 use super::parent::add_member;
 use super::{GraphVersion, InstanceController, plan_options};
-use crate::error::{ReconcileError, ResourceError};
+use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::Shared;
@@ -127,13 +127,17 @@ impl InstanceController {
                 }
                 continue;
             }
-            let Some(kind) = discover_kind(shared, &group_kind).await? else {
+            let Some(kind) = discover_kind(shared, &group_kind)
+                .await
+                .map_err(ReconcileError::api(Request::Discover))?
+            else {
                 continue;
             };
             let list = kind
                 .api(&shared.client, None)
                 .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
-                .await?;
+                .await
+                .map_err(ReconcileError::api(Request::ListMembers))?;
             for object in list.items {
                 members.push(to_json(&object)?);
             }
@@ -202,7 +206,8 @@ impl InstanceController {
         self.kind
             .api(&shared.client, Some(&namespace))
             .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await?;
+            .await
+            .map_err(ReconcileError::api(Request::RemoveFinalizer))?;
         self.applier.forget(text(instance, "/metadata/uid"));
         Ok(None)
     }

@@ -10,7 +10,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
 use super::{GraphVersion, InstanceController, LABELLER_MANAGER, PARENT_MANAGER};
-use crate::error::ReconcileError;
+use crate::error::{ReconcileError, Request};
 use crate::manager::Shared;
 use crate::object_json::{text, to_json};
 
@@ -99,7 +99,8 @@ impl InstanceController {
                 &PatchParams::apply(manager).force(),
                 &Patch::Apply(body),
             )
-            .await?;
+            .await
+            .map_err(ReconcileError::api(Request::ApplyInstanceMetadata))?;
         to_json(&updated)
     }
 
