@@ -78,7 +78,7 @@ impl GraphVersion {
                 NodeKind::ExternalRef { gvk, .. } => (gvk, &mut external, Selection::All),
                 _ => continue,
             };
-            let key = (gvk.group().to_owned(), gvk.kind().to_owned());
+            let key = gvk.group_kind();
             if into.contains_key(&key) {
                 continue;
             }
@@ -150,7 +150,7 @@ impl InstanceController {
             tasks: Mutex::default(),
         });
         shared.router.subscribe(
-            (kind.resource.group.clone(), kind.resource.kind.clone()),
+            GroupKind::new(&kind.resource.group, &kind.resource.kind),
             Subscriber {
                 queue: queue.clone(),
                 instances: store,
@@ -197,10 +197,7 @@ impl InstanceController {
         let external = graph.external.keys().cloned().collect();
         *self.graph.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(graph);
         shared.router.subscribe(
-            (
-                self.kind.resource.group.clone(),
-                self.kind.resource.kind.clone(),
-            ),
+            GroupKind::new(&self.kind.resource.group, &self.kind.resource.kind),
             Subscriber {
                 queue: self.queue.clone(),
                 instances: self.store.clone(),
@@ -227,9 +224,9 @@ impl InstanceController {
 
     /// Stops the workers and the instance watch; reconciles under way finish first.
     pub(crate) async fn stop(&self, shared: &Shared) {
-        shared.router.unsubscribe(&(
-            self.kind.resource.group.clone(),
-            self.kind.resource.kind.clone(),
+        shared.router.unsubscribe(&GroupKind::new(
+            &self.kind.resource.group,
+            &self.kind.resource.kind,
         ));
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));

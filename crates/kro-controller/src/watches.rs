@@ -42,8 +42,7 @@ impl std::fmt::Display for InstanceRef {
     }
 }
 
-/// `(group, kind)`.
-pub type GroupKind = (String, String);
+pub use kro_schema::GroupKind;
 
 /// Which objects a watch holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,7 +96,7 @@ impl Router {
         let mut kinds: Vec<String> = subscribers
             .iter()
             .filter(|(_, subscriber)| !crate::readiness::is_synced(&subscriber.instances))
-            .map(|((group, kind), _)| format!("{kind}.{group}"))
+            .map(|(group_kind, _)| group_kind.to_string())
             .collect();
         kinds.sort();
         kinds
@@ -119,7 +118,7 @@ impl Router {
             .subscribers
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(subscriber) = subscribers.get(&(group.clone(), kind.clone())) {
+        if let Some(subscriber) = subscribers.get(&GroupKind::new(group, kind)) {
             subscriber.queue.add(InstanceRef {
                 namespace: labels.get(INSTANCE_NAMESPACE_LABEL).cloned(),
                 name: name.clone(),
@@ -173,7 +172,7 @@ impl Watches {
     /// The cache of `kind`'s objects in `selection`, starting the watch on first use. The
     /// cache may still be filling: wait with [`Store::wait_until_ready`].
     pub fn store(&self, kind: &ServedKind, selection: Selection) -> Store<DynamicObject> {
-        let group_kind = (kind.resource.group.clone(), kind.resource.kind.clone());
+        let group_kind = GroupKind::new(&kind.resource.group, &kind.resource.kind);
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(watch) = watches.get(&(group_kind.clone(), selection)) {
             return watch.store.clone();
@@ -206,7 +205,7 @@ impl Watches {
             Selection::All => watcher::Config::default(),
         };
         let router = Arc::clone(&self.router);
-        let group_kind = (kind.resource.group.clone(), kind.resource.kind.clone());
+        let group_kind = GroupKind::new(&kind.resource.group, &kind.resource.kind);
         let types = kube::api::TypeMeta {
             api_version: kind.resource.api_version.clone(),
             kind: kind.resource.kind.clone(),
@@ -231,7 +230,7 @@ impl Watches {
                     }
                     Ok(Event::Init | Event::InitDone) => {}
                     Err(error) => {
-                        tracing::warn!(kind = %group_kind.1, group = %group_kind.0, %error, "watch failed; retrying");
+                        tracing::warn!(kind = group_kind.kind(), group = group_kind.group(), %error, "watch failed; retrying");
                     }
                 }
             }

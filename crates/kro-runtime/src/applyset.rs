@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use kro_schema::GroupKind;
 use serde_json::{Map, Value as Json, json};
 use sha2::{Digest, Sha256};
 
@@ -18,8 +19,8 @@ use crate::metadata::{
 /// What kinds and namespaces an instance's members may be found in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Inventory {
-    /// `(group, kind)` of every member kind; the core group is empty.
-    pub group_kinds: BTreeSet<(String, String)>,
+    /// Every member kind.
+    pub group_kinds: BTreeSet<GroupKind>,
     /// Namespaces of members outside the parent's namespace.
     pub namespaces: BTreeSet<String>,
 }
@@ -69,17 +70,7 @@ fn is_subdomain(text: &str) -> bool {
 impl Inventory {
     /// The `contains-group-kinds` value: `Kind` or `Kind.group`, sorted, comma-separated.
     pub fn group_kinds_value(&self) -> String {
-        let mut values: Vec<String> = self
-            .group_kinds
-            .iter()
-            .map(|(group, kind)| {
-                if group.is_empty() {
-                    kind.clone()
-                } else {
-                    format!("{kind}.{group}")
-                }
-            })
-            .collect();
+        let mut values: Vec<String> = self.group_kinds.iter().map(GroupKind::to_string).collect();
         values.sort();
         values.join(",")
     }
@@ -134,9 +125,7 @@ impl Inventory {
                         format!("invalid group {group:?}"),
                     ));
                 }
-                inventory
-                    .group_kinds
-                    .insert((group.to_owned(), kind.to_owned()));
+                inventory.group_kinds.insert(GroupKind::new(group, kind));
             }
         }
         if !namespaces.is_empty() {
@@ -241,9 +230,9 @@ mod tests {
     fn inventory() -> Inventory {
         Inventory {
             group_kinds: [
-                ("apps".to_owned(), "Deployment".to_owned()),
-                (String::new(), "Service".to_owned()),
-                (String::new(), "ConfigMap".to_owned()),
+                GroupKind::new("apps", "Deployment"),
+                GroupKind::new("", "Service"),
+                GroupKind::new("", "ConfigMap"),
             ]
             .into_iter()
             .collect(),

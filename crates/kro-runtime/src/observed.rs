@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
+use kro_schema::GroupKind;
 use serde_json::Value as Json;
 
 /// The identity of an object, independent of the API version it was read at.
@@ -23,6 +24,11 @@ pub struct ObjectKey {
 }
 
 impl ObjectKey {
+    /// The object's group and kind.
+    pub fn group_kind(&self) -> GroupKind {
+        GroupKind::new(&self.group, &self.kind)
+    }
+
     /// The key of an object from its `apiVersion`, `kind`, `metadata.namespace` and
     /// `metadata.name`, when they are all strings.
     pub fn of(object: &Json) -> Option<ObjectKey> {
@@ -74,6 +80,13 @@ pub struct ListKey {
     pub kind: String,
     /// The namespace, `None` for all namespaces (or a cluster-scoped kind).
     pub namespace: Option<String>,
+}
+
+impl ListKey {
+    /// The listed group and kind.
+    pub fn group_kind(&self) -> GroupKind {
+        GroupKind::new(&self.group, &self.kind)
+    }
 }
 
 /// Objects seen in the cluster, and which reads were made.

@@ -84,9 +84,66 @@ impl fmt::Display for Gvk {
     }
 }
 
+/// A group and a kind, such as `Deployment.apps` (the core group is empty): a kind across its
+/// versions, as ApplySet inventories and discovery name it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupKind {
+    group: String,
+    kind: String,
+}
+
+impl GroupKind {
+    /// A group-kind from its parts.
+    pub fn new(group: &str, kind: &str) -> Self {
+        GroupKind {
+            group: group.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// The group (empty for the core group).
+    pub fn group(&self) -> &str {
+        &self.group
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+}
+
+impl fmt::Display for GroupKind {
+    /// `Kind.group`, or `Kind` in the core group, as Kubernetes' `GroupKind.String()`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.group.is_empty() {
+            write!(f, "{}", self.kind)
+        } else {
+            write!(f, "{}.{}", self.kind, self.group)
+        }
+    }
+}
+
+impl Gvk {
+    /// The group and kind, without the version.
+    pub fn group_kind(&self) -> GroupKind {
+        GroupKind::new(&self.group, &self.kind)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_kinds_print_as_kubernetes_prints_them() {
+        assert_eq!(
+            Gvk::new("apps", "v1", "Deployment")
+                .group_kind()
+                .to_string(),
+            "Deployment.apps"
+        );
+        assert_eq!(GroupKind::new("", "Service").to_string(), "Service");
+    }
 
     #[test]
     fn api_versions_split_into_group_and_version() {

@@ -28,7 +28,7 @@ pub use defaulting::apply_defaults;
 pub use field_error::{
     BadValue, FieldError, FieldErrorType, FieldPath, PathElement, go_quote, invalid_object_message,
 };
-pub use gvk::{Gvk, GvkError};
+pub use gvk::{GroupKind, Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};
 pub use pruning::prune;
 pub use simpleschema::{

@@ -244,16 +244,16 @@ async fn delete_wave(
 /// discovery of its group; `None` when the server does not serve it.
 async fn discover_kind(
     shared: &Shared,
-    (group, kind): &GroupKind,
+    group_kind: &GroupKind,
 ) -> Result<Option<ServedKind>, kube::Error> {
     let discovery = kube::discovery::Discovery::new(shared.client.clone())
-        .filter(&[group.as_str()])
+        .filter(&[group_kind.group()])
         .run()
         .await?;
     let found = discovery
         .groups()
         .flat_map(|api_group| api_group.recommended_resources())
-        .find(|(resource, _)| resource.kind == *kind);
+        .find(|(resource, _)| resource.kind == group_kind.kind());
     Ok(found.map(|(resource, capabilities)| ServedKind {
         resource,
         namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
@@ -267,14 +267,14 @@ async fn delete_object(
     key: &ObjectKey,
     uid: Option<String>,
 ) -> Result<(), kube::Error> {
-    let kind = match graph.children.get(&(key.group.clone(), key.kind.clone())) {
+    let kind = match graph.children.get(&key.group_kind()) {
         Some((kind, _)) => kind.clone(),
         None => match shared
             .watches
-            .existing(&(key.group.clone(), key.kind.clone()), Selection::Managed)
+            .existing(&key.group_kind(), Selection::Managed)
         {
             Some((kind, _)) => kind,
-            None => match discover_kind(shared, &(key.group.clone(), key.kind.clone())).await? {
+            None => match discover_kind(shared, &key.group_kind()).await? {
                 Some(kind) => kind,
                 None => return Ok(()),
             },

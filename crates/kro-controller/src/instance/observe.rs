@@ -16,7 +16,7 @@ pub(super) async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Ob
             continue;
         }
         let key = &desired.key;
-        match graph.children.get(&(key.group.clone(), key.kind.clone())) {
+        match graph.children.get(&key.group_kind()) {
             Some((kind, store)) => {
                 let _ = store.wait_until_ready().await;
                 match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
@@ -36,7 +36,7 @@ pub(super) async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Ob
                 if observed.is_known(key) {
                     continue;
                 }
-                match graph.external.get(&(key.group.clone(), key.kind.clone())) {
+                match graph.external.get(&key.group_kind()) {
                     Some((kind, store)) => {
                         let _ = store.wait_until_ready().await;
                         match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
@@ -55,9 +55,7 @@ pub(super) async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Ob
                 if observed.is_listed(list) {
                     continue;
                 }
-                if let Some((_, store)) =
-                    graph.external.get(&(list.group.clone(), list.kind.clone()))
-                {
+                if let Some((_, store)) = graph.external.get(&list.group_kind()) {
                     let _ = store.wait_until_ready().await;
                     for object in store.state() {
                         if list.namespace.is_none() || object.metadata.namespace == list.namespace {

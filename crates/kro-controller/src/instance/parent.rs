@@ -178,9 +178,7 @@ impl InstanceController {
 }
 
 pub(super) fn add_member(inventory: &mut Inventory, key: &ObjectKey, parent_namespace: &str) {
-    inventory
-        .group_kinds
-        .insert((key.group.clone(), key.kind.clone()));
+    inventory.group_kinds.insert(key.group_kind());
     if let Some(namespace) = &key.namespace
         && namespace != parent_namespace
     {
