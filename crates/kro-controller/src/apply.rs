@@ -18,9 +18,7 @@ use serde_json::Value as Json;
 
 use crate::kinds::{KindError, Kinds};
 use crate::object_json::text;
-
-/// The field manager of the objects kro applies.
-pub const APPLY_MANAGER: &str = "kro.run/applyset";
+use kro_graph::metadata::APPLY_MANAGER;
 
 /// How an [`Applier`] applies.
 #[derive(Debug, Clone, PartialEq, Eq)]

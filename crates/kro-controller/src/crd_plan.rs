@@ -4,12 +4,11 @@
 //! the RGD does not allow (`kro.run/allow-breaking-changes: "true"`). A CRD of the same RGD
 //! name with another UID (the RGD was deleted and created again) is adopted, as upstream does.
 
+use kro_graph::metadata::{
+    ALLOW_BREAKING_CHANGES_ANNOTATION, KRO_VERSION_LABEL, OWNED_LABEL, RGD_ID_LABEL, RGD_NAME_LABEL,
+};
 use kro_graph::{SchemaChanges, compare_crds};
-use kro_runtime::{KRO_VERSION_LABEL, OWNED_LABEL, RGD_ID_LABEL, RGD_NAME_LABEL};
 use serde_json::{Value as Json, json};
-
-/// The RGD annotation that lets breaking CRD changes through.
-pub const ALLOW_BREAKING_ANNOTATION: &str = "kro.run/allow-breaking-changes";
 
 /// The RGD a CRD belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +22,7 @@ pub struct RgdIdentity {
 /// Whether the RGD allows breaking changes to its CRD (the annotation is exactly `"true"`).
 pub fn allows_breaking_changes(rgd: &Json) -> bool {
     rgd.pointer("/metadata/annotations")
-        .and_then(|annotations| annotations.get(ALLOW_BREAKING_ANNOTATION))
+        .and_then(|annotations| annotations.get(ALLOW_BREAKING_CHANGES_ANNOTATION))
         .and_then(Json::as_str)
         == Some("true")
 }

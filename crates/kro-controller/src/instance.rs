@@ -14,10 +14,9 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, RECONCILE_ANNOTATION, STATUS_MANAGER};
 use kro_graph::{CompiledGraph, NodeKind};
-use kro_runtime::{
-    APPLYSET_PART_OF_LABEL, ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, plan,
-};
+use kro_runtime::{ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
@@ -43,15 +42,6 @@ mod observe;
 mod parent;
 
 use observe::fill;
-
-/// The field manager of the finalizer and labels on instances.
-pub const LABELLER_MANAGER: &str = "kro.run/labeller";
-/// The field manager of the ApplySet parent metadata on instances.
-pub const PARENT_MANAGER: &str = "kro.run/applyset-parent";
-/// The field manager of instance status writes.
-pub const STATUS_MANAGER: &str = "kro.run/status";
-/// The annotation that suspends reconciliation (`suspended`, or upstream's older `disabled`).
-pub const RECONCILE_ANNOTATION: &str = "kro.run/reconcile";
 
 /// A compiled graph with the caches of the kinds it uses.
 pub(crate) struct GraphVersion {

@@ -15,14 +15,12 @@ use std::time::Duration;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
+use kro_graph::metadata::LEADER_LEASE_NAME;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
-
-/// The Lease upstream kro elects its leader with.
-pub const DEFAULT_LEASE_NAME: &str = "controller.kro.run";
 
 /// How the lease is held.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,11 +40,11 @@ pub struct LeaseConfig {
 }
 
 impl LeaseConfig {
-    /// The lease [`DEFAULT_LEASE_NAME`] in `namespace` for `identity`, with client-go's
+    /// The lease [`LEADER_LEASE_NAME`] in `namespace` for `identity`, with client-go's
     /// timings: 15 s duration, 10 s renew deadline, 2 s retry period.
     pub fn new(namespace: impl Into<String>, identity: impl Into<String>) -> Self {
         LeaseConfig {
-            name: DEFAULT_LEASE_NAME.to_owned(),
+            name: LEADER_LEASE_NAME.to_owned(),
             namespace: namespace.into(),
             identity: identity.into(),
             lease_duration: Duration::from_secs(15),

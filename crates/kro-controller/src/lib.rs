@@ -13,8 +13,9 @@
 //! - `manager`: the controllers of one process, started and stopped together ([`Manager`]);
 //!   `settings`: what they share ([`Settings`]).
 //! - `rgd`: the RGD controller, its reconcile in stages (compile, CRD, instance controller)
-//!   and one status write; [`crd_plan`], [`rgd_crd`] and [`rgd_status`](mod@rgd_status):
-//!   the CRD it writes, the RGD CRD it installs, and the status it reports; `established`:
+//!   and one status write; [`crd_plan`], `rgd_crd` and [`rgd_status`](mod@rgd_status):
+//!   the CRD it writes, installing the RGD CRD (`kro_graph` defines it), and the status it
+//!   reports; `established`:
 //!   waiting until a CRD is served.
 //! - `instance`: the controller of one generated kind (the reconcile loop: plan, apply level
 //!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
@@ -41,25 +42,23 @@ mod object_json;
 pub mod queue;
 mod readiness;
 mod rgd;
-pub mod rgd_crd;
+mod rgd_crd;
 pub mod rgd_status;
 pub mod schemas;
 mod settings;
 pub mod watches;
 
-pub use apply::{APPLY_MANAGER, AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome};
+pub use apply::{AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome};
 pub use crd_plan::{
-    ALLOW_BREAKING_ANNOTATION, CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes,
-    desired_crd, plan_crd,
+    CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd,
 };
 pub use established::EstablishError;
-pub use instance::{LABELLER_MANAGER, PARENT_MANAGER, RECONCILE_ANNOTATION, STATUS_MANAGER};
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;
 pub use readiness::{NotReady, Readiness};
-pub use rgd::{CRD_MANAGER, rgd_resource, used_kinds};
-pub use rgd_crd::{RGD_CRD_NAME, install_rgd_crd, resource_graph_definition_crd};
+pub use rgd::{rgd_resource, used_kinds};
+pub use rgd_crd::install_rgd_crd;
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaReadError, read_schemas};
 pub use settings::Settings;

@@ -14,11 +14,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use kro_graph::metadata::{self, CRD_MANAGER, FINALIZER};
 use kro_graph::{
-    BuiltinCatalog, CompiledGraph, ResourceGraphDefinition, SchemaSources, Scope, SourceMap,
-    YamlDocument, build_graph,
+    BuiltinCatalog, CompiledGraph, ResourceGraphDefinition, SchemaSources, Scope, build_graph,
 };
-use kro_runtime::FINALIZER;
 use kro_schema::Gvk;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::store::Writer;
@@ -43,17 +42,14 @@ use crate::rgd_status::{
     ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
 
-/// The field manager of the CRDs kro writes.
-pub const CRD_MANAGER: &str = "kro.run/resource-graph-definition";
-
 /// The RGD resource.
 pub fn rgd_resource() -> ApiResource {
     ApiResource {
-        group: "kro.run".to_owned(),
-        version: "v1alpha1".to_owned(),
-        api_version: "kro.run/v1alpha1".to_owned(),
-        kind: "ResourceGraphDefinition".to_owned(),
-        plural: "resourcegraphdefinitions".to_owned(),
+        group: metadata::GROUP.to_owned(),
+        version: metadata::VERSION.to_owned(),
+        api_version: metadata::API_VERSION.to_owned(),
+        kind: metadata::RGD_KIND.to_owned(),
+        plural: metadata::RGD_PLURAL.to_owned(),
     }
 }
 
@@ -289,16 +285,7 @@ impl RgdController {
         rgd: &Json,
         progress: &mut Progress,
     ) -> Result<Option<CompiledGraph>, ReconcileError> {
-        let decoded = YamlDocument {
-            index: 0,
-            api_version: Some(text(rgd, "/apiVersion").to_owned()),
-            kind: Some(text(rgd, "/kind").to_owned()),
-            value: rgd.clone(),
-            source_map: SourceMap::default(),
-            warnings: Vec::new(),
-        }
-        .to_resource_graph_definition();
-        let definition = match decoded {
+        let definition = match ResourceGraphDefinition::from_json(rgd) {
             Ok(definition) => definition,
             Err(error) => {
                 progress.graph_accepted = graph_rejected(&error.to_string());

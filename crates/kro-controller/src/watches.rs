@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use futures_util::StreamExt;
-use kro_runtime::{
+use kro_graph::metadata::{
     INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL, INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL,
     OWNED_LABEL,
 };

@@ -36,16 +36,6 @@ pub use admission::{AdmissionError, Admitted, admit};
 pub use applyset::{Inventory, InventoryError, Parent};
 pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
-// The keys live in `kro_graph::metadata`; these re-exports keep the runtime's old paths working
-// until every caller imports from there.
-pub use kro_graph::metadata::{
-    APPLY_ORDER_ANNOTATION, APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL,
-    APPLYSET_INVENTORY_HASH_ANNOTATION, APPLYSET_NAMESPACES_ANNOTATION, APPLYSET_PART_OF_LABEL,
-    APPLYSET_TOOLING_ANNOTATION, COLLECTION_INDEX_LABEL, COLLECTION_KEY_LABEL,
-    COLLECTION_SIZE_LABEL, FINALIZER, INSTANCE_GROUP_LABEL, INSTANCE_ID_LABEL, INSTANCE_KIND_LABEL,
-    INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL, INSTANCE_VERSION_LABEL, KRO_VERSION_LABEL,
-    MANAGED_BY_LABEL, NODE_ID_LABEL, OWNED_LABEL, RGD_ID_LABEL, RGD_NAME_LABEL,
-};
 pub use metadata::{applyset_id, is_label_value};
 pub use observed::{ListKey, ObjectKey, Observed, group_of};
 pub use plan::{

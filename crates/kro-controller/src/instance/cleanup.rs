@@ -5,9 +5,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
+use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, FINALIZER, INSTANCE_ID_LABEL, NODE_ID_LABEL};
 use kro_runtime::{
-    APPLYSET_PART_OF_LABEL, ControllerFacts, FINALIZER, INSTANCE_ID_LABEL, Inventory,
-    NODE_ID_LABEL, NodeState, ObjectKey, Observed, Plan, Wait, deletion_waves, plan,
+    ControllerFacts, Inventory, NodeState, ObjectKey, Observed, Plan, Wait, deletion_waves, plan,
 };
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};

@@ -2,14 +2,15 @@
 //! puts on it, and the ApplySet inventory (the group-kinds and namespaces of its objects) it
 //! carries, widened before objects are applied and trimmed after pruning.
 
-use kro_runtime::{
-    FINALIZER, Inventory, KRO_VERSION_LABEL, OWNED_LABEL, ObjectKey, Parent, RGD_ID_LABEL,
+use kro_graph::metadata::{
+    FINALIZER, KRO_VERSION_LABEL, LABELLER_MANAGER, OWNED_LABEL, PARENT_MANAGER, RGD_ID_LABEL,
     RGD_NAME_LABEL,
 };
+use kro_runtime::{Inventory, ObjectKey, Parent};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
-use super::{GraphVersion, InstanceController, LABELLER_MANAGER, PARENT_MANAGER};
+use super::{GraphVersion, InstanceController};
 use crate::error::{ReconcileError, Request};
 use crate::manager::Shared;
 use crate::object_json::{text, to_json};

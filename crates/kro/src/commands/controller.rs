@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use kro_controller::leader::DEFAULT_LEASE_NAME;
 use kro_controller::{LeaderElector, LeaseConfig, Manager, Metrics, Readiness, Settings};
+use kro_graph::metadata::LEADER_LEASE_NAME;
 
 /// Arguments of `kro controller`.
 #[derive(Debug, clap::Args)]
@@ -195,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut leadership = None;
         if leader_elect {
             let config = LeaseConfig {
-                name: DEFAULT_LEASE_NAME.to_owned(),
+                name: LEADER_LEASE_NAME.to_owned(),
                 namespace: leader_election_namespace
                     .unwrap_or_else(|| client.default_namespace().to_owned()),
                 identity: identity(),
@@ -238,7 +238,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             () = lost => {
                 // Another replica may lead already: stop writing at once rather than let
                 // reconciles finish (ending the runtime cancels them).
-                metrics.set_leader(DEFAULT_LEASE_NAME, false);
+                metrics.set_leader(LEADER_LEASE_NAME, false);
                 readiness.stopping();
                 anyhow::bail!("leader election lost");
             }
@@ -253,7 +253,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
         }
         if let Some(held) = leadership {
-            metrics.set_leader(DEFAULT_LEASE_NAME, false);
+            metrics.set_leader(LEADER_LEASE_NAME, false);
             if !held.is_lost() {
                 held.release().await;
             }

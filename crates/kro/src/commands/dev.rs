@@ -3,6 +3,9 @@
 //! example's RGD and instance, shows the instance's progress until it is ACTIVE, and prints
 //! what was created.
 
+use kro_graph::metadata::{
+    APPLYSET_GROUP_KINDS_ANNOTATION, APPLYSET_ID_LABEL, APPLYSET_PART_OF_LABEL,
+};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -303,11 +306,14 @@ where
 
 /// The instance's resources, one `kind/name` per line, found through its ApplySet inventory.
 async fn members(client: &kube::Client, instance: &Value) -> anyhow::Result<Vec<String>> {
-    let id = text(instance, "/metadata/labels/applyset.kubernetes.io~1id");
-    let group_kinds = text(
-        instance,
-        "/metadata/annotations/applyset.kubernetes.io~1contains-group-kinds",
-    );
+    let metadata_text = |field: &str, key: &str| {
+        instance["metadata"][field][key]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let id = metadata_text("labels", APPLYSET_ID_LABEL);
+    let group_kinds = metadata_text("annotations", APPLYSET_GROUP_KINDS_ANNOTATION);
     let discovery = kube::discovery::Discovery::new(client.clone())
         .run()
         .await
@@ -326,7 +332,7 @@ async fn members(client: &kube::Client, instance: &Value) -> anyhow::Result<Vec<
         let api: kube::Api<kube::api::DynamicObject> =
             kube::Api::all_with(client.clone(), &resource);
         let list = api
-            .list(&ListParams::default().labels(&format!("applyset.kubernetes.io/part-of={id}")))
+            .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
             .await?;
         for object in list.items {
             let name = object.metadata.name.unwrap_or_default();
