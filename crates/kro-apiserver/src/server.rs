@@ -210,7 +210,13 @@ impl Drop for RunningServer {
 
 async fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> {
     let store = match &config.data_dir {
-        Some(directory) => Store::open(config.store_limits, directory)?,
+        // Opening reads the whole database: off the async runtime.
+        Some(directory) => {
+            let (limits, directory) = (config.store_limits, directory.clone());
+            tokio::task::spawn_blocking(move || Store::open(limits, &directory))
+                .await
+                .map_err(|error| StartError::Runtime(std::io::Error::other(error)))??
+        }
         None => Store::new(config.store_limits),
     };
     let state = Arc::new(AppState {
