@@ -1,8 +1,6 @@
 //! Kubernetes `Status` errors: the codes, reasons and messages of the real API server
 //! (`k8s.io/apimachinery/pkg/api/errors`), so clients that match on them behave the same.
 
-use axum::response::{IntoResponse, Response};
-use http::StatusCode;
 use kro_schema::{FieldError, Gvk, invalid_object_message};
 use serde_json::{Value, json};
 
@@ -310,13 +308,6 @@ impl ApiError {
             map.remove("reason");
         }
         status
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        crate::http_util::json_response(code, &self.to_status())
     }
 }
 

@@ -1,11 +1,19 @@
 //! HTTP details shared by the handlers: JSON responses, content negotiation, request bodies.
 
 use axum::body::Body;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use serde_json::Value;
 
 use crate::error::ApiError;
+
+/// Every API error answers as a `Status` with its code: the one place errors become HTTP.
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        json_response(code, &self.to_status())
+    }
+}
 
 /// A JSON response with `code`.
 pub fn json_response(code: StatusCode, body: &Value) -> Response {

@@ -269,7 +269,16 @@ impl Shared {
                     ChangeType::Added
                 };
                 let created = current.is_none();
-                self.record(&mut inner, revision, change_type, &key, &object, current);
+                self.record(
+                    &mut inner,
+                    Change {
+                        revision,
+                        change_type,
+                        key,
+                        object: Arc::clone(&object),
+                        previous: current,
+                    },
+                );
                 Committed::Stored {
                     object,
                     created,
@@ -284,33 +293,22 @@ impl Shared {
                 let last = Arc::new(last);
                 self.record(
                     &mut inner,
-                    revision,
-                    ChangeType::Deleted,
-                    &key,
-                    &last,
-                    Some(stored),
+                    Change {
+                        revision,
+                        change_type: ChangeType::Deleted,
+                        key,
+                        object: Arc::clone(&last),
+                        previous: Some(stored),
+                    },
                 );
                 Committed::Deleted(last)
             }
         }
     }
 
-    fn record(
-        &self,
-        inner: &mut Inner,
-        revision: u64,
-        change_type: ChangeType,
-        key: &ObjectKey,
-        object: &Arc<Value>,
-        previous: Option<Arc<Value>>,
-    ) {
-        let change = Arc::new(Change {
-            revision,
-            change_type,
-            key: key.clone(),
-            object: Arc::clone(object),
-            previous,
-        });
+    /// Logs a change for watches to resume from, and sends it to the watchers.
+    fn record(&self, inner: &mut Inner, change: Change) {
+        let change = Arc::new(change);
         inner.log.push_back(Arc::clone(&change));
         while inner.log.len() > self.limits.change_log {
             if let Some(dropped) = inner.log.pop_front() {
