@@ -1,8 +1,7 @@
 //! Why a reconcile fails, and why the objects of an instance could not be reconciled.
 //!
-//! Errors keep their cause (`#[source]`) up to the point where they become a condition message
-//! or an event: the runtime's `ControllerFacts` takes messages, and only there are they turned
-//! into text.
+//! Errors keep their cause (`#[source]`) all the way: the runtime's `ControllerFacts` hold them
+//! as `StepFailure`s, and they become text only in a condition message or an event.
 
 use kro_runtime::ObjectKey;
 
@@ -32,8 +31,8 @@ pub(crate) enum ReconcileError {
     #[error("reading schemas: {0}")]
     Schemas(#[source] SchemaReadError),
     /// Objects of an instance could not be applied, pruned or deleted: every problem met.
-    #[error("{}", Problems(.0))]
-    Resources(Vec<ResourceError>),
+    #[error("{0}")]
+    Resources(ResourceErrors),
 }
 
 impl ReconcileError {
@@ -51,6 +50,7 @@ impl ReconcileError {
             ReconcileError::Schemas(_) => "SchemaReadFailed",
             // The first problem names the reconcile's failure.
             ReconcileError::Resources(problems) => problems
+                .0
                 .first()
                 .map_or("ResourcesFailed", ResourceError::reason),
         }
@@ -154,10 +154,19 @@ impl ResourceError {
     }
 }
 
-/// Problems shown as one message, separated by `; `.
-pub(crate) struct Problems<'a>(pub(crate) &'a [ResourceError]);
+/// Every problem met with the objects of an instance, shared between the reconcile's error and
+/// the facts the instance's `ResourcesReady` condition is written from.
+#[derive(Debug, Clone)]
+pub(crate) struct ResourceErrors(pub(crate) std::sync::Arc<[ResourceError]>);
 
-impl std::fmt::Display for Problems<'_> {
+impl From<Vec<ResourceError>> for ResourceErrors {
+    fn from(problems: Vec<ResourceError>) -> Self {
+        ResourceErrors(problems.into())
+    }
+}
+
+/// Every problem, separated by `; `.
+impl std::fmt::Display for ResourceErrors {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for (index, problem) in self.0.iter().enumerate() {
             if index > 0 {
@@ -168,6 +177,8 @@ impl std::fmt::Display for Problems<'_> {
         Ok(())
     }
 }
+
+impl std::error::Error for ResourceErrors {}
 
 #[cfg(test)]
 mod tests {
@@ -184,7 +195,7 @@ mod tests {
 
     #[test]
     fn every_problem_of_a_reconcile_is_kept_with_its_reason() {
-        let error = ReconcileError::Resources(vec![
+        let error = ReconcileError::Resources(ResourceErrors::from(vec![
             ResourceError::OwnedElsewhere {
                 key: key("a"),
                 applyset: "applyset-x".to_owned(),
@@ -193,20 +204,20 @@ mod tests {
                 key: key("b"),
                 applyset: "applyset-y".to_owned(),
             },
-        ]);
+        ]));
         assert_eq!(error.reason(), "OwnedByAnotherInstance");
         let ReconcileError::Resources(problems) = &error else {
             panic!("{error:?}");
         };
         assert!(matches!(
-            problems.as_slice(),
+            &problems.0[..],
             [
                 ResourceError::OwnedElsewhere { key: a, .. },
                 ResourceError::OwnedElsewhere { key: b, .. },
             ] if a.name == "a" && b.name == "b"
         ));
         assert_eq!(
-            ReconcileError::Resources(Vec::new()).reason(),
+            ReconcileError::Resources(ResourceErrors::from(Vec::new())).reason(),
             "ResourcesFailed"
         );
     }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, RECONCILE_ANNOTATION, STATUS_MANAGER};
 use kro_graph::{CompiledGraph, NodeKind};
-use kro_runtime::{ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, plan};
+use kro_runtime::{ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, StepFailure, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
@@ -28,7 +28,7 @@ use tracing::Instrument;
 
 use crate::apply::{Applier, ApplyConfig};
 use crate::crd_plan::RgdIdentity;
-use crate::error::{Problems, ReconcileError, Request, ResourceError};
+use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
@@ -281,11 +281,10 @@ impl InstanceController {
             return self.delete(shared, &graph, &instance).await;
         }
         let mut facts = ControllerFacts {
-            // The runtime's facts carry messages: the error becomes text here.
             managed: self
                 .ensure_managed(shared, &graph, &mut instance)
                 .await
-                .map_err(|error| error.to_string()),
+                .map_err(StepFailure::new),
             suspended: is_suspended(&instance),
             ..ControllerFacts::default()
         };
@@ -307,8 +306,9 @@ impl InstanceController {
         {
             problems.push(error);
         }
-        if !problems.is_empty() {
-            facts.resources = Err(Problems(&problems).to_string());
+        let problems = ResourceErrors::from(problems);
+        if !problems.0.is_empty() {
+            facts.resources = Err(StepFailure::new(problems.clone()));
             current = plan(
                 &graph.graph,
                 &instance,
@@ -387,11 +387,11 @@ impl InstanceController {
         shared: &Shared,
         instance: &Json,
         current: &Plan,
-        problems: Vec<ResourceError>,
+        problems: ResourceErrors,
     ) -> Result<Option<Duration>, ReconcileError> {
         let was_active = text(instance, "/status/state") == "ACTIVE";
         self.write_status(shared, instance, current).await?;
-        if problems.is_empty() {
+        if problems.0.is_empty() {
             if !was_active && current.status.state == kro_runtime::InstanceState::Active {
                 shared
                     .events

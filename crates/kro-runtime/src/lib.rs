@@ -45,5 +45,5 @@ pub use plan::{
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
 pub use status::{
     Condition, ControllerFacts, GRAPH_RESOLVED, INSTANCE_MANAGED, InstanceState, InstanceStatus,
-    PendingField, READY, RESOURCES_READY,
+    PendingField, READY, RESOURCES_READY, StepFailure,
 };

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::Arc;
 
 use kro_cel::{Key, Value};
 use kro_graph::{CompiledGraph, FieldPath, StatusField};
@@ -96,15 +97,47 @@ impl Condition {
     }
 }
 
+/// Why one of the controller's own steps failed. The cause stays typed for whoever reads the
+/// facts; the instance's conditions show its text.
+#[derive(Debug, Clone)]
+pub struct StepFailure(Arc<dyn std::error::Error + Send + Sync>);
+
+impl StepFailure {
+    /// A failure caused by `cause`.
+    pub fn new(cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StepFailure(Arc::new(cause))
+    }
+
+    /// What caused it.
+    pub fn cause(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        self.0.as_ref()
+    }
+}
+
+impl fmt::Display for StepFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Two failures are the same when they say the same: that is all a plan takes from them.
+impl PartialEq for StepFailure {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for StepFailure {}
+
 /// How the controller's own steps went, which the plan cannot know.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControllerFacts {
-    /// `Err(message)` when the finalizer or labels could not be written.
-    pub managed: Result<(), String>,
-    /// `Err(message)` when the graph is not available.
-    pub graph: Result<(), String>,
-    /// `Err(message)` when objects could not be applied or pruned.
-    pub resources: Result<(), String>,
+    /// Failed when the finalizer or labels could not be written.
+    pub managed: Result<(), StepFailure>,
+    /// Failed when the graph is not available.
+    pub graph: Result<(), StepFailure>,
+    /// Failed when objects could not be applied or pruned.
+    pub resources: Result<(), StepFailure>,
     /// Reconciliation is suspended (`kro.run/reconcile: suspended`): nothing is applied.
     pub suspended: bool,
     /// The instance is being deleted.
@@ -322,9 +355,12 @@ pub(crate) fn compute(
                 "Resolved",
                 "runtime graph created and all resources resolved".to_owned(),
             ),
-            Err(message) => {
-                Condition::builtin(GRAPH_RESOLVED, "False", "ResolutionFailed", message.clone())
-            }
+            Err(message) => Condition::builtin(
+                GRAPH_RESOLVED,
+                "False",
+                "ResolutionFailed",
+                message.to_string(),
+            ),
         },
         resources_ready,
     ];
@@ -663,5 +699,27 @@ fn flatten(value: &Value) -> Result<Vec<Condition>, String> {
             "a condition expression must return a Condition or list(Condition), got {}",
             other.type_name()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("the finalizer could not be written")]
+    struct FinalizerRefused;
+
+    #[test]
+    fn a_step_failure_keeps_its_typed_cause_and_says_what_it_says() {
+        let failure = StepFailure::new(FinalizerRefused);
+        assert!(failure.cause().downcast_ref::<FinalizerRefused>().is_some());
+        assert_eq!(failure.to_string(), "the finalizer could not be written");
+        assert_eq!(failure, StepFailure::new(FinalizerRefused));
+        let facts = ControllerFacts {
+            managed: Err(failure),
+            ..ControllerFacts::default()
+        };
+        assert_ne!(facts, ControllerFacts::default());
     }
 }

@@ -174,10 +174,9 @@ impl InstanceController {
         if let Some(wave) = waves.first() {
             for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
                 if let Err(source) = outcome {
-                    return Err(ReconcileError::Resources(vec![ResourceError::Delete {
-                        key,
-                        source,
-                    }]));
+                    return Err(ReconcileError::Resources(
+                        vec![ResourceError::Delete { key, source }].into(),
+                    ));
                 }
                 tracing::info!(object = %key, order = wave.order, "deleted");
                 shared
