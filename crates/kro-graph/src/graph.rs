@@ -7,6 +7,7 @@ use kro_cel::{Program, Type};
 use kro_schema::{Gvk, ScaleFields, Schema};
 use serde_json::Value as Json;
 
+use crate::NodeId;
 use crate::crd::KindNames;
 use crate::diagram::{DiagramEdge, DiagramGraph, DiagramNode, DiagramNodeRole};
 use crate::template::{FieldPath, Template};
@@ -74,7 +75,7 @@ pub enum CompiledForEach {
 #[derive(Debug, Clone)]
 pub struct CompiledNode {
     /// The id.
-    pub id: String,
+    pub id: NodeId,
     /// Its position in the RGD's `resources`.
     pub index: usize,
     /// What it is.
@@ -91,7 +92,7 @@ pub struct CompiledNode {
     /// Present for collections.
     pub for_each: Option<CompiledForEach>,
     /// The ids this node depends on, sorted.
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<NodeId>,
     /// The type other expressions see for this node's id (a list for collections).
     pub cel_type: Type,
 }
@@ -219,7 +220,7 @@ impl CompiledGraph {
                         .edges
                         .push(DiagramEdge::new(dependency.clone(), node.id.clone()));
                 }
-                ids.push(node.id.clone());
+                ids.push(node.id.to_string());
             }
             diagram.levels.push(ids);
         }

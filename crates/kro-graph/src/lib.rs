@@ -20,6 +20,7 @@ mod error;
 mod graph;
 pub mod metadata;
 mod names;
+mod node_id;
 mod rgd_crd;
 mod schema_source;
 mod source;
@@ -49,6 +50,7 @@ pub use graph::{
 pub use names::{
     is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
 };
+pub use node_id::NodeId;
 pub use rgd_crd::resource_graph_definition_crd;
 pub use schema_source::{
     BuiltinCatalog, CatalogSchemas, CrdError, CrdSchemas, KindSchema, SchemaLookup, SchemaSource,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use kro_cel::{Type, Value};
 use kro_graph::{
-    CompiledExpression, CompiledGraph, CompiledNode, FieldPath, NodeKind, Scope as KindScope,
+    CompiledExpression, CompiledGraph, CompiledNode, FieldPath, NodeId, NodeKind,
+    Scope as KindScope,
 };
 
 use crate::status::{ControllerFacts, InstanceStatus};
@@ -104,7 +105,7 @@ pub struct DesiredObject {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodePlan {
     /// The node's id.
-    pub id: String,
+    pub id: NodeId,
     /// Its level.
     pub level: usize,
     /// Where it stands.
@@ -229,14 +230,14 @@ pub(crate) struct Planner<'a> {
     pub(crate) info: InstanceInfo,
     /// `schema` and the value of every node that has one (observed or computed).
     pub(crate) values: HashMap<String, Value>,
-    states: HashMap<String, NodeState>,
+    states: HashMap<NodeId, NodeState>,
     /// Which node renders each object, to catch two nodes rendering one object.
-    targets: HashMap<ObjectKey, String>,
+    targets: HashMap<ObjectKey, NodeId>,
     reads: BTreeSet<Read>,
     /// 1-based deletion wave of each node.
-    apply_order: HashMap<String, usize>,
+    apply_order: HashMap<NodeId, usize>,
     /// Readiness assumed per node ([`PlanOptions::assume_ready`]).
-    assumed: HashMap<String, Vec<Wait>>,
+    assumed: HashMap<NodeId, Vec<Wait>>,
 }
 
 impl<'a> Planner<'a> {
@@ -269,7 +270,7 @@ impl<'a> Planner<'a> {
         let graph = self.graph;
         let mut plans: Vec<Option<NodePlan>> = graph.nodes.iter().map(|_| None).collect();
         // Levels mode: the first level that is not ready, with its unready nodes.
-        let mut barrier: Option<(usize, Vec<String>)> = None;
+        let mut barrier: Option<(usize, Vec<NodeId>)> = None;
         for (level, indices) in graph.levels.iter().enumerate() {
             for &index in indices {
                 let Some(node) = graph.nodes.get(index) else {
@@ -280,7 +281,7 @@ impl<'a> Planner<'a> {
                 plans[index] = Some(plan);
             }
             if barrier.is_none() {
-                let unready: Vec<String> = indices
+                let unready: Vec<NodeId> = indices
                     .iter()
                     .filter_map(|index| graph.nodes.get(*index))
                     .filter(|node| !self.states.get(&node.id).is_some_and(NodeState::is_settled))
@@ -304,7 +305,7 @@ impl<'a> Planner<'a> {
         &mut self,
         node: &CompiledNode,
         level: usize,
-        barrier: Option<&(usize, Vec<String>)>,
+        barrier: Option<&(usize, Vec<NodeId>)>,
     ) -> NodePlan {
         let mut plan = NodePlan {
             id: node.id.clone(),
@@ -332,7 +333,7 @@ impl<'a> Planner<'a> {
                 return plan;
             }
         }
-        let unready: Vec<String> = node
+        let unready: Vec<NodeId> = node
             .dependencies
             .iter()
             .filter(|id| !self.states.get(*id).is_some_and(NodeState::is_settled))
@@ -364,7 +365,7 @@ impl<'a> Planner<'a> {
             condition
                 .references
                 .iter()
-                .all(|id| self.states.get(id) == Some(&NodeState::Ready))
+                .all(|id| self.states.get(id.as_str()) == Some(&NodeState::Ready))
         });
         if !evaluable {
             return Ok(false);
@@ -455,7 +456,7 @@ impl<'a> Planner<'a> {
 /// Upstream's `internal.kro.run/apply-order`: peel the graph from the nodes nothing depends
 /// on (layer 0) towards the roots; with `L` layers a node of layer `i` gets `L - i`. Deletion
 /// removes the highest order first, so dependents go before what they depend on.
-pub fn apply_orders(graph: &CompiledGraph) -> HashMap<String, usize> {
+pub fn apply_orders(graph: &CompiledGraph) -> HashMap<NodeId, usize> {
     let ids: Vec<&str> = graph.nodes.iter().map(|node| node.id.as_str()).collect();
     let mut dependents: HashMap<&str, usize> = ids.iter().map(|id| (*id, 0)).collect();
     for node in &graph.nodes {
@@ -495,7 +496,7 @@ pub fn apply_orders(graph: &CompiledGraph) -> HashMap<String, usize> {
         .flat_map(|(index, layer)| {
             layer
                 .into_iter()
-                .map(move |id| (id.to_owned(), total - index))
+                .map(move |id| (NodeId::from(id), total - index))
         })
         .collect()
 }

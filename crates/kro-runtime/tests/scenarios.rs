@@ -127,7 +127,7 @@ fn check(planned: &Plan, expect: &Json) -> Result<(), String> {
         let actual: Map<String, Json> = planned
             .nodes
             .iter()
-            .map(|node| (node.id.clone(), Json::String(state_text(&node.state))))
+            .map(|node| (node.id.to_string(), Json::String(state_text(&node.state))))
             .collect();
         if &actual != nodes {
             problems.push(format!(

@@ -9,6 +9,7 @@ use kro_schema::NoDefinitions;
 
 use super::Builder;
 use super::collect::{ForEachPlan, NodePlan, Shape, Standalone};
+use crate::NodeId;
 use crate::compat::is_compatible;
 use crate::error::{BuildErrorKind, Hint};
 use crate::graph::{CompiledExpression, CompiledField, CompiledForEach, CompiledNode, NodeKind};
@@ -126,7 +127,7 @@ impl Builder<'_> {
             }
             match self.check_node(plan, &env, &id_refs) {
                 Some(node) => {
-                    node_types.insert(node.id.clone(), node.cel_type.clone());
+                    node_types.insert(node.id.to_string(), node.cel_type.clone());
                     compiled[position] = Some(node);
                 }
                 None => {
@@ -242,7 +243,7 @@ impl Builder<'_> {
             Shape::Data => NodeKind::Data,
         };
         Some(CompiledNode {
-            id: plan.id.clone(),
+            id: NodeId::from(plan.id.as_str()),
             index: plan.index,
             kind,
             value: plan.value.clone(),
@@ -250,7 +251,12 @@ impl Builder<'_> {
             ready_when,
             include_when,
             for_each,
-            dependencies: plan.dependencies.iter().cloned().collect(),
+            dependencies: plan
+                .dependencies
+                .iter()
+                .map(String::as_str)
+                .map(NodeId::from)
+                .collect(),
             cel_type,
         })
     }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use kro_graph::FieldPath;
+use kro_graph::{FieldPath, NodeId};
 
 use super::Read;
 use crate::evaluate::{FieldProblem, Problem};
@@ -36,10 +36,10 @@ pub enum Wait {
         /// The first level that is not ready.
         level: usize,
         /// Its nodes that are not ready.
-        nodes: Vec<String>,
+        nodes: Vec<NodeId>,
     },
     /// Wavefront: these dependencies are not ready.
-    Dependencies(Vec<String>),
+    Dependencies(Vec<NodeId>),
     /// An expression reads data that is not there yet.
     Data {
         /// The field (in the RGD) of the expression.
@@ -75,7 +75,7 @@ pub enum Skip {
     /// An includeWhen condition is false.
     IncludeWhen(String),
     /// A dependency is skipped (skipping is contagious, as upstream).
-    Dependency(String),
+    Dependency(NodeId),
 }
 
 /// An error of one node, at a place in the RGD.

@@ -58,7 +58,7 @@ impl Planner<'_> {
         };
         match self.convert(&value, &node.cel_type) {
             Ok(converted) => {
-                self.values.insert(node.id.clone(), converted);
+                self.values.insert(node.id.to_string(), converted);
                 plan.value = Some(value);
                 NodeState::Ready
             }
@@ -261,7 +261,7 @@ impl Planner<'_> {
     ) -> Option<NodeState> {
         match value {
             Ok(value) => {
-                self.values.insert(node.id.clone(), value);
+                self.values.insert(node.id.to_string(), value);
                 None
             }
             Err(message) => Some(NodeState::Failed(NodeError {
@@ -379,7 +379,7 @@ impl Planner<'_> {
             (metadata::INSTANCE_GROUP_LABEL, info.group.clone()),
             (metadata::INSTANCE_VERSION_LABEL, info.version.clone()),
             (metadata::INSTANCE_KIND_LABEL, info.kind.clone()),
-            (metadata::NODE_ID_LABEL, node.id.clone()),
+            (metadata::NODE_ID_LABEL, node.id.to_string()),
             (metadata::APPLYSET_PART_OF_LABEL, info.applyset.clone()),
         ];
         if let Some(uid) = &info.uid {

@@ -346,7 +346,7 @@ fn node_report(graph: &CompiledGraph, node: &NodePlan) -> NodeReport {
         NodeState::Failed(error) => ("Failed", Some(error.to_string())),
     };
     NodeReport {
-        id: node.id.clone(),
+        id: node.id.to_string(),
         kind,
         state,
         reason,
