@@ -344,16 +344,31 @@ impl Estimator<'_> {
                     min: 0,
                     max: per_iteration.times(range.size).max,
                 };
+                // The macros build their result in the accumulator, one element per iteration
+                // at most; any other result (`cel.bind`'s body) has its own size.
+                let returns_accumulator = matches!(
+                    &comprehension.result.kind,
+                    ExprKind::Ident(name) if *name == comprehension.accu_var
+                );
+                let size = if returns_accumulator {
+                    Size {
+                        min: 0,
+                        max: init
+                            .size
+                            .max
+                            .zip(range.size.max)
+                            .map(|(init, range)| init.saturating_add(range)),
+                    }
+                } else {
+                    result.size
+                };
                 Estimate {
                     cost: range
                         .cost
                         .plus(init.cost)
                         .plus(iterations)
                         .plus(result.cost),
-                    size: Size {
-                        min: 0,
-                        max: range.size.max,
-                    },
+                    size,
                     path: None,
                     items: None,
                 }
@@ -522,6 +537,26 @@ mod tests {
         let nested = estimate(&env, "items.map(i, items.map(j, i * j))", &hints);
         let (small_max, nested_max) = (small.max.expect("bounded"), nested.max.expect("bounded"));
         assert!(nested_max > 50 * small_max, "{small_max} vs {nested_max}");
+    }
+
+    #[test]
+    fn a_binding_has_the_size_of_its_body_not_of_its_empty_loop() {
+        // Found by the property suite: `cel.bind` expands to a loop over nothing whose result
+        // is its body, so the body's size bounds what is done with the binding.
+        let env = Env::kro().with_variable("l", Type::list(Type::Int));
+        let unbounded = estimate(&env, "cel.bind(v, 0, l).all(x, true)", &NoSizeHints);
+        assert_eq!(unbounded.max, None);
+        let text = "cel.bind(v, 0, [1, 2, 3]).all(x, x > 0)";
+        let bounded = estimate(&env, text, &NoSizeHints);
+        let actual = env
+            .compile(text)
+            .expect("compiles")
+            .evaluate_with_limit(&NoVariables, None)
+            .cost;
+        assert!(
+            bounded.max.is_some_and(|max| actual <= max),
+            "{bounded:?} vs {actual}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ use kro_cel::{
     estimate_cost, parse, unparse,
 };
 use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
 
 fn env() -> Env {
     Env::kro()
@@ -174,8 +175,18 @@ fn assert_not_internal(result: &Result<Value, kro_cel::EvalError>, text: &str) {
     }
 }
 
+/// 300 cases from a fixed seed, so every run (CI's included) tries the same expressions; set
+/// `PROPTEST_RNG_SEED=<number>` to explore others, and add what fails to the regressions file.
+fn config() -> ProptestConfig {
+    let mut config = ProptestConfig::with_cases(300);
+    if matches!(config.rng_seed, RngSeed::Random) {
+        config.rng_seed = RngSeed::Fixed(0x006b_726f_5f63_656c);
+    }
+    config
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(config())]
 
     #[test]
     fn the_parser_never_panics_on_arbitrary_text(text in "\\PC{0,120}") {
