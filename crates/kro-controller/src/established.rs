@@ -41,20 +41,30 @@ impl EstablishError {
     }
 }
 
-/// Waits until the CRD reports Established.
+/// Waits until the CRD reports Established; reads that fail transiently are made again until
+/// the timeout.
 pub(crate) async fn wait_established(
     crds: &Api<DynamicObject>,
     name: &str,
 ) -> Result<(), EstablishError> {
     let started = Instant::now();
     loop {
-        let crd = crds
-            .get(name)
-            .await
-            .map_err(|source| EstablishError::Read {
-                name: name.to_owned(),
-                source,
-            })?;
+        let crd = match crds.get(name).await {
+            Ok(crd) => crd,
+            Err(source)
+                if crate::error::is_transient(&source) && started.elapsed() < ESTABLISH_TIMEOUT =>
+            {
+                tracing::debug!(crd = name, error = %source, "reading the CRD failed; retrying");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                continue;
+            }
+            Err(source) => {
+                return Err(EstablishError::Read {
+                    name: name.to_owned(),
+                    source,
+                });
+            }
+        };
         let established = crd
             .data
             .pointer("/status/conditions")

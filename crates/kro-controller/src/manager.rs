@@ -22,6 +22,8 @@ pub(crate) struct Shared {
     pub(crate) settings: Settings,
     pub(crate) events: crate::events::Recorder,
     pub(crate) metrics: crate::metrics::Metrics,
+    /// The schemas RGDs were compiled against, reused while the server serves them unchanged.
+    pub(crate) schemas: crate::schemas::SchemaCache,
 }
 
 /// Stops a controller's tasks: the first is its watch (aborted); the others are workers that
@@ -38,13 +40,28 @@ pub(crate) async fn stop_tasks(tasks: Vec<JoinHandle<()>>) {
 
 /// Why the controllers could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StartError {
-    /// A request to the API server failed.
-    #[error(transparent)]
-    Api(#[from] kube::Error),
+    /// The ResourceGraphDefinition CRD could not be read or installed.
+    #[error("installing the ResourceGraphDefinition CRD: {0}")]
+    InstallCrd(#[source] kube::Error),
     /// The ResourceGraphDefinition CRD did not become Established.
     #[error(transparent)]
     NotEstablished(crate::established::EstablishError),
+}
+
+impl StartError {
+    /// Whether trying again may succeed: the server was unreachable, overloaded or failing, or
+    /// slow to establish the CRD. Refusals (unauthorized, forbidden, invalid) are not.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StartError::InstallCrd(source)
+            | StartError::NotEstablished(crate::established::EstablishError::Read {
+                source, ..
+            }) => crate::error::is_transient(source),
+            StartError::NotEstablished(_) => true,
+        }
+    }
 }
 
 /// The running controllers: the RGD controller and an instance controller per kind.
@@ -57,16 +74,27 @@ pub struct Manager {
 
 impl Manager {
     /// Installs the ResourceGraphDefinition CRD if the server lacks it, then starts the
-    /// controllers, which report into `metrics`.
+    /// controllers, which report into `metrics`. Transient failures (the server unreachable,
+    /// overloaded or failing) are retried with the settings' backoff for as long as it takes,
+    /// as a controller in a pod must: the caller bounds the wait if it wants to.
     ///
     /// # Errors
-    /// [`StartError`] when the CRD cannot be installed.
+    /// [`StartError`] when the server refuses to serve or install the CRD.
     pub async fn start(
         client: Client,
         settings: Settings,
         metrics: Metrics,
     ) -> Result<Manager, StartError> {
-        install_rgd_crd(&client).await?;
+        let mut attempt = 0u32;
+        while let Err(error) = install_rgd_crd(&client).await {
+            if !error.is_transient() {
+                return Err(error);
+            }
+            attempt = attempt.saturating_add(1);
+            let delay = settings.retry_delay(attempt);
+            tracing::warn!(%error, ?delay, attempt, "cannot install the ResourceGraphDefinition CRD yet; retrying");
+            tokio::time::sleep(delay).await;
+        }
         let router = Arc::new(Router::default());
         let shared = Arc::new(Shared {
             kinds: Kinds::new(client.clone()),
@@ -76,6 +104,7 @@ impl Manager {
             client,
             settings: settings.clone(),
             metrics,
+            schemas: crate::schemas::SchemaCache::default(),
         });
         let rgds = RgdController::start(Arc::clone(&shared), settings.workers);
         Ok(Manager {

@@ -293,10 +293,11 @@ impl RgdController {
             }
         };
         let building = Instant::now();
-        let live = crate::schemas::read_schemas(
+        let live = crate::schemas::read_schemas_with(
             &self.shared.client,
             "the API server",
             &used_kinds(&definition),
+            &self.shared.schemas,
         )
         .await
         .map_err(ReconcileError::Schemas)?;

@@ -17,13 +17,18 @@ use crate::rgd::crd_resource;
 pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
     let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
     let name = RGD_CRD_NAME;
-    if crds.get_opt(name).await?.is_none() {
+    let found = crds
+        .get_opt(name)
+        .await
+        .map_err(crate::StartError::InstallCrd)?;
+    if found.is_none() {
         crds.patch(
             name,
             &PatchParams::apply(CRD_MANAGER).force(),
             &Patch::Apply(&resource_graph_definition_crd()),
         )
-        .await?;
+        .await
+        .map_err(crate::StartError::InstallCrd)?;
         tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
     }
     wait_established(&crds, name)

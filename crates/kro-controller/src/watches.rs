@@ -7,6 +7,7 @@
 //! engine reads back) and, only for kinds read through externalRefs, every object.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use futures_util::StreamExt;
@@ -149,7 +150,30 @@ impl Router {
 struct Watch {
     store: Store<DynamicObject>,
     kind: ServedKind,
+    synced: Synced,
     task: JoinHandle<()>,
+}
+
+/// Whether a watch's cache is known to match the server: set when a (re)list has completed or
+/// a watch event arrived on a healthy stream, cleared when a re-list begins (after `410 Gone`,
+/// say) or the stream breaks (the server went away). While it is clear, an absence in the cache
+/// proves nothing, so deletion and pruning read the server instead.
+#[derive(Clone, Default)]
+struct Synced(Arc<AtomicBool>);
+
+impl Synced {
+    fn get(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Follows one event of the watch (already applied to its cache).
+    fn follow<E>(&self, event: &Result<Event<DynamicObject>, E>) {
+        let synced = match event {
+            Ok(Event::Init | Event::InitApply(_)) | Err(_) => false,
+            Ok(Event::InitDone | Event::Apply(_) | Event::Delete(_)) => true,
+        };
+        self.0.store(synced, Ordering::Release);
+    }
 }
 
 /// The shared watches; clones share them.
@@ -181,6 +205,17 @@ impl Watches {
         let store = watch.store.clone();
         watches.insert((group_kind, selection), watch);
         store
+    }
+
+    /// Whether the cache of `group_kind`'s objects in `selection` is watched and known to match
+    /// the server (see `Synced`): its last (re)list completed and its stream has not broken
+    /// since. Only then does the absence of an object from it mean the object does not exist.
+    pub fn is_synced(&self, group_kind: &GroupKind, selection: Selection) -> bool {
+        self.watches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(group_kind.clone(), selection))
+            .is_some_and(|watch| watch.synced.get())
     }
 
     /// The cache of a kind already watched, with its served kind.
@@ -218,9 +253,12 @@ impl Watches {
             }
         });
         let stream = reflector::reflector(writer, watch).default_backoff();
+        let synced = Synced::default();
+        let following = synced.clone();
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
+                following.follow(&event);
                 match event {
                     Ok(Event::Apply(object) | Event::Delete(object) | Event::InitApply(object)) => {
                         match selection {
@@ -238,6 +276,7 @@ impl Watches {
         Watch {
             store,
             kind: kind.clone(),
+            synced,
             task,
         }
     }
@@ -267,4 +306,40 @@ pub(crate) fn cached(
         reference = reference.within(namespace);
     }
     store.get(&reference)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object() -> DynamicObject {
+        DynamicObject::new(
+            "a",
+            &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+        )
+    }
+
+    fn follow(synced: &Synced, event: Result<Event<DynamicObject>, &str>) -> bool {
+        synced.follow(&event);
+        synced.get()
+    }
+
+    #[test]
+    fn a_cache_is_synced_only_between_a_completed_list_and_the_next_break() {
+        let synced = Synced::default();
+        assert!(!synced.get(), "a new watch has listed nothing yet");
+        assert!(!follow(&synced, Ok(Event::Init)));
+        assert!(!follow(&synced, Ok(Event::InitApply(object()))));
+        assert!(follow(&synced, Ok(Event::InitDone)));
+        assert!(follow(&synced, Ok(Event::Apply(object()))));
+        // The server went away: what the cache says may be old.
+        assert!(!follow(&synced, Err("connection refused")));
+        // A re-list after 410 Gone: the cache keeps the old objects until it is done.
+        assert!(!follow(&synced, Ok(Event::Init)));
+        assert!(!follow(&synced, Ok(Event::InitApply(object()))));
+        assert!(follow(&synced, Ok(Event::InitDone)));
+        // The watch resumed without a re-list: its first event shows the stream is live.
+        assert!(!follow(&synced, Err("connection reset")));
+        assert!(follow(&synced, Ok(Event::Delete(object()))));
+    }
 }

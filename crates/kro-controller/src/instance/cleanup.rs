@@ -97,8 +97,11 @@ impl InstanceController {
             .map_err(|error| ResourceError::Inventory(Box::new(error)))
     }
 
-    /// The objects of the instance's ApplySet: from the watch caches for the kinds the graph
-    /// creates, listed for kinds only the inventory names.
+    /// The objects of the instance's ApplySet. For the kinds the graph creates they come from
+    /// the watch caches while those are synced; for a cache that is not (the server restarted,
+    /// a watch is re-listing after `410 Gone`) and for kinds only the inventory names, they are
+    /// listed from the server, so that nothing is pruned or left behind on the word of a cache
+    /// that may be old.
     async fn members(
         &self,
         shared: &Shared,
@@ -110,39 +113,44 @@ impl InstanceController {
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
         kinds.extend(self.inventory(instance).group_kinds);
         for group_kind in kinds {
-            let store = match graph.children.get(&group_kind) {
-                Some((_, store)) => Some(store.clone()),
-                None => shared
-                    .watches
-                    .existing(&group_kind, Selection::Managed)
-                    .map(|(_, store)| store),
-            };
-            if let Some(store) = store {
+            if let Some((_, store)) = graph.children.get(&group_kind) {
                 let _ = store.wait_until_ready().await;
-                for object in store.state() {
-                    let labels = object.metadata.labels.as_ref();
-                    if labels.and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL)) == Some(&id) {
-                        members.push(to_json(&object)?);
+                if shared.watches.is_synced(&group_kind, Selection::Managed) {
+                    for object in store.state() {
+                        let labels = object.metadata.labels.as_ref();
+                        if labels.and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL)) == Some(&id)
+                        {
+                            members.push(to_json(&object)?);
+                        }
                     }
+                    continue;
                 }
-                continue;
+                tracing::debug!(kind = %group_kind, "cache not synced; listing members from the server");
             }
-            let Some(kind) = discover_kind(shared, &group_kind)
-                .await
-                .map_err(ReconcileError::api(Request::Discover))?
-            else {
-                continue;
-            };
-            let list = kind
-                .api(&shared.client, None)
-                .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
-                .await
-                .map_err(ReconcileError::api(Request::ListMembers))?;
-            for object in list.items {
-                members.push(to_json(&object)?);
-            }
+            members.extend(list_members(shared, graph, &group_kind, &id).await?);
         }
         Ok(members)
+    }
+
+    /// A member of the instance's ApplySet (of any kind the graph creates or the inventory
+    /// names) that the server still holds, asked of the server itself: the last word before
+    /// the finalizer goes, since a cache can lag behind a create it has not seen yet.
+    async fn member_remaining(
+        &self,
+        shared: &Shared,
+        graph: &GraphVersion,
+        instance: &Json,
+    ) -> Result<Option<ObjectKey>, ReconcileError> {
+        let id = self.parent_id(instance);
+        let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
+        kinds.extend(self.inventory(instance).group_kinds);
+        for group_kind in kinds {
+            let members = list_members(shared, graph, &group_kind, &id).await?;
+            if let Some(key) = members.iter().find_map(ObjectKey::of) {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
     }
 
     /// Ordered deletion: the highest apply order still present is deleted (all at once); the
@@ -170,6 +178,7 @@ impl InstanceController {
         let status = plan(&graph.graph, instance, &Observed::new(), &options);
         self.write_status(shared, instance, &status).await?;
         let members = self.members(shared, graph, instance).await?;
+        tracing::debug!(members = members.len(), "deleting the instance's objects");
         let waves = deletion_waves(&members, Some(&graph.graph));
         if let Some(wave) = waves.first() {
             for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
@@ -191,6 +200,13 @@ impl InstanceController {
             }
             return Ok(Some(shared.settings.deletion_poll));
         }
+        if let Some(key) = self.member_remaining(shared, graph, instance).await? {
+            // The caches missed it (they were re-listing, or lag behind a create): the next
+            // round lists it from the server and deletes it.
+            tracing::info!(object = %key, "a member the caches did not show remains on the server");
+            return Ok(Some(shared.settings.deletion_poll));
+        }
+        tracing::info!("every object deleted; removing the finalizer");
         let remaining: Vec<Json> = finalizers
             .into_iter()
             .filter(|finalizer| finalizer != FINALIZER)
@@ -237,6 +253,44 @@ async fn delete_wave(
         .buffer_unordered(shared.settings.apply_concurrency.max(1))
         .collect()
         .await
+}
+
+/// The objects of `group_kind` in the ApplySet `id`, listed from the server; none when the
+/// server does not serve the kind.
+async fn list_members(
+    shared: &Shared,
+    graph: &GraphVersion,
+    group_kind: &GroupKind,
+    id: &str,
+) -> Result<Vec<Json>, ReconcileError> {
+    let kind = match graph.children.get(group_kind) {
+        Some((kind, _)) => kind.clone(),
+        None => match discover_kind(shared, group_kind)
+            .await
+            .map_err(ReconcileError::api(Request::Discover))?
+        {
+            Some(kind) => kind,
+            None => return Ok(Vec::new()),
+        },
+    };
+    let list = kind
+        .api(&shared.client, None)
+        .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
+        .await
+        .map_err(ReconcileError::api(Request::ListMembers))?;
+    // List answers leave apiVersion and kind out of their items (kube-apiserver does so for
+    // built-in kinds); an object is known by them, so put them back.
+    let types = kube::api::TypeMeta {
+        api_version: kind.resource.api_version.clone(),
+        kind: kind.resource.kind.clone(),
+    };
+    list.items
+        .into_iter()
+        .map(|mut object| {
+            object.types.get_or_insert_with(|| types.clone());
+            to_json(&object)
+        })
+        .collect()
 }
 
 /// A served version of a group-kind (an inventory names kinds without versions), found by

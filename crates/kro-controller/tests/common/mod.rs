@@ -133,9 +133,19 @@ impl Cluster {
     /// Stops the controllers and starts new ones (fresh memory and metrics), as a restart
     /// of kro or a new leader would.
     pub async fn restart_controllers(&mut self) {
+        self.stop_controllers().await;
+        self.start_controllers().await;
+    }
+
+    /// Stops the controllers (the server keeps running).
+    pub async fn stop_controllers(&mut self) {
         if let Some(manager) = self.manager.take() {
             manager.shutdown().await;
         }
+    }
+
+    /// Starts new controllers (fresh memory and metrics).
+    pub async fn start_controllers(&mut self) {
         let (manager, metrics) = start_controllers(&self.config, Settings::default()).await;
         self.manager = Some(manager);
         self.metrics = metrics;

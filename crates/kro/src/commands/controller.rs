@@ -222,9 +222,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             metrics.set_leader(&config.name, true);
             eprintln!("kro controller: {} is the leader", config.identity);
         }
-        let mut manager = Manager::start(client, settings, metrics.clone())
-            .await
-            .context("cannot start the controllers")?;
+        // Start-up retries what is transient for as long as it takes (a controller in a pod
+        // must outlive an API server that is restarting); a signal still stops it.
+        let mut manager = tokio::select! {
+            started = Manager::start(client, settings, metrics.clone()) => {
+                started.context("cannot start the controllers")?
+            }
+            stop = shutdown_signal() => {
+                stop?;
+                eprintln!("kro controller: stopped before the controllers started");
+                return Ok(ExitCode::SUCCESS);
+            }
+        };
         manager.report_readiness(&readiness);
         eprintln!("kro controller: running");
         let lost = async {

@@ -1,0 +1,142 @@
+//! What the controllers do when what they were told is incomplete: caches that never saw a
+//! kind, and start-up against a server that fails.
+
+mod common;
+
+use common::{Cluster, at, cluster_at};
+use kro_apiserver::InjectedFailure;
+use serde_json::json;
+
+fn rgd(with_secret: bool) -> serde_json::Value {
+    let mut resources = vec![json!({
+        "id": "config",
+        "template": {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "${schema.metadata.name}-config"},
+            "data": {"a": "b"}}
+    })];
+    if with_secret {
+        resources.push(json!({
+            "id": "secret",
+            "template": {"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "${schema.metadata.name}-secret"},
+                "data": {"a": "Yg=="}}
+        }));
+    }
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+        "metadata": {"name": "pruning"},
+        "spec": {
+            "schema": {"apiVersion": "v1alpha1", "kind": "Pruning", "spec": {}},
+            "resources": resources,
+        }
+    })
+}
+
+/// Controllers that start after a kind left the graph have no watch of it: the objects the
+/// inventory still names are listed from the server, and list answers leave apiVersion and
+/// kind out of their items. They must still be pruned, and not be forgotten (the inventory
+/// trimmed while they remain, stranding them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_of_a_kind_no_longer_watched_are_pruned_and_deleted() {
+    let mut cluster = Cluster::start().await;
+    let definition = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "pruning");
+    let instance = at("kro.run/v1alpha1", "Pruning", "one");
+    cluster.apply(&rgd(true)).await;
+    cluster.wait_state(definition, "Active").await;
+    cluster
+        .apply(&json!({"apiVersion": "kro.run/v1alpha1", "kind": "Pruning",
+            "metadata": {"name": "one", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster
+        .wait_for(at("v1", "Secret", "one-secret"), "created", |secret| {
+            secret.is_some()
+        })
+        .await;
+
+    // The graph loses the Secret while no controller runs: the next ones never watch Secrets.
+    cluster.stop_controllers().await;
+    cluster.apply(&rgd(false)).await;
+    cluster.start_controllers().await;
+    cluster
+        .wait_for(at("v1", "Secret", "one-secret"), "pruned", |secret| {
+            secret.is_none()
+        })
+        .await;
+    cluster
+        .wait_for(at("v1", "ConfigMap", "one-config"), "kept", |config| {
+            config.is_some()
+        })
+        .await;
+
+    cluster.delete(instance).await;
+    cluster.wait_gone(instance).await;
+    assert_eq!(
+        cluster
+            .names_labelled("v1", "ConfigMap", "kro.run/instance-name", "one")
+            .await,
+        Vec::<String>::new()
+    );
+    cluster.stop().await;
+}
+
+/// One failed request at start-up does not stop the controllers: what is transient is tried
+/// again (a controller in a pod must outlive an API server that restarts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_controllers_start_through_failing_requests() {
+    let server = kro_apiserver::start(kro_apiserver::ServerConfig {
+        token: None,
+        tls: false,
+        ..kro_apiserver::ServerConfig::default()
+    })
+    .await
+    .expect("the server starts");
+    server.inject_failure(InjectedFailure::new(
+        "get",
+        "customresourcedefinitions",
+        1,
+        500,
+    ));
+    server.inject_failure(InjectedFailure::new(
+        "patch",
+        "customresourcedefinitions",
+        1,
+        502,
+    ));
+    let config = kube::Config::new(server.url().parse().expect("URL"));
+    let client = kube::Client::try_from(config).expect("a client");
+    let settings = kro_controller::Settings {
+        backoff: std::time::Duration::from_millis(10),
+        ..kro_controller::Settings::default()
+    };
+    let manager = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        kro_controller::Manager::start(
+            client.clone(),
+            settings.clone(),
+            kro_controller::Metrics::new(),
+        ),
+    )
+    .await
+    .expect("start-up does not hang")
+    .expect("start-up retries transient failures");
+    manager.shutdown().await;
+
+    // A refusal is not transient: it is reported at once.
+    server.inject_failure(InjectedFailure::new(
+        "get",
+        "customresourcedefinitions",
+        1,
+        403,
+    ));
+    let refused =
+        kro_controller::Manager::start(client, settings, kro_controller::Metrics::new()).await;
+    let error = refused.err().expect("a refusal stops start-up");
+    assert!(!error.is_transient(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("installing the ResourceGraphDefinition CRD"),
+        "{error}"
+    );
+}
