@@ -239,6 +239,8 @@ spec:
       data:
         image: ${schema.spec.image}
   - id: deployment
+    readyWhen:
+    - ${deployment.status.availableReplicas >= 1}
     template:
       apiVersion: apps/v1
       kind: Deployment
