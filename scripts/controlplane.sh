@@ -8,6 +8,9 @@
 #   scripts/controlplane.sh stop [WHICH]   stop a control plane and remove its temporary directory
 #   scripts/controlplane.sh stop --all     stop every control plane started from this checkout
 #   scripts/controlplane.sh env [WHICH]    print KUBECONFIG=... for a running control plane
+#   scripts/controlplane.sh restart-apiserver [WHICH] [DOWN]
+#                                           kill -9 kube-apiserver, wait DOWN seconds (default 0),
+#                                           start it again on the same port (etcd keeps running)
 #   scripts/controlplane.sh status         list the control planes started from this checkout
 #
 # WHICH is the kubeconfig path that `start` printed, the instance directory, or its name
@@ -291,9 +294,10 @@ load_state() {
   local file=$1 key value
   ST_NAME="" ST_DIR="" ST_KUBECONFIG="" ST_URL=""
   ST_ETCD_PID="" ST_ETCD_START="" ST_APISERVER_PID="" ST_APISERVER_START=""
+  ST_ETCD_PORT="" ST_API_PORT=""
   while IFS='=' read -r key value; do
     case $key in
-      NAME | DIR | KUBECONFIG | URL | ETCD_PID | ETCD_START | APISERVER_PID | APISERVER_START)
+      NAME | DIR | KUBECONFIG | URL | ETCD_PID | ETCD_START | APISERVER_PID | APISERVER_START | ETCD_PORT | API_PORT)
         printf -v "ST_$key" '%s' "$value"
         ;;
     esac
@@ -310,6 +314,8 @@ write_state() { # file
     echo "ETCD_START=$ST_ETCD_START"
     echo "APISERVER_PID=$ST_APISERVER_PID"
     echo "APISERVER_START=$ST_APISERVER_START"
+    echo "ETCD_PORT=$ST_ETCD_PORT"
+    echo "API_PORT=$ST_API_PORT"
   } >"$1.tmp"
   mv -f "$1.tmp" "$1"
 }
@@ -369,6 +375,29 @@ apiserver_ready() {
     apiserver_get /api/v1/namespaces/kube-system && apiserver_get /api/v1/namespaces/kube-public
 }
 
+# Start kube-apiserver on API_PORT against the etcd on ETCD_PORT (ST_DIR, ST_URL set); prints
+# "PID START".
+spawn_apiserver() { # api-port etcd-port
+  local api_port=$1 etcd_port=$2
+  spawn "$ST_DIR/kube-apiserver.log" "$BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$etcd_port" \
+    --bind-address=127.0.0.1 \
+    --secure-port="$api_port" \
+    --cert-dir="$ST_DIR/certs" \
+    --tls-cert-file="$ST_DIR/certs/apiserver.crt" \
+    --tls-private-key-file="$ST_DIR/certs/apiserver.key" \
+    --client-ca-file="$ST_DIR/certs/ca.crt" \
+    --token-auth-file="$ST_DIR/certs/tokens.csv" \
+    --authorization-mode=RBAC \
+    --service-account-issuer="$ST_URL" \
+    --service-account-key-file="$ST_DIR/certs/sa.pub" \
+    --service-account-signing-key-file="$ST_DIR/certs/sa.key" \
+    --service-cluster-ip-range=10.0.0.0/24 \
+    --allow-privileged=true \
+    --disable-admission-plugins=ServiceAccount \
+    --profiling=false
+}
+
 cmd_start() {
   linux_only
   require openssl "apt-get install openssl"
@@ -381,6 +410,7 @@ cmd_start() {
   ST_NAME=$(basename "$ST_DIR")
   ST_KUBECONFIG="$ST_DIR/kubeconfig"
   ST_URL="" ST_ETCD_PID="" ST_ETCD_START="" ST_APISERVER_PID="" ST_APISERVER_START=""
+  ST_ETCD_PORT="" ST_API_PORT=""
   local state="$RUN/$ST_NAME.state"
   write_state "$state"
   trap 'fail_start "interrupted"' INT TERM
@@ -418,23 +448,7 @@ cmd_start() {
   for _ in 1 2 3; do
     api_port=$(free_port) || fail_start "no free loopback port"
     ST_URL="https://127.0.0.1:$api_port"
-    pid_start=$(spawn "$ST_DIR/kube-apiserver.log" "$BIN/kube-apiserver" \
-      --etcd-servers="http://127.0.0.1:$etcd_port" \
-      --bind-address=127.0.0.1 \
-      --secure-port="$api_port" \
-      --cert-dir="$ST_DIR/certs" \
-      --tls-cert-file="$ST_DIR/certs/apiserver.crt" \
-      --tls-private-key-file="$ST_DIR/certs/apiserver.key" \
-      --client-ca-file="$ST_DIR/certs/ca.crt" \
-      --token-auth-file="$ST_DIR/certs/tokens.csv" \
-      --authorization-mode=RBAC \
-      --service-account-issuer="$ST_URL" \
-      --service-account-key-file="$ST_DIR/certs/sa.pub" \
-      --service-account-signing-key-file="$ST_DIR/certs/sa.key" \
-      --service-cluster-ip-range=10.0.0.0/24 \
-      --allow-privileged=true \
-      --disable-admission-plugins=ServiceAccount \
-      --profiling=false)
+    pid_start=$(spawn_apiserver "$api_port" "$etcd_port")
     read -r ST_APISERVER_PID ST_APISERVER_START <<<"$pid_start"
     write_state "$state"
     rc=0
@@ -446,6 +460,7 @@ cmd_start() {
   done
   [ $rc -eq 0 ] || fail_start "kube-apiserver could not bind a port"
 
+  ST_ETCD_PORT=$etcd_port ST_API_PORT=$api_port
   write_kubeconfig "$ST_DIR" "$ST_URL"
   write_state "$state"
   echo "$ST_NAME" >"$RUN/current"
@@ -488,6 +503,32 @@ cmd_stop() {
   log "stopped $ST_NAME"
 }
 
+# Kill kube-apiserver with SIGKILL (etcd keeps running), wait DOWN seconds, and start it again on
+# the same port with the same certificates: what a crashed and restarted apiserver does to its
+# clients (broken watches, a fresh watch cache that answers 410 to old resourceVersions).
+cmd_restart_apiserver() { # [which] [down-seconds]
+  local state
+  state=$(find_state "${1:-}")
+  load_state "$state"
+  [ -n "$ST_API_PORT" ] && [ -n "$ST_ETCD_PORT" ] ||
+    die "$ST_NAME was started by an older version of this script (no ports recorded)"
+  if same_process "$ST_APISERVER_PID" "$ST_APISERVER_START" "$BIN/kube-apiserver"; then
+    kill -KILL "$ST_APISERVER_PID" 2>/dev/null || true
+    for _ in $(seq 50); do
+      same_process "$ST_APISERVER_PID" "$ST_APISERVER_START" "$BIN/kube-apiserver" || break
+      sleep 0.1
+    done
+  fi
+  sleep "${2:-0}"
+  local pid_start rc=0
+  pid_start=$(spawn_apiserver "$ST_API_PORT" "$ST_ETCD_PORT")
+  read -r ST_APISERVER_PID ST_APISERVER_START <<<"$pid_start"
+  write_state "$state"
+  wait_until "$ST_APISERVER_PID" "$ST_APISERVER_START" "$BIN/kube-apiserver" apiserver_ready || rc=$?
+  [ $rc -eq 0 ] || die "kube-apiserver of $ST_NAME did not come back (see $ST_DIR/kube-apiserver.log)"
+  log "restarted kube-apiserver of $ST_NAME (pid $ST_APISERVER_PID)"
+}
+
 cmd_env() {
   local state
   state=$(find_state "${1:-}")
@@ -516,6 +557,7 @@ case ${1:-} in
   start) cmd_start ;;
   stop) linux_only && cmd_stop "${2:-}" ;;
   env) linux_only && cmd_env "${2:-}" ;;
+  restart-apiserver) linux_only && cmd_restart_apiserver "${2:-}" "${3:-0}" ;;
   status) linux_only && cmd_status ;;
   -h | --help | help) usage ;;
   *) usage ;;

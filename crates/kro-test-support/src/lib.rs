@@ -217,6 +217,18 @@ impl RealControlPlane {
         &self.kubeconfig
     }
 
+    /// Kills its kube-apiserver with SIGKILL, waits `down`, and starts it again on the same
+    /// address (etcd keeps running); returns once it is ready.
+    ///
+    /// # Errors
+    /// [`SupportError`] when the script fails (the control plane was not started by this
+    /// checkout's script, or kube-apiserver does not come back).
+    pub fn restart_apiserver(&self, down: std::time::Duration) -> Result<(), SupportError> {
+        let kubeconfig = self.kubeconfig.to_string_lossy().into_owned();
+        let down = format!("{:.3}", down.as_secs_f64());
+        run_script("restart-apiserver", &[&kubeconfig, &down]).map(|_| ())
+    }
+
     /// Stops it now (when owned), reporting failure instead of ignoring it as drop must.
     ///
     /// # Errors

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use kube::ResourceExt as _;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::Value;
@@ -63,6 +64,7 @@ pub struct Server {
 impl Server {
     /// Starts a server keeping its data under `dir`.
     pub fn start(dir: &Path) -> Server {
+        std::fs::create_dir_all(dir).expect("the trial's directory");
         let mut server = Server {
             child: None,
             port: free_port(),
@@ -216,8 +218,23 @@ impl Drop for Controller {
 }
 
 /// The RGD of the trials: the objects the adversarial trial found stranded (a Deployment, an
-/// HPA, an Ingress) in four levels.
-pub const TRIAL_RGD: &str = r#"
+/// HPA, an Ingress) in four levels. With `ready_when`, the later levels wait until the
+/// Deployment is available (the embedded server's simulators make it so), which stretches an
+/// instance's creation over a second or so; a real kube-apiserver has no controller-manager,
+/// so there the Deployment never becomes available.
+pub fn trial_rgd(ready_when: bool) -> String {
+    let rgd = TRIAL_RGD.to_owned();
+    if ready_when {
+        rgd.replace(
+            "  - id: deployment\n",
+            "  - id: deployment\n    readyWhen:\n    - ${deployment.status.availableReplicas >= 1}\n",
+        )
+    } else {
+        rgd
+    }
+}
+
+const TRIAL_RGD: &str = r#"
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
 metadata:
@@ -239,8 +256,6 @@ spec:
       data:
         image: ${schema.spec.image}
   - id: deployment
-    readyWhen:
-    - ${deployment.status.availableReplicas >= 1}
     template:
       apiVersion: apps/v1
       kind: Deployment
@@ -372,8 +387,11 @@ where
 }
 
 /// Applies the trial RGD (server-side) and waits until its kind is served.
-pub async fn install_trial_rgd(client: &kube::Client) {
-    let rgd: Value = serde_saphyr::from_str(TRIAL_RGD).expect("the trial RGD parses");
+///
+/// # Errors
+/// What went wrong when the kind is not served within a minute.
+pub async fn install_trial_rgd(client: &kube::Client, ready_when: bool) -> Result<(), String> {
+    let rgd: Value = serde_saphyr::from_str(&trial_rgd(ready_when)).expect("the trial RGD parses");
     let rgds: Api<DynamicObject> = Api::all_with(client.clone(), &rgd_resource());
     let params = PatchParams::apply("trials").force();
     let patch = Patch::Apply(&rgd);
@@ -384,12 +402,24 @@ pub async fn install_trial_rgd(client: &kube::Client) {
     let instances: Api<DynamicObject> =
         Api::namespaced_with(client.clone(), "default", &trial_app());
     let first = ListParams::default().limit(1);
-    retried(
-        "the TrialApp kind is served",
-        Duration::from_secs(60),
-        || instances.list(&first),
-    )
-    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match instances.list(&first).await {
+            Ok(_) => return Ok(()),
+            Err(error) if tokio::time::Instant::now() > deadline => {
+                let status = rgds
+                    .get_opt("trial-apps")
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|rgd| rgd.data["status"].to_string());
+                return Err(format!(
+                    "the TrialApp kind is not served after 60s ({error}); the RGD's status: {status:?}"
+                ));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
 }
 
 /// Applies an instance named `name` with `replicas`.
@@ -476,4 +506,256 @@ pub async fn objects_of(client: &kube::Client, name: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// The API server of a trial: `kro apiserver --data-dir`, or a real kube-apiserver with etcd.
+pub enum Crashing {
+    /// `kro apiserver --data-dir`.
+    Embedded(Server),
+    /// kube-apiserver and etcd from `scripts/controlplane.sh`.
+    Real(kro_test_support::RealControlPlane),
+}
+
+impl Crashing {
+    /// The kubeconfig that reaches it.
+    pub fn kubeconfig(&self) -> &Path {
+        match self {
+            Crashing::Embedded(server) => server.kubeconfig(),
+            Crashing::Real(control_plane) => control_plane.kubeconfig(),
+        }
+    }
+
+    /// Kills the API server with -9 and starts it again after `down`.
+    pub async fn crash(&mut self, down: Duration) {
+        match self {
+            Crashing::Embedded(server) => {
+                server.kill();
+                tokio::time::sleep(down).await;
+                server.restart();
+            }
+            Crashing::Real(control_plane) => tokio::task::block_in_place(|| {
+                control_plane
+                    .restart_apiserver(down)
+                    .unwrap_or_else(|error| panic!("restarting kube-apiserver: {error}"));
+            }),
+        }
+    }
+}
+
+/// What a series of trials found; every list is empty when all went well.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Trials run.
+    pub trials: usize,
+    /// Instances that did not converge (not ACTIVE with the latest spec, or never deleted).
+    pub not_converged: Vec<String>,
+    /// Objects left behind once their instance was gone.
+    pub orphans: Vec<String>,
+    /// Two objects of one instance made from the same resource of the graph.
+    pub duplicates: Vec<String>,
+    /// Acknowledged writes the server no longer had after a restart.
+    pub lost_writes: Vec<String>,
+    /// How long each trial took, in seconds.
+    pub seconds: Vec<f64>,
+}
+
+impl Report {
+    /// Whether nothing went wrong.
+    pub fn clean(&self) -> bool {
+        self.not_converged.is_empty()
+            && self.orphans.is_empty()
+            && self.duplicates.is_empty()
+            && self.lost_writes.is_empty()
+    }
+
+    /// One line for people.
+    pub fn summary(&self) -> String {
+        let mut seconds = self.seconds.clone();
+        seconds.sort_by(f64::total_cmp);
+        let median = seconds.get(seconds.len() / 2).copied().unwrap_or(0.0);
+        let worst = seconds.last().copied().unwrap_or(0.0);
+        format!(
+            "{} trials: {} not converged, {} orphans, {} duplicates, {} acknowledged writes lost; \
+             median {median:.1} s, worst {worst:.1} s per trial",
+            self.trials,
+            self.not_converged.len(),
+            self.orphans.len(),
+            self.duplicates.len(),
+            self.lost_writes.len(),
+        )
+    }
+}
+
+/// Objects of the instance `name` made from the same node of the graph.
+async fn duplicates_of(client: &kube::Client, name: &str) -> Vec<String> {
+    let mut duplicates = Vec::new();
+    for kind in trial_kinds() {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &kind);
+        let selector = ListParams::default().labels(&format!("kro.run/instance-name={name}"));
+        let list = retried("listing objects", Duration::from_secs(60), || {
+            api.list(&selector)
+        })
+        .await;
+        let mut nodes = std::collections::BTreeMap::<String, usize>::new();
+        for object in &list.items {
+            let node = object
+                .labels()
+                .get("kro.run/node-id")
+                .cloned()
+                .unwrap_or_default();
+            *nodes.entry(node).or_default() += 1;
+        }
+        for (node, count) in nodes {
+            if count > 1 {
+                duplicates.push(format!("{name}: {count} {} from {node}", kind.kind));
+            }
+        }
+    }
+    duplicates
+}
+
+/// The API server killed with -9 while the controller creates an instance's objects (or just
+/// after), restarted after a moment, and the instance deleted at once: the instance must still
+/// exist after the restart (its apply was acknowledged), be deleted completely, and leave
+/// nothing behind. `ready_when` as in [`trial_rgd`].
+pub async fn restart_trials(
+    mut server: Crashing,
+    trials: usize,
+    seed: u64,
+    ready_when: bool,
+) -> Report {
+    eprintln!("seed {seed} (KRO_TRIAL_SEED reruns it)");
+    let mut random = Random::new(seed);
+    let kubeconfig = server.kubeconfig().to_owned();
+    let client = connect(&kubeconfig).await;
+    let mut controller = Controller::start(&kubeconfig);
+    if let Err(error) = install_trial_rgd(&client, ready_when).await {
+        panic!(
+            "{error}; the controller's log ends:\n{}",
+            controller.log_tail(40)
+        );
+    }
+    let mut report = Report::default();
+    for trial in 0..trials {
+        let started = std::time::Instant::now();
+        let name = format!("restart-{trial}");
+        apply_instance(&client, &name, 1).await;
+        // While the controller is still creating the instance's objects, or just after.
+        tokio::time::sleep(random.between(Duration::from_millis(20), Duration::from_millis(600)))
+            .await;
+        server
+            .crash(random.between(Duration::from_millis(200), Duration::from_millis(3000)))
+            .await;
+        let client = connect(&kubeconfig).await;
+        if instance(&client, &name).await.is_none() {
+            report
+                .lost_writes
+                .push(format!("trial {trial}: the instance {name}"));
+        }
+        report
+            .duplicates
+            .extend(duplicates_of(&client, &name).await);
+        delete_instance(&client, &name).await;
+        let gone = wait_instance(&client, &name, Duration::from_secs(90), |instance| {
+            instance.is_none()
+        })
+        .await;
+        if !gone {
+            report.not_converged.push(format!(
+                "trial {trial}: {name} never deleted; the controller's log ends:\n{}",
+                controller.log_tail(40)
+            ));
+            continue;
+        }
+        // A late write would show up after the instance is gone.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let left = objects_of(&client, &name).await;
+        if !left.is_empty() {
+            report.orphans.push(format!("trial {trial}: {left:?}"));
+        }
+        assert!(
+            controller.exited().is_none(),
+            "the controller exited when the server restarted"
+        );
+        report.trials += 1;
+        report.seconds.push(started.elapsed().as_secs_f64());
+    }
+    controller.kill();
+    report
+}
+
+/// Waits until the Deployment of `name` has `replicas`.
+async fn deployment_has(client: &kube::Client, name: &str, replicas: i64, limit: Duration) -> bool {
+    let deployments: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "default", &trial_kinds()[1]);
+    let deadline = tokio::time::Instant::now() + limit;
+    while tokio::time::Instant::now() < deadline {
+        if let Ok(Some(deployment)) = deployments.get_opt(name).await
+            && deployment.data["spec"]["replicas"] == replicas
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// The controller killed with -9 at random moments of an instance's life (its creation, an
+/// update, its deletion) and started again: the instance converges to its latest spec each
+/// time, and once deleted leaves nothing behind.
+pub async fn controller_crash_trials(server: &Server, trials: usize, seed: u64) -> Report {
+    eprintln!("seed {seed} (KRO_TRIAL_SEED reruns it)");
+    let mut random = Random::new(seed);
+    let client = server.client().await;
+    let mut controller = Controller::start(server.kubeconfig());
+    if let Err(error) = install_trial_rgd(&client, true).await {
+        panic!(
+            "{error}; the controller's log ends:\n{}",
+            controller.log_tail(40)
+        );
+    }
+    let limit = Duration::from_secs(60);
+    let mut report = Report::default();
+    for trial in 0..trials {
+        let started = std::time::Instant::now();
+        let name = format!("crash-{trial}");
+        apply_instance(&client, &name, 1).await;
+        tokio::time::sleep(random.between(Duration::ZERO, Duration::from_millis(1500))).await;
+        controller.restart();
+        if !wait_instance(&client, &name, limit, is_active).await {
+            report.not_converged.push(format!(
+                "trial {trial}: {name} not ACTIVE after a crash during its creation"
+            ));
+            continue;
+        }
+        apply_instance(&client, &name, 2).await;
+        tokio::time::sleep(random.between(Duration::ZERO, Duration::from_millis(500))).await;
+        controller.restart();
+        if !deployment_has(&client, &name, 2, limit).await {
+            report.not_converged.push(format!(
+                "trial {trial}: {name}: the update made before a crash was never applied"
+            ));
+            continue;
+        }
+        report
+            .duplicates
+            .extend(duplicates_of(&client, &name).await);
+        delete_instance(&client, &name).await;
+        tokio::time::sleep(random.between(Duration::ZERO, Duration::from_millis(300))).await;
+        controller.restart();
+        if !wait_instance(&client, &name, limit, |instance| instance.is_none()).await {
+            report.not_converged.push(format!(
+                "trial {trial}: {name} never deleted after a crash during its deletion"
+            ));
+            continue;
+        }
+        let left = objects_of(&client, &name).await;
+        if !left.is_empty() {
+            report.orphans.push(format!("trial {trial}: {left:?}"));
+        }
+        report.trials += 1;
+        report.seconds.push(started.elapsed().as_secs_f64());
+    }
+    controller.kill();
+    report
 }
