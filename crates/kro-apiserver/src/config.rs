@@ -30,6 +30,10 @@ pub struct ServerConfig {
     pub simulators: crate::simulators::Simulators,
     /// How the simulated controllers behave (stage delays, failing pods).
     pub simulation: crate::simulators::SimulationKnobs,
+    /// Latency added to every resource request (test knob; zero by default).
+    pub latency: Duration,
+    /// A seeded random fraction of resource requests to fail (test knob; none by default).
+    pub failure_rate: Option<crate::knobs::FailureRate>,
 }
 
 impl Default for ServerConfig {
@@ -45,6 +49,8 @@ impl Default for ServerConfig {
             data_dir: None,
             simulators: crate::simulators::Simulators::none(),
             simulation: crate::simulators::SimulationKnobs::default(),
+            latency: Duration::ZERO,
+            failure_rate: None,
         }
     }
 }

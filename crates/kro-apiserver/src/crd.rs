@@ -7,6 +7,7 @@
 //! own resourceVersions, so clients see the same sequence of objects and events sooner.
 
 mod names;
+mod rules;
 mod scale;
 mod validation;
 

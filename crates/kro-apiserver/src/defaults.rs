@@ -40,6 +40,7 @@ pub(crate) fn apply(
                 pod_spec(spec);
             }
         }
+        ("", "secrets") => secret(object),
         ("", "persistentvolumeclaims") => {
             if let Some(spec) = child(object, "spec") {
                 default(spec, "volumeMode", json!("Filesystem"));
@@ -78,6 +79,49 @@ pub(crate) fn apply(
         kro_schema::apply_defaults(&custom.schema, object);
     }
     Ok(())
+}
+
+/// A Secret as kube-apiserver stores it: `stringData` merged into `data` base64-encoded (its
+/// entries win over `data`'s) and dropped, as the conversion to the internal type does, and
+/// `type` defaulted to `Opaque`. An entry that is not a string stays in `stringData` for
+/// validation to refuse.
+fn secret(object: &mut Value) {
+    use base64::Engine as _;
+    let Value::Object(map) = object else {
+        return;
+    };
+    if map
+        .get("type")
+        .is_none_or(|kind| kind.is_null() || kind.as_str() == Some(""))
+    {
+        map.insert("type".to_owned(), json!("Opaque"));
+    }
+    let Some(Value::Object(string_data)) = map.remove("stringData") else {
+        return;
+    };
+    let (texts, others): (Vec<_>, Vec<_>) = string_data
+        .into_iter()
+        .partition(|(_, value)| value.is_string());
+    if !others.is_empty() {
+        map.insert(
+            "stringData".to_owned(),
+            Value::Object(others.into_iter().collect()),
+        );
+    }
+    if texts.is_empty() {
+        return;
+    }
+    let data = map.entry("data").or_insert_with(|| json!({}));
+    if !data.is_object() {
+        *data = json!({});
+    }
+    if let Value::Object(data) = data {
+        for (key, value) in texts {
+            let text = value.as_str().unwrap_or_default();
+            let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+            data.insert(key, Value::String(encoded));
+        }
+    }
 }
 
 /// Sets `field` of `object` (an object) to `value` unless it is set.
@@ -384,5 +428,46 @@ mod tests {
         deployment(&mut recreate);
         assert_eq!(recreate["spec"]["replicas"], 0);
         assert!(recreate["spec"]["strategy"].get("rollingUpdate").is_none());
+    }
+
+    #[test]
+    fn secret_string_data_is_merged_into_data_and_dropped() {
+        let mut secret_object = json!({
+            "metadata": {"name": "s"},
+            "data": {"kept": "a2VwdA==", "both": "b2xk"},
+            "stringData": {"both": "new", "plain": "héllo"},
+        });
+        secret(&mut secret_object);
+        assert_eq!(
+            secret_object,
+            json!({
+                "metadata": {"name": "s"},
+                "type": "Opaque",
+                "data": {"kept": "a2VwdA==", "both": "bmV3", "plain": "aMOpbGxv"},
+            })
+        );
+    }
+
+    #[test]
+    fn secret_type_is_kept_when_given_and_defaulted_when_empty() {
+        let mut typed = json!({"type": "kubernetes.io/tls", "stringData": {"tls.crt": "x"}});
+        secret(&mut typed);
+        assert_eq!(
+            typed,
+            json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "eA=="}})
+        );
+        let mut empty = json!({"type": ""});
+        secret(&mut empty);
+        assert_eq!(empty, json!({"type": "Opaque"}));
+    }
+
+    #[test]
+    fn secret_string_data_that_is_not_text_stays_for_validation() {
+        let mut odd = json!({"stringData": {"n": 1, "t": "x"}});
+        secret(&mut odd);
+        assert_eq!(
+            odd,
+            json!({"type": "Opaque", "stringData": {"n": 1}, "data": {"t": "eA=="}})
+        );
     }
 }

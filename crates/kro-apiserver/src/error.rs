@@ -40,6 +40,9 @@ pub struct Details {
     pub kind: Option<String>,
     /// `details.causes`.
     pub causes: Vec<Cause>,
+    /// `details.retryAfterSeconds`, also sent as the `Retry-After` header: when a client
+    /// may try again.
+    pub retry_after_seconds: Option<u32>,
     /// Whether `details` is sent even when empty (`details: {}`, as for a failed JSON-patch
     /// `test`).
     pub sent_when_empty: bool,
@@ -192,6 +195,18 @@ impl ApiError {
         error
     }
 
+    /// 415 for a PATCH whose Content-Type is none of the patch types: kube-apiserver's
+    /// router refuses it before any handler, with its own wording.
+    pub fn not_a_patch_type() -> Self {
+        let mut error = ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            "415: Unsupported Media Type".to_owned(),
+        );
+        error.details.sent_when_empty = true;
+        error
+    }
+
     /// 415: the patch type is not accepted for this resource.
     pub fn unsupported_media_type(accepted: &[&str]) -> Self {
         ApiError::new(
@@ -255,6 +270,12 @@ impl ApiError {
         ApiError::new(503, "ServiceUnavailable", message)
     }
 
+    /// Sets `details.retryAfterSeconds` and the `Retry-After` header.
+    pub fn with_retry_after(mut self, seconds: u32) -> Self {
+        self.details.retry_after_seconds = Some(seconds);
+        self
+    }
+
     /// The `Status` object.
     pub fn to_status(&self) -> Value {
         let mut status = json!({
@@ -297,6 +318,9 @@ impl ApiError {
                 })
                 .collect();
             details.insert("causes".to_owned(), Value::Array(causes));
+        }
+        if let Some(seconds) = self.details.retry_after_seconds {
+            details.insert("retryAfterSeconds".to_owned(), json!(seconds));
         }
         if !details.is_empty() || self.details.sent_when_empty {
             status["details"] = Value::Object(details);

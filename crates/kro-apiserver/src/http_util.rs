@@ -11,7 +11,13 @@ use crate::error::ApiError;
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        json_response(code, &self.to_status())
+        let mut response = json_response(code, &self.to_status());
+        if let Some(seconds) = self.details.retry_after_seconds {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -116,22 +122,38 @@ pub fn content_type(headers: &HeaderMap) -> String {
 /// The most nesting a YAML request body may have.
 const MAX_YAML_DEPTH: usize = 100;
 
+/// The media types kube-apiserver decodes request bodies of built-in kinds from.
+pub const BODY_MEDIA_TYPES: [&str; 3] = [
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+];
+
+/// How a request body of `media_type` is read: JSON (no type at all counts as JSON, as
+/// kube-apiserver takes its first serializer), YAML, or not at all (415). Patch bodies are
+/// decoded by the patch handler as the JSON or YAML their patch type says, after it has
+/// checked that type.
+fn body_syntax(media_type: &str) -> Result<bool, ApiError> {
+    match media_type {
+        "" | "application/json" => Ok(false),
+        "application/yaml" => Ok(true),
+        // Protobuf is refused until it is decoded; CBOR is off by default in kube-apiserver;
+        // text/plain, XML, forms and multipart are not Kubernetes encodings.
+        _ => Err(ApiError::unsupported_media_type(&BODY_MEDIA_TYPES)),
+    }
+}
+
 /// Decodes a JSON or YAML request body into a value.
 ///
 /// # Errors
-/// 400 BadRequest naming the line and column of malformed input.
+/// 415 UnsupportedMediaType for a media type kube-apiserver does not decode (text/plain,
+/// XML, forms, multipart, CBOR, and protobuf for now); 400 BadRequest naming the line and
+/// column of malformed input.
 pub fn decode_body(bytes: &[u8], media_type: &str) -> Result<Value, ApiError> {
-    if media_type.contains("protobuf") || media_type.contains("cbor") {
-        // Built-in clients fall back to JSON only for CBOR; protobuf bodies are not decoded.
-        return Err(ApiError::unsupported_media_type(&[
-            "application/json",
-            "application/yaml",
-        ]));
-    }
+    let yaml = body_syntax(media_type)?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the request body is empty"));
     }
-    let yaml = media_type.contains("yaml");
     if !yaml || bytes.first().is_some_and(|b| *b == b'{' || *b == b'[') {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(value) => return Ok(value),
@@ -204,5 +226,22 @@ mod tests {
                 .map(|e| e.code),
             Some(400)
         );
+    }
+
+    #[test]
+    fn media_types_kube_apiserver_refuses_are_answered_415() {
+        for media_type in [
+            "text/plain",
+            "application/xml",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+            "application/cbor",
+            "application/vnd.kubernetes.protobuf",
+        ] {
+            let error = decode_body(b"{\"a\":1}", media_type).expect_err(media_type);
+            assert_eq!((error.code, error.reason), (415, "UnsupportedMediaType"));
+        }
+        // No Content-Type at all is JSON, as kube-apiserver reads it.
+        assert_eq!(decode_body(b"{\"a\":1}", "").expect("json")["a"], 1);
     }
 }

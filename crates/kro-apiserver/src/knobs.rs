@@ -1,5 +1,6 @@
-//! Test knobs for other crates' tests: latency added to every resource request, failures
-//! injected into chosen requests, and request counters by verb and resource.
+//! Test knobs for fault trials and other crates' tests: latency added to every resource
+//! request, failures injected into chosen requests or into a seeded random fraction of them,
+//! and request counters by client, verb and resource.
 //!
 //! They act on the resource API only (`/api/...` and `/apis/...` paths that name a
 //! resource), not on discovery, OpenAPI or health endpoints.
@@ -11,6 +12,15 @@ use std::time::Duration;
 use http::Method;
 
 use crate::api_path::ApiPath;
+use crate::error::ApiError;
+
+mod failure_rate;
+
+pub use failure_rate::{
+    DEFAULT_CODES, FailureRate, KnobError, SUPPORTED_CODES, VERBS as FAILURE_VERBS,
+};
+
+use failure_rate::ActiveRate;
 
 /// A request as the knobs see it: its Kubernetes verb and resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,12 +96,83 @@ impl InjectedFailure {
     }
 }
 
+/// How long a client is told to wait (`Retry-After`) after an injected 429, 503 or 504.
+pub const RETRY_AFTER_SECONDS: u32 = 1;
+
+/// The `Status` of an injected failure with `code`, with kube-apiserver's reason and, for the answers a client should retry
+/// later, `Retry-After`.
+pub(crate) fn injected_error(code: u16, kind: &RequestKind) -> ApiError {
+    let what = format!("{} {} (injected by a test knob)", kind.verb, kind.resource);
+    match code {
+        409 => ApiError::new(
+            409,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {what}: the object has been modified"),
+        ),
+        429 => ApiError::new(
+            429,
+            "TooManyRequests",
+            format!("Too many requests, please try again later: {what}"),
+        )
+        .with_retry_after(RETRY_AFTER_SECONDS),
+        503 => ApiError::service_unavailable(format!("the server is unavailable for {what}"))
+            .with_retry_after(RETRY_AFTER_SECONDS),
+        504 => ApiError::new(
+            504,
+            "Timeout",
+            format!(
+                "The server was unable to return a response in the time allotted, but may \
+                 still be processing the request: {what}"
+            ),
+        )
+        .with_retry_after(RETRY_AFTER_SECONDS),
+        500 => ApiError::internal(format!("injected failure for {what}")),
+        // Any other code a rule for the nth request asks for, with no reason.
+        _ => ApiError::new(code, "", format!("injected failure for {what}")),
+    }
+}
+
+/// Requests counted and failures injected for one client, verb and resource.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestCount {
+    /// Who sent the requests: their `User-Agent` (the server has one user, so clients are told
+    /// apart by what they call themselves), `unknown` without one.
+    pub client: String,
+    /// The verb.
+    pub verb: String,
+    /// The resource, with `/<subresource>` when there is one.
+    pub resource: String,
+    /// How many requests were received.
+    pub count: u64,
+    /// How many of them were answered with an injected failure.
+    pub injected_failures: u64,
+}
+
+/// The longest client name kept; longer `User-Agent`s are cut.
+pub const MAX_CLIENT_CHARS: usize = 128;
+
+/// The most distinct (client, verb, resource) counters kept; requests past it are counted
+/// under client `other` and resource `other`, so a client inventing names cannot grow the
+/// table without end.
+pub const MAX_COUNTERS: usize = 4_096;
+
+/// The name counted for requests past [`MAX_COUNTERS`].
+const OVERFLOW: &str = "other";
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    count: u64,
+    injected_failures: u64,
+}
+
 /// The knobs' state, shared by the server and its handle.
 #[derive(Debug, Default)]
 pub(crate) struct Knobs {
     latency: Mutex<Duration>,
     failures: Mutex<Vec<InjectedFailure>>,
-    counts: Mutex<BTreeMap<(String, String), u64>>,
+    rate: Mutex<Option<ActiveRate>>,
+    counts: Mutex<BTreeMap<(String, String, String), Tally>>,
 }
 
 impl Knobs {
@@ -111,12 +192,48 @@ impl Knobs {
         lock(&self.failures).clear();
     }
 
-    /// Counts the request and says whether it is to fail (and with which code). A rule that
-    /// fired is removed.
-    pub(crate) fn observe(&self, kind: &RequestKind) -> Option<u16> {
-        *lock(&self.counts)
-            .entry((kind.verb.clone(), kind.resource.clone()))
-            .or_default() += 1;
+    /// Puts a failure rate in force (replacing any other) and returns the seed it draws from.
+    pub(crate) fn set_failure_rate(&self, rate: FailureRate) -> u64 {
+        let active = ActiveRate::new(rate);
+        let seed = active.seed;
+        *lock(&self.rate) = Some(active);
+        seed
+    }
+
+    pub(crate) fn clear_failure_rate(&self) {
+        *lock(&self.rate) = None;
+    }
+
+    /// The failure rate in force and the seed it draws from.
+    pub(crate) fn failure_rate(&self) -> Option<(FailureRate, u64)> {
+        lock(&self.rate)
+            .as_ref()
+            .map(|active| (active.setting.clone(), active.seed))
+    }
+
+    /// Counts the request of `client` and says whether it is to fail (and with which code):
+    /// first the rules for the nth request (a rule that fired is removed), then the rate.
+    pub(crate) fn observe(&self, kind: &RequestKind, client: &str) -> Option<u16> {
+        let code = self.fire_rule(kind).or_else(|| {
+            lock(&self.rate)
+                .as_mut()
+                .and_then(|active| active.draw(kind))
+        });
+        let mut counts = lock(&self.counts);
+        let client: String = client.chars().take(MAX_CLIENT_CHARS).collect();
+        let mut key = (client, kind.verb.clone(), kind.resource.clone());
+        if counts.len() >= MAX_COUNTERS && !counts.contains_key(&key) {
+            key = (OVERFLOW.to_owned(), kind.verb.clone(), OVERFLOW.to_owned());
+        }
+        let tally = counts.entry(key).or_default();
+        tally.count += 1;
+        if code.is_some() {
+            tally.injected_failures += 1;
+        }
+        code
+    }
+
+    fn fire_rule(&self, kind: &RequestKind) -> Option<u16> {
         let mut failures = lock(&self.failures);
         let mut fired = None;
         for (index, rule) in failures.iter_mut().enumerate() {
@@ -132,8 +249,27 @@ impl Knobs {
         Some(code)
     }
 
+    /// Requests by (verb, resource), over every client.
     pub(crate) fn counts(&self) -> BTreeMap<(String, String), u64> {
-        lock(&self.counts).clone()
+        let mut totals = BTreeMap::new();
+        for ((_, verb, resource), tally) in lock(&self.counts).iter() {
+            *totals.entry((verb.clone(), resource.clone())).or_default() += tally.count;
+        }
+        totals
+    }
+
+    /// Requests by client, verb and resource, in that order.
+    pub(crate) fn counts_by_client(&self) -> Vec<RequestCount> {
+        lock(&self.counts)
+            .iter()
+            .map(|((client, verb, resource), tally)| RequestCount {
+                client: client.clone(),
+                verb: verb.clone(),
+                resource: resource.clone(),
+                count: tally.count,
+                injected_failures: tally.injected_failures,
+            })
+            .collect()
     }
 
     pub(crate) fn reset_counts(&self) {
@@ -228,12 +364,80 @@ mod tests {
             verb: "get".to_owned(),
             resource: "configmaps".to_owned(),
         };
-        assert_eq!(knobs.observe(&patch), None);
-        assert_eq!(knobs.observe(&get), None);
-        assert_eq!(knobs.observe(&patch), Some(503));
-        assert_eq!(knobs.observe(&patch), None);
+        assert_eq!(knobs.observe(&patch, "kubectl"), None);
+        assert_eq!(knobs.observe(&get, "kubectl"), None);
+        assert_eq!(knobs.observe(&patch, "kubectl"), Some(503));
+        assert_eq!(knobs.observe(&patch, "kubectl"), None);
         let counts = knobs.counts();
         assert_eq!(counts[&("patch".to_owned(), "configmaps".to_owned())], 3);
         assert_eq!(counts[&("get".to_owned(), "configmaps".to_owned())], 1);
+    }
+
+    fn kind(verb: &str, resource: &str) -> RequestKind {
+        RequestKind {
+            verb: verb.to_owned(),
+            resource: resource.to_owned(),
+        }
+    }
+
+    #[test]
+    fn requests_are_counted_by_client_with_the_failures_injected() {
+        let knobs = Knobs::default();
+        let seed = knobs.set_failure_rate(
+            FailureRate::new(1.0)
+                .and_then(|rate| rate.with_verbs(&["patch"]))
+                .and_then(|rate| rate.with_codes(&[429]))
+                .expect("valid"),
+        );
+        assert_eq!(knobs.failure_rate().map(|(_, used)| used), Some(seed));
+        assert_eq!(knobs.observe(&kind("get", "pods"), "kro-controller"), None);
+        assert_eq!(
+            knobs.observe(&kind("patch", "pods"), "kro-controller"),
+            Some(429)
+        );
+        assert_eq!(knobs.observe(&kind("get", "pods"), "kubectl/v1.33"), None);
+        knobs.clear_failure_rate();
+        assert_eq!(
+            knobs.observe(&kind("patch", "pods"), "kro-controller"),
+            None
+        );
+        let count = |client: &str, verb: &str, count: u64, injected_failures: u64| RequestCount {
+            client: client.to_owned(),
+            verb: verb.to_owned(),
+            resource: "pods".to_owned(),
+            count,
+            injected_failures,
+        };
+        assert_eq!(
+            knobs.counts_by_client(),
+            vec![
+                count("kro-controller", "get", 1, 0),
+                count("kro-controller", "patch", 2, 1),
+                count("kubectl/v1.33", "get", 1, 0),
+            ]
+        );
+        assert_eq!(knobs.counts()[&("get".to_owned(), "pods".to_owned())], 2);
+    }
+
+    #[test]
+    fn counters_are_bounded_in_number_and_client_length() {
+        let knobs = Knobs::default();
+        let long = "x".repeat(10_000);
+        knobs.observe(&kind("get", "pods"), &long);
+        for index in 0..MAX_COUNTERS + 50 {
+            knobs.observe(&kind("get", &format!("made-up-{index}")), "fuzzer");
+        }
+        let counts = knobs.counts_by_client();
+        assert_eq!(counts.len(), MAX_COUNTERS + 1);
+        assert!(
+            counts
+                .iter()
+                .all(|count| count.client.len() <= MAX_CLIENT_CHARS)
+        );
+        let overflow = counts
+            .iter()
+            .find(|count| count.client == OVERFLOW)
+            .expect("an overflow counter");
+        assert_eq!(overflow.count, 51);
     }
 }

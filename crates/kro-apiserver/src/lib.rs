@@ -33,6 +33,7 @@
 //!   namespaces, volumes, ...); [`knobs`]: test knobs (latency, injected failures, counters).
 
 mod api_path;
+pub mod bounds;
 mod config;
 pub mod crd;
 mod defaults;
@@ -59,7 +60,7 @@ mod typed;
 
 pub use config::{ServerConfig, random_token};
 pub use error::ApiError;
-pub use knobs::{InjectedFailure, RequestKind};
+pub use knobs::{FailureRate, InjectedFailure, KnobError, RequestCount, RequestKind};
 pub use server::{
     RunningServer, ServerState, StartError, kubeconfig, router, start, start_in_background,
     write_private,

@@ -27,7 +27,8 @@ use crate::state::AppState;
 use crate::storage::Store;
 
 use self::endpoints::{
-    api_root, apis_root, health, openapi_document, openapi_index, openapi_v2_document, version,
+    api_root, apis_root, health, openapi_document, openapi_index, openapi_v2_document,
+    request_counts, reset_request_counts, version,
 };
 
 /// A kubeconfig for a server at `url` (context `kro`, namespace `default`), trusting
@@ -97,9 +98,14 @@ pub struct RunningServer {
     token: Option<String>,
     authority_pem: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
+    /// The task serving connections (for a server started on the caller's runtime).
+    served: Option<tokio::task::JoinHandle<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     state: Arc<AppState>,
 }
+
+/// How long [`RunningServer::shutdown`] waits for requests in flight to finish.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
 impl RunningServer {
     /// The address it listens on.
@@ -162,6 +168,41 @@ impl RunningServer {
         self.state.knobs.clear_failures();
     }
 
+    /// Fails a seeded random fraction of resource requests from now on (test knob), replacing
+    /// any rate in force; returns the seed drawn from (the one asked for, or a random one, to
+    /// replay the trial with).
+    pub fn set_failure_rate(&self, rate: crate::knobs::FailureRate) -> u64 {
+        let seed = self.state.knobs.set_failure_rate(rate);
+        tracing::info!(seed, "failure rate set");
+        seed
+    }
+
+    /// Stops failing a random fraction of requests.
+    pub fn clear_failure_rate(&self) {
+        self.state.knobs.clear_failure_rate();
+    }
+
+    /// The failure rate in force and the seed it draws from.
+    pub fn failure_rate(&self) -> Option<(crate::knobs::FailureRate, u64)> {
+        self.state.knobs.failure_rate()
+    }
+
+    /// How many watches are open (each holds a task and a buffer until its client goes).
+    pub fn open_watches(&self) -> usize {
+        self.state.watches.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The latency added to every resource request.
+    pub fn latency(&self) -> Duration {
+        self.state.knobs.latency()
+    }
+
+    /// Resource requests received so far by client (`User-Agent`), verb and resource, with
+    /// how many were failed by the knobs (test knob; also served at `/debug/kro/requests`).
+    pub fn request_counts_by_client(&self) -> Vec<crate::knobs::RequestCount> {
+        self.state.knobs.counts_by_client()
+    }
+
     /// Resource requests served so far, by (verb, resource); `resource` carries
     /// `/<subresource>` for subresources (test knob).
     pub fn request_counts(&self) -> std::collections::BTreeMap<(String, String), u64> {
@@ -194,7 +235,32 @@ impl RunningServer {
         self.stop_inner();
     }
 
+    /// Stops gracefully: stops accepting connections, ends open watches (their clients see
+    /// the stream end, as when kube-apiserver stops), waits up to [`SHUTDOWN_GRACE`] for the
+    /// requests in flight, and lets the store close its database once the last user of it is
+    /// gone (every acknowledged write is already durable).
+    pub async fn shutdown(mut self) {
+        self.state.stopping.send_replace(true);
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(served) = self.served.take()
+            && tokio::time::timeout(SHUTDOWN_GRACE, served).await.is_err()
+        {
+            tracing::warn!(
+                grace = ?SHUTDOWN_GRACE,
+                "requests still in flight when the server stopped"
+            );
+        }
+    }
+
     fn stop_inner(&mut self) {
+        self.state.stopping.send_replace(true);
+        if let Some(served) = self.served.take() {
+            // Dropping the handle would leave the task running unowned; it ends on the signal
+            // sent below.
+            drop(served);
+        }
         if let Some(shutdown) = self.shutdown.take() {
             let _ = shutdown.send(());
         }
@@ -226,6 +292,7 @@ async fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> 
         registry: RwLock::new(Registry::built_in()?),
         watches: AtomicUsize::new(0),
         watch_expiry: tokio::sync::watch::Sender::new(0),
+        stopping: tokio::sync::watch::Sender::new(false),
         service_ips: Mutex::new(std::collections::BTreeSet::new()),
         knobs: crate::knobs::Knobs::default(),
         validators: Mutex::new(HashMap::new()),
@@ -233,6 +300,11 @@ async fn build_state(config: ServerConfig) -> Result<Arc<AppState>, StartError> 
         openapi_v2: Mutex::new(None),
         config,
     });
+    state.knobs.set_latency(state.config.latency);
+    if let Some(rate) = state.config.failure_rate.clone() {
+        let seed = state.knobs.set_failure_rate(rate);
+        tracing::info!(seed, "failure rate set");
+    }
     state.bootstrap().await;
     crate::defaults::seed_service_ips(&state);
     // Definitions found in a persisted store are served again.
@@ -275,7 +347,7 @@ fn credentials(
         return Ok(stored);
     }
     let fresh = crate::tls::Credentials::generate(address, config.token.clone())?;
-    std::fs::create_dir_all(directory)
+    crate::storage::private_directory(directory)
         .and_then(|()| write_private(&path, &serde_json::to_string(&fresh).unwrap_or_default()))
         .map_err(|source| StartError::Credentials { path, source })?;
     Ok(fresh)
@@ -295,7 +367,14 @@ pub fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options.open(path)?.write_all(contents.as_bytes())
+    let mut file = options.open(path)?;
+    // A file that existed keeps its mode on open: tighten it before writing.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    file.write_all(contents.as_bytes())
 }
 
 /// Starts the server on the current tokio runtime.
@@ -330,7 +409,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
     let (stop_simulators, simulators_stop) = tokio::sync::watch::channel(false);
     let app = routes(Arc::clone(&state));
     let authority_pem = tls.as_ref().map(|tls| tls.authority_pem.clone());
-    match tls {
+    let served = match tls {
         Some(tls) => {
             let listener = crate::tls::TlsListener::new(listener, tls.config)
                 .map_err(|source| StartError::Bind { address, source })?;
@@ -342,25 +421,24 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
                 if let Err(error) = serve.await {
                     tracing::error!(%error, "the API server stopped");
                 }
-            });
+            })
         }
-        None => {
-            tokio::spawn(async move {
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                    let _ = stop_simulators.send(true);
-                });
-                if let Err(error) = serve.await {
-                    tracing::error!(%error, "the API server stopped");
-                }
+        None => tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                let _ = stopped.await;
+                let _ = stop_simulators.send(true);
             });
-        }
-    }
+            if let Err(error) = serve.await {
+                tracing::error!(%error, "the API server stopped");
+            }
+        }),
+    };
     let server = RunningServer {
         address: local,
         token,
         authority_pem,
         shutdown: Some(shutdown),
+        served: Some(served),
         thread: None,
         state,
     };
@@ -395,11 +473,8 @@ pub fn start_in_background(config: ServerConfig) -> Result<RunningServer, StartE
                             inner_shutdown,
                         )));
                         let _ = inner_stopped.await;
-                        if let Some(stop) = stopped {
-                            let _ = stop.send(());
-                        }
-                        // Let in-flight responses finish.
-                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        server.shutdown = stopped;
+                        server.shutdown().await;
                     }
                     Err(error) => {
                         let _ = ready.send(Err(error));
@@ -414,6 +489,7 @@ pub fn start_in_background(config: ServerConfig) -> Result<RunningServer, StartE
             token,
             authority_pem,
             shutdown: Some(shutdown),
+            served: None,
             thread: Some(thread),
             state,
         }),
@@ -469,6 +545,10 @@ fn routes(state: Arc<AppState>) -> Router {
         .route("/openapi/v2", get(openapi_v2_document))
         .route("/openapi/v3", get(openapi_index))
         .route("/openapi/v3/{*path}", get(openapi_document))
+        .route(
+            "/debug/kro/requests",
+            get(request_counts).delete(reset_request_counts),
+        )
         .fallback(crate::handlers::resource_request)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
@@ -525,24 +605,13 @@ async fn apply_knobs(State(state): State<Arc<AppState>>, request: Request, next:
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }
-    if let Some(code) = state.knobs.observe(&kind) {
-        let reason = match code {
-            409 => "Conflict",
-            429 => "TooManyRequests",
-            500 => "InternalError",
-            503 => "ServiceUnavailable",
-            504 => "Timeout",
-            _ => "",
-        };
-        return ApiError::new(
-            code,
-            reason,
-            format!(
-                "injected failure for {} {} (test knob)",
-                kind.verb, kind.resource
-            ),
-        )
-        .into_response();
+    let client = request
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("unknown");
+    if let Some(code) = state.knobs.observe(&kind, client) {
+        return crate::knobs::injected_error(code, &kind).into_response();
     }
     next.run(request).await
 }

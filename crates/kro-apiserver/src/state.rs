@@ -28,6 +28,9 @@ pub(crate) struct AppState {
     pub(crate) watches: AtomicUsize,
     /// Bumped to end every open watch with an in-stream 410 (a test knob).
     pub(crate) watch_expiry: tokio::sync::watch::Sender<u64>,
+    /// Turns true when the server is stopping: open watches end, so a graceful shutdown
+    /// does not wait for them.
+    pub(crate) stopping: tokio::sync::watch::Sender<bool>,
     pub(crate) service_ips: Mutex<std::collections::BTreeSet<u32>>,
     pub(crate) knobs: crate::knobs::Knobs,
     pub(crate) validators: Mutex<HashMap<Gvk, Arc<Option<Validator>>>>,

@@ -79,3 +79,144 @@ async fn the_router_asks_for_the_token_except_on_health_endpoints() {
     let health = app.oneshot(health).await.expect("answered");
     assert_eq!(health.status(), StatusCode::OK);
 }
+
+async fn send(
+    app: &axum::Router,
+    method: &str,
+    path: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(method).uri(path);
+    if let Some(content_type) = content_type {
+        request = request.header(header::CONTENT_TYPE, content_type);
+    }
+    let request = request
+        .body(Body::from(body.to_owned()))
+        .expect("a request");
+    let response = app.clone().oneshot(request).await.expect("answered");
+    let status = response.status();
+    (status, body_json(response).await)
+}
+
+#[tokio::test]
+async fn secret_string_data_is_stored_as_base64_data_on_every_write() {
+    let app = router(state(None).await);
+    let secrets = "/api/v1/namespaces/default/secrets";
+    let (status, created) = send(
+        &app,
+        "POST",
+        secrets,
+        Some("application/json"),
+        r#"{"metadata":{"name":"s"},"stringData":{"password":"hunter2"}}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(created["data"], json!({"password": "aHVudGVyMg=="}));
+    assert_eq!(created["type"], "Opaque");
+    assert!(created.get("stringData").is_none());
+
+    let (status, patched) = send(
+        &app,
+        "PATCH",
+        &format!("{secrets}/s"),
+        Some("application/merge-patch+json"),
+        r#"{"stringData":{"user":"admin"}}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        patched["data"],
+        json!({"password": "aHVudGVyMg==", "user": "YWRtaW4="})
+    );
+    assert!(patched.get("stringData").is_none());
+
+    let (status, applied) = send(
+        &app,
+        "PATCH",
+        &format!("{secrets}/applied?fieldManager=test"),
+        Some("application/apply-patch+yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: applied}\nstringData: {token: abc}\n",
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(applied["data"], json!({"token": "YWJj"}));
+    assert!(applied.get("stringData").is_none());
+
+    let mut replaced = applied.clone();
+    replaced["stringData"] = json!({"token": "xyz"});
+    let (status, updated) = send(
+        &app,
+        "PUT",
+        &format!("{secrets}/applied"),
+        Some("application/json"),
+        &replaced.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(updated["data"], json!({"token": "eHl6"}));
+    assert!(updated.get("stringData").is_none());
+}
+
+#[tokio::test]
+async fn bodies_are_decoded_by_content_type_as_kube_apiserver_does() {
+    let app = router(state(None).await);
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    for content_type in [
+        "text/plain",
+        "application/xml",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/json-patch+json",
+    ] {
+        let (status, answer) = send(
+            &app,
+            "POST",
+            configmaps,
+            Some(content_type),
+            r#"{"metadata":{"name":"x"}}"#,
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{content_type}");
+        assert_eq!(
+            answer,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "the body of the request was in an unknown format - accepted \
+                               media types include: application/json, application/yaml, \
+                               application/vnd.kubernetes.protobuf",
+                   "reason": "UnsupportedMediaType", "code": 415})
+        );
+    }
+    // No Content-Type at all: JSON, as kube-apiserver takes its first serializer.
+    let (status, _) = send(
+        &app,
+        "POST",
+        configmaps,
+        None,
+        r#"{"metadata":{"name":"x"}}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // A PATCH with none of the patch types is refused before any handler.
+    for content_type in [None, Some("text/plain"), Some("application/json")] {
+        let (status, answer) = send(
+            &app,
+            "PATCH",
+            &format!("{configmaps}/x"),
+            content_type,
+            r#"{"data":{"a":"b"}}"#,
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "{content_type:?}"
+        );
+        assert_eq!(
+            answer,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": "415: Unsupported Media Type", "reason": "UnsupportedMediaType",
+                   "details": {}, "code": 415})
+        );
+    }
+}

@@ -183,12 +183,13 @@ pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
                 version_path.child("schema").child("openAPIV3Schema")
             };
             structural_errors(schema, &path, true, 0, &mut errors);
-            if let Err(error) = serde_json::from_value::<Schema>(schema.clone()) {
-                errors.push(FieldError::invalid(
+            match serde_json::from_value::<Schema>(schema.clone()) {
+                Ok(parsed) => errors.extend(super::rules::rule_errors(&parsed, &path)),
+                Err(error) => errors.push(FieldError::invalid(
                     path,
                     BadValue::text("(schema)"),
                     &error.to_string(),
-                ));
+                )),
             }
         }
     }

@@ -18,7 +18,7 @@ use super::admission::{
 };
 use super::request::ResourceRequest;
 use super::request::{
-    Target, check_field_manager, decode_object, field_manager, options_error, require_verb,
+    Target, check_field_manager, decode_object_as, field_manager, options_error, require_verb,
 };
 use super::write::{UpdateOutcome, UpdateRequest, after_commit, committed_response, decide_update};
 
@@ -37,6 +37,11 @@ pub(super) fn strategic_schema(target: &Target) -> Option<kro_schema::FieldSchem
         .resolve(&target.resource.gvk)
         .found()
         .map(|kind| kind.root())
+}
+
+/// Whether `media_type` is one of the four patch types kube-apiserver routes PATCH by.
+pub(super) fn is_patch_type(media_type: &str) -> bool {
+    [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH].contains(&media_type)
 }
 
 /// The patch types accepted for a resource.
@@ -76,6 +81,9 @@ pub(super) async fn patch(
         ));
     }
     let media_type = content_type(headers);
+    if !is_patch_type(&media_type) {
+        return Err(ApiError::not_a_patch_type());
+    }
     let accepted = accepted_patch_types(target);
     if !accepted.contains(&media_type.as_str()) {
         return Err(ApiError::unsupported_media_type(accepted));
@@ -132,7 +140,7 @@ pub(super) async fn apply_patch(
         state,
         target,
         query,
-        headers,
+        headers: _,
         body,
     } = request;
     let dry_run = query.dry_run()?;
@@ -160,7 +168,8 @@ pub(super) async fn apply_patch(
             )));
         }
     };
-    let mut config = decode_object(headers, body)?;
+    // The apply patch type is YAML (JSON being YAML too).
+    let mut config = decode_object_as(body, "application/yaml")?;
     let api_version = config
         .get("apiVersion")
         .and_then(Value::as_str)

@@ -185,7 +185,12 @@ pub(super) fn options_error(kind: &str, error: FieldError) -> ApiError {
 }
 
 pub(super) fn decode_object(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let value = decode_body(body, &content_type(headers))?;
+    decode_object_as(body, &content_type(headers))
+}
+
+/// Decodes a body that must be an object, as JSON or YAML (`media_type`).
+pub(super) fn decode_object_as(body: &[u8], media_type: &str) -> Result<Value, ApiError> {
+    let value = decode_body(body, media_type)?;
     if value.is_object() {
         Ok(value)
     } else {

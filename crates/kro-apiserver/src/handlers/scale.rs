@@ -72,6 +72,9 @@ pub(super) async fn update_scale(
     let media_type = content_type(headers);
     let document = match write {
         ScaleWrite::Patch => {
+            if !super::patch::is_patch_type(&media_type) {
+                return Err(ApiError::not_a_patch_type());
+            }
             let accepted = accepted_patch_types(target);
             if !accepted.contains(&media_type.as_str()) {
                 return Err(ApiError::unsupported_media_type(accepted));

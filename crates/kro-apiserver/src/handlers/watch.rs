@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::response::Response;
 use http::HeaderValue;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use crate::error::ApiError;
 use crate::objects::meta_str;
@@ -50,6 +50,72 @@ impl EventFormat {
         );
         self.headers_sent = true;
         event_line(event_type, &table)
+    }
+}
+
+/// The most bytes of events a watch holds for a client that has not read them yet; a line
+/// larger than this is still sent, alone.
+pub const WATCH_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// The most events a watch holds for a client that has not read them yet.
+const WATCH_BUFFER_EVENTS: usize = 256;
+
+/// The events a watch starts with.
+enum Initial {
+    /// A watch from now: the objects listed (shared with the store), as ADDED.
+    Objects(Vec<Arc<Value>>),
+    /// A watch resumed from a resourceVersion: the changes since.
+    Changes(Vec<Arc<Change>>),
+    /// A resumption from a resourceVersion older than the change log: the 410 ERROR event.
+    Expired(Bytes),
+}
+
+/// The sending side of a watch's buffer, bounded in events and in bytes.
+struct Outbox {
+    sender: mpsc::Sender<(Bytes, u32)>,
+    budget: Arc<Semaphore>,
+}
+
+/// The receiving side: gives each line's bytes back to the budget as the client takes it.
+struct Inbox {
+    receiver: mpsc::Receiver<(Bytes, u32)>,
+    budget: Arc<Semaphore>,
+}
+
+impl Outbox {
+    fn new() -> (Outbox, Inbox) {
+        let (sender, receiver) = mpsc::channel(WATCH_BUFFER_EVENTS);
+        let budget = Arc::new(Semaphore::new(WATCH_BUFFER_BYTES));
+        let inbox = Inbox {
+            receiver,
+            budget: Arc::clone(&budget),
+        };
+        (Outbox { sender, budget }, inbox)
+    }
+
+    /// Queues a line once the buffer has room; false when the client is gone.
+    async fn send(&self, line: Bytes) -> bool {
+        let cost = u32::try_from(line.len().clamp(1, WATCH_BUFFER_BYTES)).unwrap_or(u32::MAX);
+        tokio::select! {
+            permit = self.budget.acquire_many(cost) => match permit {
+                Ok(permit) => permit.forget(),
+                Err(_) => return false,
+            },
+            () = self.sender.closed() => return false,
+        }
+        self.sender.send((line, cost)).await.is_ok()
+    }
+
+    async fn closed(&self) {
+        self.sender.closed().await;
+    }
+}
+
+impl Inbox {
+    async fn next(&mut self) -> Option<Bytes> {
+        let (line, cost) = self.receiver.recv().await?;
+        self.budget.add_permits(cost as usize);
+        Some(line)
     }
 }
 
@@ -142,9 +208,9 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
             "too many watches are open".to_owned(),
         ));
     };
-    let (sender, receiver) = mpsc::channel::<Bytes>(256);
-    let mut initial = Vec::new();
-    let (live, start_revision) = match query
+    // The initial events are kept as the store's shared objects and formatted one at a time
+    // as the client reads, so a watch costs no more than its buffer however much it lists.
+    let (initial, live, start_revision) = match query
         .get("resourceVersion")
         .filter(|v| !v.is_empty() && *v != "0")
     {
@@ -155,38 +221,33 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                 target.namespace.as_deref(),
                 true,
             );
-            for object in listed
+            let objects = listed
                 .objects
-                .iter()
+                .into_iter()
                 .filter(|object| selection.matches(object))
-            {
-                initial.push(format.line("ADDED", object));
-            }
-            (listed.live, listed.revision)
+                .collect();
+            (Initial::Objects(objects), listed.live, listed.revision)
         }
         Some(text) => {
             let revision: u64 = text
                 .parse()
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version {text:?}")))?;
             match state.store.watch_from(revision) {
-                Ok(start) => {
-                    for change in &start.backlog {
-                        if let Some((event_type, object)) =
-                            filter_change(target, &selection, change)
-                        {
-                            initial.push(format.line(event_type, &object));
-                        }
-                    }
-                    (Some(start.live), start.revision)
-                }
-                Err(error) if error.code == 410 => {
-                    initial.push(event_line("ERROR", &error.to_status()));
-                    (None, revision)
-                }
+                Ok(start) => (
+                    Initial::Changes(start.backlog),
+                    Some(start.live),
+                    start.revision,
+                ),
+                Err(error) if error.code == 410 => (
+                    Initial::Expired(event_line("ERROR", &error.to_status())),
+                    None,
+                    revision,
+                ),
                 Err(error) => return Err(error),
             }
         }
     };
+    let (outbox, receiver) = Outbox::new();
     let target = Target {
         resource: Arc::clone(&target.resource),
         namespace: target.namespace.clone(),
@@ -195,14 +256,33 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
     };
     let interval = state.config.bookmark_interval;
     let mut expiry = state.watch_expiry.subscribe();
+    let mut stopping = state.stopping.subscribe();
     tokio::spawn(async move {
         let _slot = slot;
-        for line in initial {
-            if sender.send(line).await.is_err() {
-                return;
+        let sent = match initial {
+            Initial::Objects(objects) => {
+                let mut sent = true;
+                for object in objects {
+                    sent = sent && outbox.send(format.line("ADDED", &object)).await;
+                }
+                sent
             }
-        }
-        let Some(mut live) = live else {
+            Initial::Changes(changes) => {
+                let mut sent = true;
+                for change in changes {
+                    if let Some((event_type, object)) = filter_change(&target, &selection, &change)
+                    {
+                        sent = sent && outbox.send(format.line(event_type, &object)).await;
+                    }
+                }
+                sent
+            }
+            Initial::Expired(line) => {
+                outbox.send(line).await;
+                false
+            }
+        };
+        let (true, Some(mut live)) = (sent, live) else {
             return;
         };
         let mut last_revision = start_revision;
@@ -212,12 +292,13 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
         loop {
             tokio::select! {
                 () = &mut deadline => return,
-                () = sender.closed() => return,
+                () = outbox.closed() => return,
+                _ = stopping.changed() => return,
                 _ = expiry.changed() => {
                     let error = ApiError::expired(format!(
                         "too old resource version: {last_revision} (the watch was expired)"
                     ));
-                    let _ = sender.send(event_line("ERROR", &error.to_status())).await;
+                    outbox.send(event_line("ERROR", &error.to_status())).await;
                     return;
                 }
                 _ = ticker.tick(), if bookmarks => {
@@ -226,7 +307,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                         "apiVersion": target.resource.api_version(),
                         "metadata": { "resourceVersion": last_revision.to_string() },
                     });
-                    if sender.send(event_line("BOOKMARK", &bookmark)).await.is_err() {
+                    if !outbox.send(event_line("BOOKMARK", &bookmark)).await {
                         return;
                     }
                 }
@@ -237,7 +318,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                         }
                         last_revision = change.revision;
                         if let Some((event_type, object)) = filter_change(&target, &selection, &change)
-                            && sender.send(format.line(event_type, &object)).await.is_err()
+                            && !outbox.send(format.line(event_type, &object)).await
                         {
                             return;
                         }
@@ -246,7 +327,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                         let error = ApiError::expired(format!(
                             "too old resource version: {last_revision} (the watch fell behind)"
                         ));
-                        let _ = sender.send(event_line("ERROR", &error.to_status())).await;
+                        outbox.send(event_line("ERROR", &error.to_status())).await;
                         return;
                     }
                     Err(broadcast::error::RecvError::Closed) => return,
@@ -256,7 +337,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
     });
     let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
         receiver
-            .recv()
+            .next()
             .await
             .map(|line| (Ok::<Bytes, Infallible>(line), receiver))
     });

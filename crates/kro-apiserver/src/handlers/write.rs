@@ -162,6 +162,7 @@ pub(super) fn decide_update(
     let Some(current) = current else {
         return Err(ApiError::not_found(target.group(), target.plural(), name));
     };
+    crate::bounds::check_object(&new)?;
     let current_version = meta_str(current, "resourceVersion").unwrap_or("");
     match meta_str(&new, "resourceVersion").filter(|version| !version.is_empty()) {
         Some(version) if version != current_version => {

@@ -179,3 +179,34 @@ pub(super) async fn openapi_document(
         None => ApiError::no_such_path().into_response(),
     }
 }
+
+/// `GET /debug/kro/requests`: the test knobs' request counters by client, verb and resource,
+/// with the latency and failure rate in force (behind authentication, like the API).
+pub(super) async fn request_counts(State(state): State<Arc<AppState>>) -> Response {
+    let knobs = &state.knobs;
+    let failure_rate = knobs.failure_rate().map(|(rate, seed)| {
+        json!({
+            "rate": rate.rate(),
+            "codes": rate.codes(),
+            "verbs": rate.verbs(),
+            "seed": seed,
+        })
+    });
+    let latency_millis = u64::try_from(knobs.latency().as_millis()).unwrap_or(u64::MAX);
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "kind": "RequestCounts",
+            "latencyMillis": latency_millis,
+            "openWatches": state.watches.load(std::sync::atomic::Ordering::SeqCst),
+            "failureRate": failure_rate,
+            "requests": knobs.counts_by_client(),
+        }),
+    )
+}
+
+/// `DELETE /debug/kro/requests`: starts counting from zero.
+pub(super) async fn reset_request_counts(State(state): State<Arc<AppState>>) -> Response {
+    state.knobs.reset_counts();
+    StatusCode::NO_CONTENT.into_response()
+}

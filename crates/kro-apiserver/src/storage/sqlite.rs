@@ -35,12 +35,29 @@ impl Sqlite {
     /// [`PersistenceError`] when the directory or database cannot be opened or the thread
     /// cannot start.
     pub fn open(directory: &Path) -> Result<Self, PersistenceError> {
-        std::fs::create_dir_all(directory).map_err(|source| PersistenceError::Directory {
+        private_directory(directory).map_err(|source| PersistenceError::Directory {
             path: directory.to_owned(),
             source,
         })?;
         let path = directory.join("kro-apiserver.sqlite");
+        // SQLite gives its -wal and -shm files the mode of the database file, so a database
+        // made private first keeps every file private.
+        private_file(&path).map_err(|source| PersistenceError::Directory {
+            path: path.clone(),
+            source,
+        })?;
         let connection = rusqlite::Connection::open(&path)?;
+        for suffix in ["-wal", "-shm"] {
+            let mut companion = path.clone().into_os_string();
+            companion.push(suffix);
+            let companion = std::path::PathBuf::from(companion);
+            if companion.exists() {
+                private_file(&companion).map_err(|source| PersistenceError::Directory {
+                    path: companion.clone(),
+                    source,
+                })?;
+            }
+        }
         connection.pragma_update(None, "journal_mode", "WAL")?;
         // NORMAL in WAL mode loses nothing when the process dies; only a machine crash can
         // lose the last transactions.
@@ -90,6 +107,52 @@ impl Persistence for Sqlite {
             Err(error) => PendingWrite::finished(Err(error)),
         }
     }
+}
+
+/// Creates `directory` (and its parents) readable by its owner only (0700 on Unix), and
+/// tightens it when it exists with a looser mode: it holds Secrets and the bearer token.
+///
+/// # Errors
+/// The I/O error of creating the directory or changing its mode.
+pub(crate) fn private_directory(directory: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(directory)?;
+    tighten(directory, 0o700)
+}
+
+/// Creates `path` empty with mode 0600 when missing, and tightens it to 0600 when it exists
+/// with a looser mode.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)?;
+    tighten(path, 0o600)
+}
+
+#[cfg(unix)]
+fn tighten(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let current = std::fs::metadata(path)?.permissions().mode() & 0o777;
+    if current & !mode != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(current & mode))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn tighten(_path: &Path, _mode: u32) -> std::io::Result<()> {
+    Ok(())
 }
 
 impl Drop for Sqlite {
@@ -203,4 +266,47 @@ fn load(connection: &rusqlite::Connection) -> Result<Snapshot, PersistenceError>
         objects.insert(key, Arc::new(object));
     }
     Ok(Snapshot { objects, revision })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path)
+            .expect("exists")
+            .permissions()
+            .mode()
+            & 0o777
+    }
+
+    #[test]
+    fn a_new_data_directory_and_its_database_are_private() {
+        let root = tempfile::tempdir().expect("temporary directory");
+        let directory = root.path().join("nested").join("data");
+        let store = Sqlite::open(&directory).expect("opens");
+        drop(store);
+        assert_eq!(mode(&directory), 0o700);
+        for entry in std::fs::read_dir(&directory).expect("listed") {
+            let path = entry.expect("entry").path();
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        }
+    }
+
+    #[test]
+    fn a_loose_data_directory_and_database_are_tightened() {
+        let root = tempfile::tempdir().expect("temporary directory");
+        let directory = root.path().join("data");
+        std::fs::create_dir(&directory).expect("created");
+        std::fs::set_permissions(&directory, std::fs::Permissions::from_mode(0o755))
+            .expect("loosened");
+        let database = directory.join("kro-apiserver.sqlite");
+        drop(Sqlite::open(&directory).expect("opens"));
+        std::fs::set_permissions(&database, std::fs::Permissions::from_mode(0o644))
+            .expect("loosened");
+        drop(Sqlite::open(&directory).expect("opens again"));
+        assert_eq!(mode(&directory), 0o700);
+        assert_eq!(mode(&database), 0o600);
+    }
 }

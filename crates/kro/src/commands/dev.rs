@@ -50,6 +50,9 @@ pub struct Args {
     /// How long the demo waits for the instance to be ACTIVE.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     timeout: u64,
+    // Fault injection into the API server's answers to the controllers (and any client).
+    #[command(flatten)]
+    faults: crate::commands::apiserver::FaultArgs,
 }
 
 /// Runs the environment until interrupted (or, with `--once`, until the demo is done).
@@ -62,7 +65,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
+    let (latency, failure_rate) = args.faults.knobs()?;
     let server = kro_apiserver::start(ServerConfig {
+        latency,
+        failure_rate,
         address: SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)),
         data_dir: args.data_dir.clone(),
         simulators: Simulators::all(),
@@ -124,7 +130,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     }
     println!("kro dev: stopping");
     manager.shutdown().await;
-    server.stop();
+    server.shutdown().await;
     Ok(code)
 }
 
