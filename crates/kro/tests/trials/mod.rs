@@ -59,17 +59,24 @@ pub struct Server {
     port: u16,
     data_dir: PathBuf,
     kubeconfig: PathBuf,
+    extra: Vec<String>,
 }
 
 impl Server {
     /// Starts a server keeping its data under `dir`.
     pub fn start(dir: &Path) -> Server {
+        Self::start_with(dir, &[])
+    }
+
+    /// Starts a server keeping its data under `dir`, with more flags (`--failure-rate`, ...).
+    pub fn start_with(dir: &Path, extra: &[&str]) -> Server {
         std::fs::create_dir_all(dir).expect("the trial's directory");
         let mut server = Server {
             child: None,
             port: free_port(),
             data_dir: dir.join("data"),
             kubeconfig: dir.join("kubeconfig"),
+            extra: extra.iter().map(|flag| (*flag).to_owned()).collect(),
         };
         server.spawn();
         server
@@ -80,6 +87,7 @@ impl Server {
         let child = Command::new(env!("CARGO_BIN_EXE_kro"))
             .args(["apiserver", "--port", &self.port.to_string(), "--data-dir"])
             .arg(&self.data_dir)
+            .args(&self.extra)
             .arg("--kubeconfig-out")
             .arg(&self.kubeconfig)
             .stdout(Stdio::null())
@@ -140,7 +148,8 @@ pub async fn connect(kubeconfig: &Path) -> kube::Client {
     }
 }
 
-/// `kro controller` as a process of its own, logging (at `info`) to a file.
+/// `kro controller` as a process of its own, logging to a file (`KRO_TRIAL_LOG` sets its
+/// `KRO_LOG` filter; by default `info,kro_controller=debug`).
 pub struct Controller {
     child: Option<Child>,
     kubeconfig: PathBuf,
@@ -174,7 +183,11 @@ impl Controller {
                 "--kubeconfig",
             ])
             .arg(&self.kubeconfig)
-            .env("KRO_LOG", "info,kro_controller=debug")
+            .env(
+                "KRO_LOG",
+                std::env::var("KRO_TRIAL_LOG")
+                    .unwrap_or_else(|_| "info,kro_controller=debug".to_owned()),
+            )
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -758,4 +771,25 @@ pub async fn controller_crash_trials(server: &Server, trials: usize, seed: u64) 
     }
     controller.kill();
     report
+}
+
+/// How long an RGD and an instance of it take to converge: from applying the RGD until the
+/// instance is ACTIVE, then from deleting the instance until it is gone. `None` when either
+/// takes longer than `limit`.
+pub async fn time_to_converge(server: &Server, limit: Duration) -> Option<(Duration, Duration)> {
+    let client = server.client().await;
+    let mut controller = Controller::start(server.kubeconfig());
+    let started = std::time::Instant::now();
+    install_trial_rgd(&client, true).await.ok()?;
+    apply_instance(&client, "steady", 1).await;
+    let active = wait_instance(&client, "steady", limit, is_active).await;
+    let created = started.elapsed();
+    let started = std::time::Instant::now();
+    delete_instance(&client, "steady").await;
+    let gone = wait_instance(&client, "steady", limit, |instance| instance.is_none()).await;
+    let deleted = started.elapsed();
+    let exited = controller.exited();
+    controller.kill();
+    assert!(exited.is_none(), "the controller exited: {exited:?}");
+    (active && gone).then_some((created, deleted))
 }
