@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use crate::ast::{Expr, ExprKind, Literal, operators as names};
 use crate::checker::{CheckedAst, Reference};
 use crate::cost::traversal_cost;
+use crate::pattern;
 use crate::types::Type;
 
 /// The range of cost units an evaluation may charge.
@@ -240,6 +241,15 @@ impl Estimator<'_> {
                 for arg in &call.args {
                     parts.push(self.estimate(arg));
                 }
+                if let Some(search) = self.regex_search(expr) {
+                    let pattern = call
+                        .target
+                        .iter()
+                        .map(AsRef::as_ref)
+                        .chain(&call.args)
+                        .nth(1);
+                    return regex_call(search, pattern, &parts);
+                }
                 self.call(&call.function, parts)
             }
             ExprKind::List(list) => {
@@ -376,6 +386,22 @@ impl Estimator<'_> {
         }
     }
 
+    /// The kind of regex search a call makes, when it resolves to a regex overload.
+    fn regex_search(&self, expr: &Expr) -> Option<RegexSearch> {
+        let Some(Reference::Function { overloads, .. }) = self.checked.reference(expr.id) else {
+            return None;
+        };
+        let kind = |id: &str| match id {
+            "matches" | "matches_string" => Some(RegexSearch::Matches),
+            "string_find_string" => Some(RegexSearch::Find),
+            "string_find_all_string" | "string_find_all_string_int" => Some(RegexSearch::FindAll),
+            _ => None,
+        };
+        let mut kinds = overloads.iter().map(|id| kind(id));
+        let first = kinds.next()??;
+        kinds.all(|other| other == Some(first)).then_some(first)
+    }
+
     /// A call's cost: its arguments, one unit, and what the function charges for the size of
     /// what it walks.
     fn call(&mut self, function: &str, parts: Vec<Estimate>) -> Estimate {
@@ -442,7 +468,6 @@ impl Estimator<'_> {
             | "contains"
             | "startsWith"
             | "endsWith"
-            | "matches"
             | "size" => {
                 let first = sizes.first().copied().unwrap_or(Size::exact(0));
                 let second = sizes.get(1).copied().unwrap_or(Size::exact(0));
@@ -456,7 +481,6 @@ impl Estimator<'_> {
                         },
                     },
                     names::IN => second,
-                    "matches" => total_size,
                     // `size` walks strings only, so its minimum is none.
                     "size" => Size {
                         min: 0,
@@ -498,6 +522,88 @@ impl Estimator<'_> {
                 items: None,
             },
         }
+    }
+}
+
+/// The regex functions, whose cost follows the pattern's compiled size (see
+/// [`crate::pattern`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RegexSearch {
+    Matches,
+    Find,
+    FindAll,
+}
+
+/// A regex call's cost: its arguments, one unit, compiling the pattern unless it is a valid
+/// constant (compiled once when the program is planned), and searching the text with it.
+fn regex_call(search: RegexSearch, pattern: Option<&Expr>, parts: &[Estimate]) -> Estimate {
+    let arguments = parts
+        .iter()
+        .fold(CostEstimate::exact(0), |total, part| total.plus(part.cost));
+    let text = parts.first().map_or(Size::UNKNOWN, |part| part.size);
+    let constant = match pattern.map(|pattern| &pattern.kind) {
+        Some(ExprKind::Literal(Literal::String(text))) => pattern::size_of("", text).ok(),
+        _ => None,
+    };
+    let (compile, size) = match constant {
+        Some(size) => (CostEstimate::exact(0), Size::exact(size)),
+        None => {
+            let length = parts.get(1).map_or(Size::UNKNOWN, |part| part.size);
+            let parse = length.max.map(|max| traversal_cost(max as usize));
+            (
+                CostEstimate {
+                    min: 0,
+                    max: parse.map(|parse| {
+                        parse.saturating_add(pattern::compile_cost(pattern::MAX_PATTERN_STATES))
+                    }),
+                },
+                Size {
+                    min: 1,
+                    max: Some(pattern::MAX_PATTERN_STATES),
+                },
+            )
+        }
+    };
+    let searched = CostEstimate {
+        min: pattern::search_cost(text.min, size.min),
+        max: text
+            .max
+            .zip(size.max)
+            .map(|(text, size)| pattern::search_cost(text, size)),
+    };
+    // findAll charges one unit per match plus the bytes of each: at most one match per
+    // position, all of them together no longer than the text.
+    let results = match search {
+        RegexSearch::FindAll => CostEstimate {
+            min: 0,
+            max: text.max.map(|text| {
+                text.saturating_add(1)
+                    .saturating_add(traversal_cost(text as usize))
+                    .saturating_add(text.saturating_add(1))
+            }),
+        },
+        RegexSearch::Matches | RegexSearch::Find => CostEstimate::exact(0),
+    };
+    let result_size = match search {
+        RegexSearch::Matches => Size::exact(0),
+        RegexSearch::Find => Size {
+            min: 0,
+            max: text.max,
+        },
+        RegexSearch::FindAll => Size {
+            min: 0,
+            max: text.max.map(|text| text.saturating_add(1)),
+        },
+    };
+    Estimate {
+        cost: arguments
+            .plus(CostEstimate::exact(1))
+            .plus(compile)
+            .plus(searched)
+            .plus(results),
+        size: result_size,
+        path: None,
+        items: None,
     }
 }
 
@@ -586,6 +692,50 @@ mod tests {
             };
             assert!(actual <= max, "{text}: actual {actual} > max {max}");
         }
+    }
+
+    #[test]
+    fn regex_estimates_bound_the_cost_of_compiling_and_searching() {
+        let env = Env::kro();
+        let cases = [
+            "'abc'.matches('a+')",
+            "'b'.matches('(a{0,100}){0,50}')",
+            "'abc'.find('(a{0,100}){0,50}')",
+            "'a b'.findAll('[a-z]')",
+            "'a b c'.findAll('[a-z]*', 2)",
+            "'b'.matches('(a{0,10}){0,5}' + 'x')",
+            "['ab', 'cd'].all(p, 'abcd'.findAll(p).size() == 1)",
+        ];
+        for text in cases {
+            let estimate = estimate(&env, text, &NoSizeHints);
+            let actual = env
+                .compile(text)
+                .expect("compiles")
+                .evaluate_with_limit(&NoVariables, None);
+            assert!(actual.result.is_ok(), "{text}: {:?}", actual.result);
+            assert!(
+                estimate.min <= actual.cost,
+                "{text}: {estimate:?} vs {}",
+                actual.cost
+            );
+            let max = estimate.max.expect("literal inputs have known sizes");
+            assert!(
+                actual.cost <= max,
+                "{text}: {estimate:?} vs {}",
+                actual.cost
+            );
+        }
+        // A constant pattern is charged by its compiled size, not its length.
+        let nested = estimate(&env, "'b'.matches('(a{0,100}){0,50}')", &NoSizeHints);
+        assert!(nested.min > 2_000, "{nested:?}");
+        // A computed pattern may be as large as the limit allows.
+        let computed = estimate(&env, "'b'.matches('a' + 'b')", &NoSizeHints);
+        assert!(
+            computed
+                .max
+                .is_some_and(|max| max >= pattern::compile_cost(pattern::MAX_PATTERN_STATES)),
+            "{computed:?}"
+        );
     }
 
     #[test]

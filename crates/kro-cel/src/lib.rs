@@ -50,6 +50,7 @@ mod json;
 mod lexer;
 mod macros;
 mod parser;
+mod pattern;
 mod source;
 mod stack;
 mod stdlib;
@@ -76,7 +77,7 @@ pub use ext::{
     RUNTIME_VARIABLE, condition_type, is_go_date, is_omit, is_valid_condition_status, library,
     omit_value, push_go_json_string, runtime_type, runtime_value,
 };
-pub use functions::{Function, Implementation, Library, ObjectType, Overload};
+pub use functions::{Function, Implementation, Library, ObjectType, Overload, Preparation};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};
 pub use json::{JsonError, MAX_JSON_DEPTH, from_json, to_json};
 pub use lexer::is_reserved_word;

@@ -1,0 +1,294 @@
+//! Adversarial CEL expressions under the default cost limit: each must end (with a value or a
+//! cost error) quickly, because inside an RGD an evaluation holds a reconcile worker.
+//!
+//! `cargo bench -p kro-cel --bench adversarial` compiles each expression once, evaluates it a
+//! few times with [`kro_cel::DEFAULT_COST_LIMIT`], and prints per expression the slowest time,
+//! the outcome, the cost charged, and the time as a multiple of a trivial expression measured
+//! in the same run; then the worst time over all of them. The goal is a worst time under
+//! 100 ms. Pass a word to run only the expressions whose name contains it.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use kro_cel::{DEFAULT_COST_LIMIT, Env, EvalErrorKind, NoVariables, Program};
+
+/// `'a'` doubled `times` times by nested bindings: a string of `2^times` bytes built at a
+/// cost linear in its size.
+fn doubled_string(times: usize) -> String {
+    let mut text = String::from("cel.bind(s0, 'aaaaaaaaaaaaaaaa', ");
+    for level in 1..=times {
+        text.push_str(&format!(
+            "cel.bind(s{level}, s{} + s{}, ",
+            level - 1,
+            level - 1
+        ));
+    }
+    text.push_str("@BODY@");
+    text.push_str(&")".repeat(times + 1));
+    text
+}
+
+/// `body` with the variable `big` bound to a string of `16 * 2^times` bytes.
+fn with_big_string(times: usize, body: &str) -> String {
+    doubled_string(times).replace("@BODY@", &format!("cel.bind(big, s{times}, {body})"))
+}
+
+/// A list shared `levels` times over in a list of `fan_out` references: logical size
+/// `size * fan_out^levels` for a cost linear in `levels * fan_out`.
+fn shared_lists(size: u64, fan_out: usize, levels: usize, body: &str) -> String {
+    let mut text = format!("cel.bind(d0, lists.range({size}), ");
+    for level in 1..=levels {
+        let previous = format!("d{}", level - 1);
+        let items = vec![previous.as_str(); fan_out].join(", ");
+        text.push_str(&format!("cel.bind(d{level}, [{items}], "));
+    }
+    text.push_str(&body.replace("@TOP@", &format!("d{levels}")));
+    text.push_str(&")".repeat(levels + 1));
+    text
+}
+
+fn cases() -> Vec<(String, String)> {
+    let mut cases: Vec<(&str, String)> = vec![
+        // The finding of issue #20: a new pattern with nested bounded repetition per
+        // iteration.
+        (
+            "regex_compile_per_iteration_80k",
+            "lists.range(80000).all(i, !('b'.matches('(a{0,100}){0,50}' + string(i))))".into(),
+        ),
+        (
+            "regex_compile_per_iteration_30k",
+            "lists.range(30000).all(i, !('b'.matches('(a{0,100}){0,50}' + string(i))))".into(),
+        ),
+        (
+            "regex_constant_nested_repetition",
+            "lists.range(200000).all(i, !('b'.matches('(a{0,100}){0,50}')))".into(),
+        ),
+        (
+            "regex_find_per_iteration",
+            "lists.range(80000).all(i, 'b'.find('(a{0,100}){0,50}' + string(i)) == '')".into(),
+        ),
+        (
+            "regex_find_all_per_iteration",
+            "lists.range(80000).all(i, size('b'.findAll('(a{0,100}){0,50}' + string(i))) == 0)"
+                .into(),
+        ),
+        (
+            "regex_unicode_classes_per_iteration",
+            "lists.range(80000).all(i, !('b'.matches('\\\\w{100}\\\\pL{100}' + string(i))))".into(),
+        ),
+        (
+            "regex_largest_pattern",
+            "lists.range(1000).all(i, !('b'.matches('((((a{0,10}){0,10}){0,10}){0,10})' + string(i))))"
+                .into(),
+        ),
+        (
+            "regex_match_long_text",
+            with_big_string(14, "big.matches('(a{0,100}){0,50}b')"),
+        ),
+        (
+            "regex_find_all_long_text",
+            with_big_string(14, "size(big.findAll('a')) > 0"),
+        ),
+        ("string_doubling", with_big_string(22, "size(big) > 0")),
+        (
+            "string_replace_growth",
+            "'aaaaaaaaaa'.replace('', 'aaaaaaaaaa').replace('', 'aaaaaaaaaa').replace('', 'aaaaaaaaaa').replace('', 'aaaaaaaaaa').replace('', 'aaaaaaaaaa').replace('', 'aaaaaaaaaa').size() > 0"
+                .into(),
+        ),
+        (
+            "string_functions_in_loop",
+            with_big_string(
+                10,
+                "lists.range(100000).all(i, big.lowerAscii().upperAscii().trim().reverse().size() > 0)",
+            ),
+        ),
+        (
+            "string_search_in_loop",
+            with_big_string(
+                10,
+                "lists.range(100000).all(i, big.indexOf('b') < 0 && big.lastIndexOf('b') < 0 && !big.contains('b'))",
+            ),
+        ),
+        (
+            "string_compare_in_loop",
+            with_big_string(14, "lists.range(300000).all(i, big <= big)"),
+        ),
+        (
+            "string_equality_in_lists_loop",
+            with_big_string(14, "lists.range(300000).all(i, [big] == [big])"),
+        ),
+        (
+            "string_split_join",
+            with_big_string(16, "big.split('').join('-').size() > 0"),
+        ),
+        (
+            "string_quote_in_loop",
+            with_big_string(12, "lists.range(100000).all(i, strings.quote(big).size() > 0)"),
+        ),
+        (
+            "string_substring_char_at_in_loop",
+            with_big_string(
+                12,
+                "lists.range(100000).all(i, big.substring(1).charAt(100) == 'a')",
+            ),
+        ),
+        (
+            "string_format_large",
+            with_big_string(12, "'%s%s%s%s'.format([big, big, big, big]).size() > 0"),
+        ),
+        (
+            "string_format_list",
+            "'%s'.format([lists.range(300000)]).size() > 0".into(),
+        ),
+        (
+            "string_format_shared_lists",
+            shared_lists(1000, 10, 5, "'%s'.format([@TOP@]).size() > 0"),
+        ),
+        (
+            "list_growth_by_comprehension",
+            "lists.range(1000).map(i, lists.range(1000)).size() > 0".into(),
+        ),
+        (
+            "list_concatenation_in_fold",
+            "lists.range(5000).map(i, lists.range(i)).exists(l, size(l + l + l) < 0)".into(),
+        ),
+        (
+            "map_growth_by_comprehension",
+            "lists.range(300000).transformMapEntry(i, v, {string(v): v}).size() > 0".into(),
+        ),
+        (
+            "nested_comprehensions",
+            "lists.range(1000).all(i, lists.range(1000).all(j, lists.range(1000).all(k, true)))"
+                .into(),
+        ),
+        (
+            "sort_large_list",
+            "lists.range(300000).map(i, 300000 - i).sort().size() > 0".into(),
+        ),
+        (
+            "sort_long_strings",
+            with_big_string(8, "lists.range(10000).map(i, big + string(i)).sort().size() > 0"),
+        ),
+        (
+            "sets_and_distinct",
+            "sets.contains(lists.range(100000), lists.range(100000)) && lists.range(100000).distinct().size() > 0"
+                .into(),
+        ),
+        (
+            "shared_lists_equality",
+            shared_lists(1000, 10, 5, "@TOP@ == @TOP@"),
+        ),
+        (
+            "shared_lists_membership",
+            shared_lists(1000, 10, 5, "@TOP@ in [@TOP@]"),
+        ),
+        (
+            "shared_lists_json",
+            shared_lists(1000, 10, 5, "json.marshal(@TOP@).size() > 0"),
+        ),
+        (
+            "shared_lists_flatten",
+            shared_lists(1000, 10, 5, "@TOP@.flatten(10).size() > 0"),
+        ),
+        (
+            "deep_nesting_parens",
+            format!("{}1{}", "(".repeat(240), ")".repeat(240)),
+        ),
+        (
+            "deep_nesting_lists",
+            format!("size({}1{}) > 0", "[".repeat(240), "]".repeat(240)),
+        ),
+        (
+            "hash_and_encode_in_loop",
+            with_big_string(
+                12,
+                "lists.range(100000).all(i, hash.sha256(big).size() > 0 && base64.encode(bytes(big)).size() > 0)",
+            ),
+        ),
+    ];
+    cases.insert(0, ("baseline_trivial", "1 + 1 == 2".into()));
+    cases
+        .into_iter()
+        .map(|(name, text)| (name.to_string(), text))
+        .collect()
+}
+
+fn env() -> Env {
+    let mut env = Env::kro().with_cost_limit(Some(DEFAULT_COST_LIMIT));
+    if let Some(format) = kro_cel::library("kubernetes.format") {
+        env = env.with_library(format);
+    }
+    env
+}
+
+/// The slowest of `runs` evaluations, with the outcome and cost of the last.
+fn measure(program: &Program, runs: usize) -> (Duration, String, u64) {
+    let mut slowest = Duration::ZERO;
+    let mut outcome = String::new();
+    let mut cost = 0;
+    for _ in 0..runs {
+        let start = Instant::now();
+        let evaluation =
+            black_box(program.evaluate_with_limit(&NoVariables, Some(DEFAULT_COST_LIMIT)));
+        slowest = slowest.max(start.elapsed());
+        cost = evaluation.cost;
+        outcome = match &evaluation.result {
+            Ok(value) => format!("value {}", truncate(&value.to_string())),
+            Err(error) if matches!(error.kind(), EvalErrorKind::CostLimitExceeded { .. }) => {
+                "cost limit".to_string()
+            }
+            Err(error) => format!("error {}", truncate(&error.to_string())),
+        };
+    }
+    (slowest, outcome, cost)
+}
+
+fn truncate(text: &str) -> String {
+    let mut short: String = text.chars().take(40).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}
+
+fn main() {
+    let filter = std::env::args()
+        .skip(1)
+        .find(|arg| !arg.starts_with('-'))
+        .unwrap_or_default();
+    let env = env();
+    let mut baseline = None;
+    let mut worst = (Duration::ZERO, String::new());
+    println!(
+        "{:<40} {:>12} {:>12} {:>10}  outcome",
+        "expression", "time", "x baseline", "cost"
+    );
+    for (name, text) in cases() {
+        if name != "baseline_trivial" && !name.contains(&filter) {
+            continue;
+        }
+        let program = match env.compile(&text) {
+            Ok(program) => program,
+            Err(error) => {
+                println!("{name:<40} does not compile: {error}");
+                continue;
+            }
+        };
+        let runs = if name == "baseline_trivial" { 1000 } else { 3 };
+        let (time, outcome, cost) = measure(&program, runs);
+        let base = *baseline.get_or_insert(time.max(Duration::from_nanos(1)));
+        println!(
+            "{name:<40} {:>10.3}ms {:>12.0} {cost:>10}  {outcome}",
+            time.as_secs_f64() * 1000.0,
+            time.as_secs_f64() / base.as_secs_f64(),
+        );
+        if time > worst.0 {
+            worst = (time, name);
+        }
+    }
+    println!(
+        "worst: {} at {:.3} ms (goal: under 100 ms)",
+        worst.1,
+        worst.0.as_secs_f64() * 1000.0
+    );
+}
