@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, Literal, operators as names};
 use crate::checker::{CheckedAst, Reference};
-use crate::cost::traversal_cost;
+use crate::cost::{MAP_CREATE_COST, traversal_cost};
 use crate::pattern;
 use crate::types::Type;
 
@@ -113,6 +113,9 @@ struct Estimate {
     path: Option<String>,
     /// For literal lists and maps: the size of each element (or key) and of each map value.
     items: Option<(Size, Size)>,
+    /// An upper bound on everything a deep walk of the value visits, when known: elements
+    /// and entries at every level, plus the bytes of every string, bytes value and key.
+    deep: Option<u64>,
 }
 
 fn widest(sizes: impl Iterator<Item = Size>) -> Size {
@@ -153,6 +156,7 @@ impl Estimator<'_> {
             size,
             path,
             items: None,
+            deep: None,
         }
     }
 
@@ -173,6 +177,14 @@ impl Estimator<'_> {
             )
         ) {
             estimate.size = Size::exact(0);
+            estimate.deep = Some(0);
+        }
+        if estimate.deep.is_none() {
+            estimate.deep = self
+                .checked
+                .type_of(expr.id)
+                .filter(|ty| is_flat(ty))
+                .and(estimate.size.max);
         }
         estimate
     }
@@ -191,6 +203,11 @@ impl Estimator<'_> {
                 }),
                 path: None,
                 items: None,
+                deep: Some(match literal {
+                    Literal::String(text) => text.len() as u64,
+                    Literal::Bytes(bytes) => bytes.len() as u64,
+                    _ => 0,
+                }),
             },
             ExprKind::Ident(name) => {
                 match self.locals.iter().rev().find(|(local, _, _)| local == name) {
@@ -214,6 +231,7 @@ impl Estimator<'_> {
                         size: Size::exact(0),
                         path: None,
                         items: None,
+                        deep: None,
                     };
                 }
                 let path = operand.path.map(|path| format!("{path}.{}", select.field));
@@ -232,10 +250,20 @@ impl Estimator<'_> {
                         size: Size::UNKNOWN,
                         path: None,
                         items: None,
+                        deep: None,
                     };
                 }
+                // `strings.quote(x)` parses as a call of `quote` on `strings`: the checker
+                // resolved it to the global function, whose arguments exclude the namespace.
+                let resolved = match self.checked.reference(expr.id) {
+                    Some(Reference::Function { name, .. }) => Some(name.as_str()),
+                    _ => None,
+                };
+                let namespaced =
+                    call.target.is_some() && resolved.is_some_and(|name| name != call.function);
+                let function = resolved.unwrap_or(&call.function).to_string();
                 let mut parts: Vec<Estimate> = Vec::new();
-                if let Some(target) = &call.target {
+                if let Some(target) = call.target.as_ref().filter(|_| !namespaced) {
                     parts.push(self.estimate(target));
                 }
                 for arg in &call.args {
@@ -245,21 +273,31 @@ impl Estimator<'_> {
                     let pattern = call
                         .target
                         .iter()
+                        .filter(|_| !namespaced)
                         .map(AsRef::as_ref)
                         .chain(&call.args)
                         .nth(1);
                     return regex_call(search, pattern, &parts);
                 }
-                self.call(&call.function, parts)
+                let walks_deep = call
+                    .target
+                    .iter()
+                    .filter(|_| !namespaced)
+                    .map(AsRef::as_ref)
+                    .chain(&call.args)
+                    .any(|arg| !self.checked.type_of(arg.id).is_some_and(is_leaf));
+                self.call(&function, parts, walks_deep)
             }
             ExprKind::List(list) => {
                 // A list of constants is built once, when planning: it may cost nothing.
                 let mut cost = at_most(CostEstimate::exact(1 + list.elements.len() as u64));
                 let mut element_sizes = Vec::with_capacity(list.elements.len());
+                let mut deep = Some(list.elements.len() as u64);
                 for element in &list.elements {
                     let estimate = self.estimate(element);
                     cost = cost.plus(estimate.cost);
                     element_sizes.push(estimate.size);
+                    deep = deep.zip(estimate.deep).map(|(a, b)| a.saturating_add(b));
                 }
                 let count = list.elements.len() as u64;
                 let optional = list.optional_indices.len() as u64;
@@ -271,18 +309,24 @@ impl Estimator<'_> {
                     },
                     path: None,
                     items: Some((widest(element_sizes.into_iter()), Size::UNKNOWN)),
+                    deep,
                 }
             }
             ExprKind::Map(map) => {
-                let mut cost = CostEstimate::exact(1 + map.entries.len() as u64);
+                let mut cost = CostEstimate::exact(MAP_CREATE_COST + map.entries.len() as u64);
                 let mut key_sizes = Vec::with_capacity(map.entries.len());
                 let mut value_sizes = Vec::with_capacity(map.entries.len());
+                let mut deep = Some(map.entries.len() as u64);
                 for entry in &map.entries {
                     let key = self.estimate(&entry.key);
                     let value = self.estimate(&entry.value);
                     cost = cost.plus(key.cost).plus(value.cost);
                     key_sizes.push(key.size);
                     value_sizes.push(value.size);
+                    deep = deep
+                        .zip(key.deep)
+                        .zip(value.deep)
+                        .map(|((a, b), c)| a.saturating_add(b).saturating_add(c));
                 }
                 Estimate {
                     cost,
@@ -295,18 +339,25 @@ impl Estimator<'_> {
                         widest(key_sizes.into_iter()),
                         widest(value_sizes.into_iter()),
                     )),
+                    deep,
                 }
             }
             ExprKind::Struct(object) => {
-                let mut cost = CostEstimate::exact(1 + object.fields.len() as u64);
+                let mut cost = CostEstimate::exact(MAP_CREATE_COST + object.fields.len() as u64);
+                let mut deep = Some(object.fields.len() as u64);
                 for field in &object.fields {
-                    cost = cost.plus(self.estimate(&field.value).cost);
+                    let value = self.estimate(&field.value);
+                    cost = cost.plus(value.cost);
+                    deep = deep
+                        .zip(value.deep)
+                        .map(|(a, b)| a.saturating_add(b).saturating_add(field.field.len() as u64));
                 }
                 Estimate {
                     cost,
                     size: Size::exact(object.fields.len() as u64),
                     path: None,
                     items: None,
+                    deep,
                 }
             }
             ExprKind::Comprehension(comprehension) => {
@@ -381,6 +432,7 @@ impl Estimator<'_> {
                     size,
                     path: None,
                     items: None,
+                    deep: None,
                 }
             }
         }
@@ -403,8 +455,9 @@ impl Estimator<'_> {
     }
 
     /// A call's cost: its arguments, one unit, and what the function charges for the size of
-    /// what it walks.
-    fn call(&mut self, function: &str, parts: Vec<Estimate>) -> Estimate {
+    /// what it walks; `walks_deep` when an argument may be an aggregate, whose equality walks
+    /// every level.
+    fn call(&mut self, function: &str, parts: Vec<Estimate>, walks_deep: bool) -> Estimate {
         let arguments = parts
             .iter()
             .fold(CostEstimate::exact(0), |total, part| total.plus(part.cost));
@@ -447,13 +500,35 @@ impl Estimator<'_> {
                     }
                     _ => Size::exact(0),
                 };
+                let deep = match function {
+                    names::CONDITIONAL => parts
+                        .get(1)
+                        .zip(parts.get(2))
+                        .and_then(|(a, b)| a.deep.zip(b.deep))
+                        .map(|(a, b)| a.max(b)),
+                    _ => Some(0),
+                };
                 Estimate {
                     cost,
                     size,
                     path: None,
                     items: None,
+                    deep,
                 }
             }
+            "dyn" => match parts.into_iter().next() {
+                Some(part) => Estimate {
+                    cost: part.cost.plus(CostEstimate::exact(1)),
+                    ..part
+                },
+                None => Estimate {
+                    cost: CostEstimate::exact(1),
+                    size: Size::UNKNOWN,
+                    path: None,
+                    items: None,
+                    deep: None,
+                },
+            },
             names::ADD => Estimate {
                 cost: arguments
                     .plus(CostEstimate::exact(1))
@@ -461,6 +536,7 @@ impl Estimator<'_> {
                 size: total_size,
                 path: None,
                 items: None,
+                deep: None,
             },
             names::EQUALS
             | names::NOT_EQUALS
@@ -488,13 +564,42 @@ impl Estimator<'_> {
                     },
                     _ => first,
                 };
+                // Equality and list membership compare every level of aggregates, charging
+                // for each pair of lists, maps and strings met (see `operators::equals`); a
+                // membership test in a map hashes the element.
+                let deeper = match function {
+                    names::EQUALS | names::NOT_EQUALS if walks_deep => {
+                        let deeps = parts.iter().filter_map(|part| part.deep);
+                        let smallest = deeps.min();
+                        if parts.iter().any(|part| part.deep.is_some()) {
+                            CostEstimate {
+                                min: 0,
+                                max: smallest.map(deep_walk_cost),
+                            }
+                        } else {
+                            CostEstimate { min: 0, max: None }
+                        }
+                    }
+                    names::IN => CostEstimate {
+                        min: 0,
+                        max: parts
+                            .get(1)
+                            .and_then(|container| container.deep)
+                            .map(deep_walk_cost)
+                            .zip(walked(first).max)
+                            .map(|(a, b)| a.saturating_add(b)),
+                    },
+                    _ => CostEstimate::exact(0),
+                };
                 Estimate {
                     cost: arguments
                         .plus(CostEstimate::exact(1))
-                        .plus(walked(walked_size)),
+                        .plus(walked(walked_size))
+                        .plus(deeper),
                     size: Size::exact(0),
                     path: None,
                     items: None,
+                    deep: Some(0),
                 }
             }
             names::INDEX | names::OPTIONAL_INDEX => {
@@ -502,27 +607,157 @@ impl Estimator<'_> {
                     .first()
                     .and_then(|part| part.path.clone())
                     .map(|path| format!("{path}.@items"));
-                self.hinted(path, arguments.plus(CostEstimate::exact(1)))
+                // A string key is hashed to look it up.
+                let key = parts
+                    .get(1)
+                    .map_or(CostEstimate::exact(0), |part| at_most(walked(part.size)));
+                self.hinted(path, arguments.plus(CostEstimate::exact(1)).plus(key))
             }
             // kro functions whose cost follows nested contents or argument values rather than
-            // the arguments' sizes (`json.marshal` is a call of `marshal` on `json` here):
-            // only a lower bound is known.
-            "deepMerge" | "condition" | "marshal" | "unmarshal" | "seededString" => Estimate {
+            // the arguments' sizes: only a lower bound is known.
+            "deepMerge"
+            | "condition"
+            | "json.marshal"
+            | "json.unmarshal"
+            | "random.seededString"
+            | "runtime.condition" => Estimate {
                 cost: arguments.plus(CostEstimate { min: 1, max: None }),
                 size: Size::UNKNOWN,
                 path: None,
                 items: None,
+                deep: None,
             },
             _ => Estimate {
                 cost: arguments
                     .plus(CostEstimate::exact(1))
-                    .plus(at_most(walked(total_size))),
+                    .plus(at_most(charged_by(function, &sizes, total_size))),
                 size: Size::UNKNOWN,
                 path: None,
                 items: None,
+                deep: None,
             },
         }
     }
+}
+
+/// What a call of `function` charges beyond its one unit, from the sizes of its arguments
+/// (receiver first): a bound for the functions whose cost their arguments' sizes bound, and
+/// unknown for the rest (those that create values from numbers, such as `lists.range(n)`, or
+/// walk nested contents, such as `format`), so that an estimate never understates.
+fn charged_by(function: &str, sizes: &[Size], total: Size) -> CostEstimate {
+    let walk = |size: u64| traversal_cost(usize::try_from(size).unwrap_or(usize::MAX));
+    let bound = |f: &dyn Fn(&[u64]) -> u64| CostEstimate {
+        min: 0,
+        max: sizes
+            .iter()
+            .map(|size| size.max)
+            .collect::<Option<Vec<u64>>>()
+            .map(|maxima| f(&maxima)),
+    };
+    let nth = |maxima: &[u64], index: usize| maxima.get(index).copied().unwrap_or(0);
+    match function {
+        // Scalars, and functions that walk their arguments once (a string's bytes to convert
+        // or hash it, a list's elements to add them up).
+        names::SUBTRACT
+        | names::MULTIPLY
+        | names::DIVIDE
+        | names::MODULO
+        | names::LOGICAL_NOT
+        | names::NEGATE
+        | names::NOT_STRICTLY_FALSE
+        | names::LESS
+        | names::LESS_EQUALS
+        | names::GREATER
+        | names::GREATER_EQUALS
+        | names::MAP_INSERT
+        | "int"
+        | "uint"
+        | "double"
+        | "bool"
+        | "string"
+        | "bytes"
+        | "type"
+        | "timestamp"
+        | "duration"
+        | "hasValue"
+        | "value"
+        | "or"
+        | "orValue"
+        | "of"
+        | "ofNonZeroValue"
+        | "none"
+        | "optional.of"
+        | "optional.ofNonZeroValue"
+        | "optional.none" => CostEstimate {
+            min: 0,
+            max: total.max.map(walk),
+        },
+        // Read the text, then write a result no longer than it.
+        "lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf"
+        | "substring" => bound(&|maxima| {
+            walk(maxima.iter().fold(0u64, |a, b| a.saturating_add(*b))).saturating_mul(2)
+        }),
+        // Every character may need an escape, and there are the quotes.
+        "strings.quote" => bound(&|maxima| {
+            let text = nth(maxima, 0);
+            walk(text).saturating_add(walk(text.saturating_mul(2).saturating_add(2)))
+        }),
+        // Every position may be replaced: up to (text + 1) copies of the new text.
+        "replace" => bound(&|maxima| {
+            let (text, old, new) = (nth(maxima, 0), nth(maxima, 1), nth(maxima, 2));
+            let result = text.saturating_add(text.saturating_add(1).saturating_mul(new));
+            walk(text.saturating_add(old)).saturating_add(walk(result))
+        }),
+        // Read twice, and one unit for each piece: at most one per byte, plus one.
+        "split" => bound(&|maxima| {
+            let (text, separator) = (nth(maxima, 0), nth(maxima, 1));
+            walk(text.saturating_add(separator))
+                .saturating_add(walk(text))
+                .saturating_add(text.saturating_add(1))
+        }),
+        _ => CostEstimate { min: 0, max: None },
+    }
+}
+
+/// Types whose values equality does not walk into (scalars) or walks as one run of bytes.
+fn is_leaf(ty: &Type) -> bool {
+    matches!(
+        ty,
+        Type::Bool
+            | Type::Int
+            | Type::Uint
+            | Type::Double
+            | Type::Null
+            | Type::Timestamp
+            | Type::Duration
+            | Type::Type(_)
+            | Type::String
+            | Type::Bytes
+    )
+}
+
+/// Types whose deep size is their size: strings and bytes (bytes), lists of scalars
+/// (elements), maps from scalars to scalars (entries).
+fn is_flat(ty: &Type) -> bool {
+    let scalar = |ty: &Type| is_leaf(ty) && !matches!(ty, Type::String | Type::Bytes);
+    match ty {
+        Type::String | Type::Bytes => true,
+        Type::List(element) => scalar(element),
+        Type::Map(key, value) => scalar(key) && scalar(value),
+        _ => false,
+    }
+}
+
+/// The most a deep comparison charges when the smaller side has `deep` elements and bytes
+/// in all: a unit per ten of them, plus the rounding up at each list, map, string and key
+/// (at most one of each per element).
+fn deep_walk_cost(deep: u64) -> u64 {
+    if deep == 0 {
+        return 0;
+    }
+    traversal_cost(usize::try_from(deep).unwrap_or(usize::MAX))
+        .saturating_add(deep.saturating_mul(2))
+        .saturating_add(2)
 }
 
 /// The regex functions, whose cost follows the pattern's compiled size (see
@@ -549,13 +784,10 @@ fn regex_call(search: RegexSearch, pattern: Option<&Expr>, parts: &[Estimate]) -
         Some(size) => (CostEstimate::exact(0), Size::exact(size)),
         None => {
             let length = parts.get(1).map_or(Size::UNKNOWN, |part| part.size);
-            let parse = length.max.map(|max| traversal_cost(max as usize));
             (
                 CostEstimate {
                     min: 0,
-                    max: parse.map(|parse| {
-                        parse.saturating_add(pattern::compile_cost(pattern::MAX_PATTERN_STATES))
-                    }),
+                    max: length.max.map(pattern::max_compile_cost),
                 },
                 Size {
                     min: 1,
@@ -604,6 +836,7 @@ fn regex_call(search: RegexSearch, pattern: Option<&Expr>, parts: &[Estimate]) -
         size: result_size,
         path: None,
         items: None,
+        deep: None,
     }
 }
 
@@ -736,6 +969,59 @@ mod tests {
                 .is_some_and(|max| max >= pattern::compile_cost(pattern::MAX_PATTERN_STATES)),
             "{computed:?}"
         );
+    }
+
+    #[test]
+    fn functions_whose_cost_sizes_do_not_bound_have_no_upper_bound() {
+        // Found while fuzzing: every unmodelled function was bounded by the size of its
+        // arguments, so `lists.range(100000000)` was estimated at 2 units.
+        let env = Env::kro();
+        for text in [
+            "lists.range(100000000)",
+            "'%s'.format([[1, 2], [3]])",
+            "[[1], [2]].flatten()",
+            "[1, 2].sort()",
+        ] {
+            assert_eq!(estimate(&env, text, &NoSizeHints).max, None, "{text}");
+        }
+    }
+
+    #[test]
+    fn string_functions_and_deep_equality_are_bounded_from_literal_sizes() {
+        let env = Env::kro();
+        for text in [
+            "'abc'.lowerAscii() == 'abc'",
+            "strings.quote('a\\nb\\\\')",
+            "'aaa'.replace('', 'bb')",
+            "'a,b,c'.split(',')",
+            "'abc' < 'abd'",
+            "[[1, 2], ['x', 'y']] == [[1, 2], ['x', 'y']]",
+            "{'a': [1, 2], 'b': {'c': 'd'}} == {'a': [1, 2], 'b': {'c': 'd'}}",
+            "[1, 2] in [[0], [1, 2]]",
+            "'key' in {'key': 1}",
+            "{'key': 1}['key']",
+            "[1, 2].map(x, {'v': x})",
+        ] {
+            let estimate = estimate(&env, text, &NoSizeHints);
+            let actual = env
+                .compile(text)
+                .expect("compiles")
+                .evaluate_with_limit(&NoVariables, None);
+            assert!(actual.result.is_ok(), "{text}: {:?}", actual.result);
+            assert!(
+                estimate.min <= actual.cost,
+                "{text}: {estimate:?} vs {}",
+                actual.cost
+            );
+            let max = estimate
+                .max
+                .unwrap_or_else(|| panic!("{text}: no upper bound"));
+            assert!(
+                actual.cost <= max,
+                "{text}: {estimate:?} vs {}",
+                actual.cost
+            );
+        }
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub use ast::{
     MapExpr, Select, StructExpr, operators,
 };
 pub use checker::{CheckedAst, Reference};
-pub use cost::{Budget, DEFAULT_COST_LIMIT, TRAVERSAL_UNIT, traversal_cost};
+pub use cost::{Budget, DEFAULT_COST_LIMIT, MAP_CREATE_COST, TRAVERSAL_UNIT, traversal_cost};
 pub use env::Env;
 pub use error::{
     CheckError, CompileError, ConditionError, ConditionSyntaxError, Diagnostics, EvalError,

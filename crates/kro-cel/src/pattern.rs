@@ -8,15 +8,18 @@
 //! So here a pattern's *size* is the number of automaton states it compiles to, estimated from
 //! its syntax tree before anything is compiled (and never less than its length):
 //!
-//! - compiling charges [`COMPILE_UNITS_PER_STATE`] per state, after one unit per ten bytes of
-//!   pattern for parsing it; a pattern larger than [`MAX_PATTERN_STATES`] is a
-//!   [`EvalErrorKind::PatternTooLarge`] error and is never compiled;
+//! - compiling charges one unit per ten bytes of pattern for parsing it,
+//!   [`UNICODE_CLASS_UNITS`] per Unicode class it names (translating `\w` into its ranges
+//!   takes tens of microseconds), then [`COMPILE_UNITS_PER_STATE`] per state; a pattern
+//!   larger than [`MAX_PATTERN_STATES`] is a [`EvalErrorKind::PatternTooLarge`] error and is
+//!   never compiled;
 //! - matching charges cel-go's formula with the size in place of the length.
 //!
 //! A constant pattern is compiled once, when the program is planned (see
 //! [`crate::Overload::with_preparation`]), and its evaluations charge only for matching.
 
 use regex::Regex;
+use regex_syntax::ast::{Ast, ClassSetItem};
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
@@ -27,8 +30,18 @@ use crate::error::{EvalError, EvalErrorKind, EvalResult};
 /// hundred states; this leaves room for large Unicode classes repeated a few times.
 pub(crate) const MAX_PATTERN_STATES: u64 = 100_000;
 
-/// Cost units charged per state when a pattern is compiled during an evaluation.
-pub(crate) const COMPILE_UNITS_PER_STATE: u64 = 1;
+/// Cost units charged per state when a pattern is compiled during an evaluation: compiling
+/// takes about 100 ns per state (the adversarial bench measures it), and a unit should stand
+/// for well under 100 ns of work.
+pub(crate) const COMPILE_UNITS_PER_STATE: u64 = 3;
+
+/// The most Unicode classes a pattern may name; translating each takes tens of
+/// microseconds.
+const MAX_UNICODE_CLASSES: u64 = 100;
+
+/// Cost units charged per Unicode class named when a pattern is compiled during an
+/// evaluation, before it is translated.
+const UNICODE_CLASS_UNITS: u64 = 1_000;
 
 /// The regex crate's own bound on the compiled program, in bytes: a backstop behind
 /// [`MAX_PATTERN_STATES`].
@@ -63,7 +76,7 @@ impl Pattern {
         budget: &mut Budget,
     ) -> EvalResult<Pattern> {
         budget.charge(traversal_cost(pattern.len()))?;
-        let size = size_of(function, pattern)?;
+        let size = measure(function, pattern, budget)?;
         budget.charge(compile_cost(size))?;
         Self::build(function, pattern, size)
     }
@@ -124,15 +137,75 @@ pub(crate) fn search_cost(text_bytes: u64, size: u64) -> u64 {
 /// # Errors
 /// `InvalidArgument` for a malformed pattern, `PatternTooLarge` for one over the limit.
 pub(crate) fn size_of(function: &str, pattern: &str) -> EvalResult<u64> {
-    let hir = regex_syntax::ParserBuilder::new()
+    measure(function, pattern, &mut Budget::new(None))
+}
+
+/// The most that compiling a pattern of `length` bytes during an evaluation can charge:
+/// parsing, the Unicode classes it may name, and the largest automaton accepted.
+pub(crate) fn max_compile_cost(length: u64) -> u64 {
+    let classes = (length / 2).min(MAX_UNICODE_CLASSES);
+    traversal_cost(usize::try_from(length).unwrap_or(usize::MAX))
+        .saturating_add(classes.saturating_mul(UNICODE_CLASS_UNITS))
+        .saturating_add(compile_cost(MAX_PATTERN_STATES))
+}
+
+/// Sizes `pattern`, charging `budget` for the work before it is done: no pattern can be
+/// larger than its length, so a pattern longer than the limit is not even parsed; parsing
+/// is linear in the length; then each Unicode class is charged before it is translated
+/// into its ranges (`\w` alone has 770), since that is where the time of sizing goes.
+fn measure(function: &str, pattern: &str, budget: &mut Budget) -> EvalResult<u64> {
+    let length = pattern.len() as u64;
+    if length > MAX_PATTERN_STATES {
+        return Err(too_large(function, length));
+    }
+    let ast = regex_syntax::ast::parse::ParserBuilder::new()
         .build()
         .parse(pattern)
         .map_err(|error| invalid(function, &error))?;
-    let size = states(&hir).max(pattern.len() as u64);
+    let classes = regex_syntax::ast::visit(&ast, UnicodeClasses(0)).unwrap_or(u64::MAX);
+    if classes > MAX_UNICODE_CLASSES {
+        return Err(too_large(
+            function,
+            classes.saturating_mul(MAX_PATTERN_STATES / MAX_UNICODE_CLASSES),
+        ));
+    }
+    budget.charge(classes.saturating_mul(UNICODE_CLASS_UNITS))?;
+    let hir = regex_syntax::hir::translate::TranslatorBuilder::new()
+        .build()
+        .translate(pattern, &ast)
+        .map_err(|error| invalid(function, &error))?;
+    let size = states(&hir).max(length);
     if size > MAX_PATTERN_STATES {
         return Err(too_large(function, size));
     }
     Ok(size)
+}
+
+/// Counts the Unicode classes a pattern names (`\pL`, `\w`, `[\d\s]`), each of which
+/// translates into up to about a thousand ranges.
+struct UnicodeClasses(u64);
+
+impl regex_syntax::ast::Visitor for UnicodeClasses {
+    type Output = u64;
+    type Err = std::convert::Infallible;
+
+    fn finish(self) -> Result<u64, Self::Err> {
+        Ok(self.0)
+    }
+
+    fn visit_pre(&mut self, ast: &Ast) -> Result<(), Self::Err> {
+        if matches!(ast, Ast::ClassUnicode(_) | Ast::ClassPerl(_)) {
+            self.0 += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), Self::Err> {
+        if matches!(item, ClassSetItem::Unicode(_) | ClassSetItem::Perl(_)) {
+            self.0 += 1;
+        }
+        Ok(())
+    }
 }
 
 /// The states a Thompson construction makes for `hir`: counted repetition copies its
@@ -215,7 +288,37 @@ mod tests {
             error.kind(),
             EvalErrorKind::PatternTooLarge { .. }
         ));
-        assert_eq!(budget.used(), traversal_cost("(\\w{1000}){1000}".len()));
+        let parse_and_class = traversal_cost("(\\w{1000}){1000}".len()) + UNICODE_CLASS_UNITS;
+        assert_eq!(budget.used(), parse_and_class);
+    }
+
+    #[test]
+    fn many_unicode_classes_are_refused_before_they_are_translated() {
+        // Translating `\w` costs tens of microseconds: a loop that sized a new pattern of
+        // two classes per iteration ran 6 s on the default budget when only its length was
+        // charged.
+        let pattern = "\\w".repeat(101);
+        let mut budget = Budget::new(None);
+        let error = Pattern::compile_charged("matches", &pattern, &mut budget)
+            .expect_err("too many classes");
+        assert!(matches!(
+            error.kind(),
+            EvalErrorKind::PatternTooLarge { .. }
+        ));
+        assert_eq!(budget.used(), traversal_cost(pattern.len()));
+        let mut budget = Budget::new(None);
+        Pattern::compile_charged("matches", "\\w\\pL", &mut budget).expect("compiles");
+        assert!(budget.used() >= 2 * UNICODE_CLASS_UNITS);
+    }
+
+    #[test]
+    fn a_pattern_longer_than_the_limit_is_refused_unparsed() {
+        let pattern = "(".repeat(usize::try_from(MAX_PATTERN_STATES).expect("small") + 1);
+        let error = Pattern::compile("matches", &pattern).expect_err("too long");
+        assert!(matches!(
+            error.kind(),
+            EvalErrorKind::PatternTooLarge { .. }
+        ));
     }
 
     #[test]

@@ -14,10 +14,11 @@
 //! - `lists.range(n)`: `[0, 1, ..., n - 1]`, empty when `n` is not positive.
 //!
 //! Costs: copying and walking charge one unit per ten elements (like list concatenation);
-//! `lists.range` creates its elements and charges one unit each (like a list literal);
-//! sorting charges for `n log n` comparisons, more for string and bytes keys; `distinct` of
-//! ints, uints, bools and strings is hashed, of anything else compared pairwise and charged
-//! for each comparison.
+//! `lists.range` and `flatten` create their elements and charge one unit each (like a list
+//! literal: `flatten` of a list that holds one list many times creates far more than it
+//! walks); sorting charges for `n log n` comparisons, more for string and bytes keys;
+//! `distinct` of ints, uints, bools and strings is hashed, a unit per element, of anything
+//! else compared pairwise and charged for each comparison.
 
 use std::collections::HashSet;
 use std::mem::discriminant;
@@ -27,9 +28,9 @@ use crate::cost::{Budget, traversal_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::macros::SORT_BY_KEYS_FUNCTION;
-use crate::stdlib::optionals;
+use crate::stdlib::{operators, optionals};
 use crate::types::Type;
-use crate::value::Value;
+use crate::value::{Key, Value};
 
 use super::sets::scalar_keys;
 
@@ -173,7 +174,11 @@ fn flatten(items: &[Value], depth: i64, budget: &mut Budget) -> EvalResult<Value
                 budget.charge(traversal_cost(inner.len()))?;
                 pending.push((inner.iter(), remaining - 1));
             }
-            Some(element) => flat.push(element.clone()),
+            Some(element) => {
+                // Each element copied into the result is created anew, as in a literal.
+                budget.charge(1)?;
+                flat.push(element.clone());
+            }
         }
     }
     Ok(Value::list(flat))
@@ -182,8 +187,13 @@ fn flatten(items: &[Value], depth: i64, budget: &mut Budget) -> EvalResult<Value
 /// `list.distinct()`: keeps the first of each group of equal elements.
 fn distinct(items: &[Value], budget: &mut Budget) -> EvalResult<Value> {
     if let Some(keys) = scalar_keys(items) {
-        budget.charge(traversal_cost(items.len()))?;
-        let mut seen = HashSet::with_capacity(keys.len());
+        // Every element is hashed: a unit each, and a unit per ten bytes of string.
+        budget.charge(items.len() as u64)?;
+        for key in &keys {
+            operators::charge_key(key, budget)?;
+        }
+        let mut seen: HashSet<Key, foldhash::fast::FixedState> =
+            HashSet::with_capacity_and_hasher(keys.len(), foldhash::fast::FixedState::default());
         let kept = items
             .iter()
             .zip(keys)
@@ -195,7 +205,14 @@ fn distinct(items: &[Value], budget: &mut Budget) -> EvalResult<Value> {
     let mut kept: Vec<Value> = Vec::new();
     for item in items.iter() {
         budget.charge(traversal_cost(kept.len()))?;
-        if !kept.iter().any(|earlier| earlier.equals(item)) {
+        let mut seen = false;
+        for earlier in &kept {
+            if operators::equals(earlier, item, budget)? {
+                seen = true;
+                break;
+            }
+        }
+        if !seen {
             kept.push(item.clone());
         }
     }
