@@ -279,6 +279,11 @@ impl Estimator<'_> {
                         .nth(1);
                     return regex_call(search, pattern, &parts);
                 }
+                if matches!(function.as_str(), "lists.range" | "range")
+                    && let Some(estimate) = range_call(&call.args, &parts)
+                {
+                    return estimate;
+                }
                 let walks_deep = call
                     .target
                     .iter()
@@ -719,6 +724,31 @@ fn charged_by(function: &str, sizes: &[Size], total: Size) -> CostEstimate {
     }
 }
 
+/// `lists.range(n)`, `range(n)` or `range(start, end)` with literal bounds: one unit per
+/// element created (and the call's), a list of ints of known size.
+fn range_call(args: &[Expr], parts: &[Estimate]) -> Option<Estimate> {
+    let literal = |expr: &Expr| match expr.kind {
+        ExprKind::Literal(Literal::Int(value)) => Some(value),
+        _ => None,
+    };
+    let (start, end) = match args {
+        [end] => (0, literal(end)?),
+        [start, end] => (literal(start)?, literal(end)?),
+        _ => return None,
+    };
+    let count = u64::try_from(end.saturating_sub(start)).unwrap_or(0);
+    let arguments = parts
+        .iter()
+        .fold(CostEstimate::exact(0), |total, part| total.plus(part.cost));
+    Some(Estimate {
+        cost: arguments.plus(CostEstimate::exact(count.saturating_add(1))),
+        size: Size::exact(count),
+        path: None,
+        items: Some((Size::exact(0), Size::UNKNOWN)),
+        deep: Some(count),
+    })
+}
+
 /// Types whose values equality does not walk into (scalars) or walks as one run of bytes.
 fn is_leaf(ty: &Type) -> bool {
     matches!(
@@ -973,17 +1003,36 @@ mod tests {
 
     #[test]
     fn functions_whose_cost_sizes_do_not_bound_have_no_upper_bound() {
-        // Found while fuzzing: every unmodelled function was bounded by the size of its
-        // arguments, so `lists.range(100000000)` was estimated at 2 units.
+        // Every unmodelled function was bounded by the size of its arguments, so
+        // `lists.range(100000000)` was estimated at 2 units.
         let env = Env::kro();
         for text in [
-            "lists.range(100000000)",
+            "lists.range(size('abc') * 100000000)",
             "'%s'.format([[1, 2], [3]])",
             "[[1], [2]].flatten()",
             "[1, 2].sort()",
         ] {
             assert_eq!(estimate(&env, text, &NoSizeHints).max, None, "{text}");
         }
+    }
+
+    #[test]
+    fn ranges_with_literal_bounds_cost_their_elements() {
+        let env = Env::kro();
+        assert_eq!(
+            estimate(&env, "lists.range(100000000)", &NoSizeHints),
+            CostEstimate::exact(100_000_001)
+        );
+        assert_eq!(
+            estimate(&env, "range(2, 5)", &NoSizeHints),
+            CostEstimate::exact(4)
+        );
+        let nested = estimate(
+            &env,
+            "lists.range(10).map(i, lists.range(10))",
+            &NoSizeHints,
+        );
+        assert!(nested.max.is_some_and(|max| max >= 10 * 11), "{nested:?}");
     }
 
     #[test]
