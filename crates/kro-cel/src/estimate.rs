@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, Literal, operators as names};
 use crate::checker::{CheckedAst, Reference};
-use crate::cost::{MAP_CREATE_COST, traversal_cost};
+use crate::cost::{MAP_CREATE_COST, copy_cost, traversal_cost};
 use crate::pattern;
 use crate::types::Type;
 
@@ -489,8 +489,15 @@ impl Estimator<'_> {
                         .get(1)
                         .map_or(CostEstimate::exact(0), |part| part.cost)
                 };
+                // `a && b` may succeed with `a` failing early (its error absorbed because `b`
+                // decided), so only the cheaper side is certain to be paid for.
+                let min = if function == names::CONDITIONAL {
+                    first.min
+                } else {
+                    first.min.min(rest.min)
+                };
                 let cost = CostEstimate {
-                    min: first.min,
+                    min,
                     max: first.max.zip(rest.max).map(|(a, b)| a.saturating_add(b)),
                 };
                 let size = match function {
@@ -535,9 +542,17 @@ impl Estimator<'_> {
                 },
             },
             names::ADD => Estimate {
+                // Strings and bytes are walked; list elements are copied, which costs more.
                 cost: arguments
                     .plus(CostEstimate::exact(1))
-                    .plus(at_most(walked(total_size))),
+                    .plus(at_most(if walks_deep {
+                        CostEstimate {
+                            min: copy_cost(total_size.min as usize),
+                            max: total_size.max.map(|max| copy_cost(max as usize)),
+                        }
+                    } else {
+                        walked(total_size)
+                    })),
                 size: total_size,
                 path: None,
                 items: None,
@@ -635,7 +650,9 @@ impl Estimator<'_> {
             _ => Estimate {
                 cost: arguments
                     .plus(CostEstimate::exact(1))
-                    .plus(at_most(charged_by(function, &sizes, total_size))),
+                    .plus(at_most(charged_by(
+                        function, &sizes, total_size, walks_deep,
+                    ))),
                 size: Size::UNKNOWN,
                 path: None,
                 items: None,
@@ -649,7 +666,7 @@ impl Estimator<'_> {
 /// (receiver first): a bound for the functions whose cost their arguments' sizes bound, and
 /// unknown for the rest (those that create values from numbers, such as `lists.range(n)`, or
 /// walk nested contents, such as `format`), so that an estimate never understates.
-fn charged_by(function: &str, sizes: &[Size], total: Size) -> CostEstimate {
+fn charged_by(function: &str, sizes: &[Size], total: Size, walks_deep: bool) -> CostEstimate {
     let walk = |size: u64| traversal_cost(usize::try_from(size).unwrap_or(usize::MAX));
     let bound = |f: &dyn Fn(&[u64]) -> u64| CostEstimate {
         min: 0,
@@ -683,7 +700,6 @@ fn charged_by(function: &str, sizes: &[Size], total: Size) -> CostEstimate {
         | "bytes"
         | "type"
         | "timestamp"
-        | "duration"
         | "hasValue"
         | "value"
         | "or"
@@ -697,11 +713,22 @@ fn charged_by(function: &str, sizes: &[Size], total: Size) -> CostEstimate {
             min: 0,
             max: total.max.map(walk),
         },
+        // A duration is parsed at a unit per two bytes (see `stdlib::conversions`).
+        "duration" => CostEstimate {
+            min: 0,
+            max: total.max.map(|max| max.div_ceil(2)),
+        },
         // Read the text, then write a result no longer than it.
+        // (`reverse`, `indexOf` and `lastIndexOf` of lists are other functions of the same
+        // names.)
         "lowerAscii" | "upperAscii" | "trim" | "reverse" | "charAt" | "indexOf" | "lastIndexOf"
-        | "substring" => bound(&|maxima| {
-            walk(maxima.iter().fold(0u64, |a, b| a.saturating_add(*b))).saturating_mul(2)
-        }),
+        | "substring"
+            if !walks_deep =>
+        {
+            bound(&|maxima| {
+                walk(maxima.iter().fold(0u64, |a, b| a.saturating_add(*b))).saturating_mul(2)
+            })
+        }
         // Every character may need an escape, and there are the quotes.
         "strings.quote" => bound(&|maxima| {
             let text = nth(maxima, 0);
@@ -713,12 +740,12 @@ fn charged_by(function: &str, sizes: &[Size], total: Size) -> CostEstimate {
             let result = text.saturating_add(text.saturating_add(1).saturating_mul(new));
             walk(text.saturating_add(old)).saturating_add(walk(result))
         }),
-        // Read twice, and one unit for each piece: at most one per byte, plus one.
+        // Read twice, and two units for each piece: at most one per byte, plus one.
         "split" => bound(&|maxima| {
             let (text, separator) = (nth(maxima, 0), nth(maxima, 1));
             walk(text.saturating_add(separator))
                 .saturating_add(walk(text))
-                .saturating_add(text.saturating_add(1))
+                .saturating_add(text.saturating_add(1).saturating_mul(2))
         }),
         _ => CostEstimate { min: 0, max: None },
     }
@@ -1014,6 +1041,48 @@ mod tests {
         ] {
             assert_eq!(estimate(&env, text, &NoSizeHints).max, None, "{text}");
         }
+    }
+
+    #[test]
+    fn list_functions_are_not_estimated_as_the_string_functions_of_their_names() {
+        // Found by the fuzzer: `indexOf` of a list was bounded like `indexOf` of a string,
+        // a tenth of a unit per element, under what comparing the elements costs.
+        let env = Env::kro();
+        for text in [
+            "string(lists.range(25).indexOf(0))",
+            "lists.range(25).lastIndexOf(0)",
+            "lists.range(25).reverse()",
+        ] {
+            let estimate = estimate(&env, text, &NoSizeHints);
+            let actual = env
+                .compile(text)
+                .expect("compiles")
+                .evaluate_with_limit(&NoVariables, None)
+                .cost;
+            assert!(
+                estimate.max.is_none_or(|max| actual <= max),
+                "{text}: {estimate:?} vs {actual}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_logical_operator_may_succeed_without_paying_for_a_failing_side() {
+        // Found by the fuzzer: the left side fails before building its map, `&&` absorbs the
+        // error because the right side is false, and the minimum counted the whole left side.
+        let env = Env::kro();
+        let text = "({'': 1} == {''.substring(1): 2}) && (lists.range(3) == [1])";
+        let estimate = estimate(&env, text, &NoSizeHints);
+        let actual = env
+            .compile(text)
+            .expect("compiles")
+            .evaluate_with_limit(&NoVariables, None);
+        assert_eq!(actual.result, Ok(crate::Value::Bool(false)));
+        assert!(
+            estimate.min <= actual.cost,
+            "{estimate:?} vs {}",
+            actual.cost
+        );
     }
 
     #[test]

@@ -140,7 +140,12 @@ impl Program {
             locals: vec![Ok(Value::Null); self.inner.slot_count],
             budget: Budget::new(limit),
         };
-        let result = frame.eval(&self.inner.root);
+        let mut result = frame.eval(&self.inner.root);
+        // `a && b` absorbs an error on one side when the other decides, so a cost error can
+        // be absorbed too: running out of budget anywhere ends the evaluation with it.
+        if frame.budget.is_exhausted() {
+            result = Err(frame.budget.exhausted_error());
+        }
         Evaluation {
             result,
             cost: frame.budget.used(),
@@ -604,6 +609,9 @@ impl Frame<'_> {
     fn logical(&mut self, left: &Node, right: &Node, is_or: bool, span: Span) -> EvalResult<Value> {
         let function = if is_or { "_||_" } else { "_&&_" };
         let left = self.eval(left);
+        if self.budget.is_exhausted() {
+            return Err(self.budget.exhausted_error());
+        }
         if let Ok(Value::Bool(value)) = left
             && value == is_or
         {

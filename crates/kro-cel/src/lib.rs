@@ -64,7 +64,10 @@ pub use ast::{
     MapExpr, Select, StructExpr, operators,
 };
 pub use checker::{CheckedAst, Reference};
-pub use cost::{Budget, DEFAULT_COST_LIMIT, MAP_CREATE_COST, TRAVERSAL_UNIT, traversal_cost};
+pub use cost::{
+    Budget, DEFAULT_COST_LIMIT, ELEMENTS_PER_COMPARE_UNIT, ELEMENTS_PER_COPY_UNIT, MAP_CREATE_COST,
+    TRAVERSAL_UNIT, compare_cost, copy_cost, traversal_cost,
+};
 pub use env::Env;
 pub use error::{
     CheckError, CompileError, ConditionError, ConditionSyntaxError, Diagnostics, EvalError,

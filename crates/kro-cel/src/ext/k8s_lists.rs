@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use crate::cost::{Budget, traversal_cost};
+use crate::cost::{Budget, compare_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::stdlib::operators;
@@ -100,7 +100,7 @@ pub(crate) fn library() -> Library {
 fn elements<'a>(function: &str, list: &'a Value, budget: &mut Budget) -> EvalResult<&'a [Value]> {
     match list {
         Value::List(items) => {
-            budget.charge(traversal_cost(items.len()))?;
+            budget.charge(compare_cost(items.len()))?;
             Ok(items)
         }
         other => Err(EvalError::no_such_overload(function, &[other])),

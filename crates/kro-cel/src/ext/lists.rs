@@ -13,18 +13,19 @@
 //! - `list.first()` and `list.last()`: optionals, empty for an empty list.
 //! - `lists.range(n)`: `[0, 1, ..., n - 1]`, empty when `n` is not positive.
 //!
-//! Costs: copying and walking charge one unit per ten elements (like list concatenation);
+//! Costs: walking charges one unit per ten elements, copying one per two (like list
+//! concatenation);
 //! `lists.range` and `flatten` create their elements and charge one unit each (like a list
 //! literal: `flatten` of a list that holds one list many times creates far more than it
 //! walks); sorting charges for `n log n` comparisons, more for string and bytes keys;
-//! `distinct` of ints, uints, bools and strings is hashed, a unit per element, of anything
+//! `distinct` of ints, uints, bools and strings is hashed, two units per element, of anything
 //! else compared pairwise and charged for each comparison.
 
 use std::collections::HashSet;
 use std::mem::discriminant;
 use std::sync::Arc;
 
-use crate::cost::{Budget, traversal_cost};
+use crate::cost::{Budget, compare_cost, copy_cost, traversal_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::macros::SORT_BY_KEYS_FUNCTION;
@@ -80,7 +81,7 @@ pub(crate) fn library() -> Library {
             Overload::member("list_reverse", &[list_t()], list_t()).with_impl(|args, budget| {
                 match args {
                     [Value::List(items)] => {
-                        budget.charge(traversal_cost(items.len()))?;
+                        budget.charge(copy_cost(items.len()))?;
                         Ok(Value::list(items.iter().rev().cloned().collect()))
                     }
                     _ => Err(no_such_overload("reverse", args)),
@@ -125,7 +126,7 @@ fn slice(items: &[Value], start: i64, end: i64, budget: &mut Budget) -> EvalResu
             items.len()
         )));
     };
-    budget.charge(traversal_cost(selected.len()))?;
+    budget.charge(copy_cost(selected.len()))?;
     Ok(Value::list(selected.to_vec()))
 }
 
@@ -187,8 +188,8 @@ fn flatten(items: &[Value], depth: i64, budget: &mut Budget) -> EvalResult<Value
 /// `list.distinct()`: keeps the first of each group of equal elements.
 fn distinct(items: &[Value], budget: &mut Budget) -> EvalResult<Value> {
     if let Some(keys) = scalar_keys(items) {
-        // Every element is hashed: a unit each, and a unit per ten bytes of string.
-        budget.charge(items.len() as u64)?;
+        // Every element is hashed: two units each, and a unit per ten bytes of string.
+        budget.charge(2 * items.len() as u64)?;
         for key in &keys {
             operators::charge_key(key, budget)?;
         }
@@ -204,7 +205,7 @@ fn distinct(items: &[Value], budget: &mut Budget) -> EvalResult<Value> {
     }
     let mut kept: Vec<Value> = Vec::new();
     for item in items.iter() {
-        budget.charge(traversal_cost(kept.len()))?;
+        budget.charge(compare_cost(kept.len()))?;
         let mut seen = false;
         for earlier in &kept {
             if operators::equals(earlier, item, budget)? {
@@ -322,7 +323,8 @@ fn sort_by_keys(
     // About log2(n) rounds of comparisons, each walking every key once.
     let rounds = (usize::BITS - keys.len().leading_zeros()) as usize;
     let walked = keys.len().saturating_add(key_bytes).saturating_mul(rounds);
-    budget.charge(traversal_cost(walked))?;
+    // Then the sorted copy.
+    budget.charge(traversal_cost(walked).saturating_add(copy_cost(items.len())))?;
     let mut order: Vec<usize> = (0..keys.len()).collect();
     // The keys were checked to be of one ordered type without NaN, so `compare` orders all.
     order.sort_by(|&a, &b| {

@@ -5,13 +5,13 @@
 //! - `sets.equivalent(list(T), list(T)) -> bool`: each contains the other.
 //! - `sets.intersects(list(T), list(T)) -> bool`: some element is in both.
 //!
-//! Lists of ints, uints, bools and strings are compared through a hash set, charged a unit
+//! Lists of ints, uints, bools and strings are compared through a hash set, charged two units
 //! per element hashed (and per ten bytes of string); other lists element by element, charged
 //! for the product of their sizes and for each comparison.
 
 use std::collections::HashSet;
 
-use crate::cost::{Budget, traversal_cost};
+use crate::cost::{Budget, compare_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::stdlib::operators;
@@ -102,14 +102,15 @@ impl<'a> Members<'a> {
     /// Prepares to look up `needles` in `haystack`, charging for the work the lookups take.
     fn new(haystack: &'a [Value], needles: &[Value], budget: &mut Budget) -> EvalResult<Self> {
         if let (Some(keys), Some(needle_keys)) = (scalar_keys(haystack), scalar_keys(needles)) {
-            // Every element is hashed once: a unit each, and a unit per ten bytes of string.
-            budget.charge(haystack.len().saturating_add(needles.len()) as u64)?;
+            // Every element is hashed once: two units each, and a unit per ten bytes of
+            // string.
+            budget.charge(2 * haystack.len().saturating_add(needles.len()) as u64)?;
             for key in keys.iter().chain(&needle_keys) {
                 operators::charge_key(key, budget)?;
             }
             return Ok(Members::Hashed(keys.into_iter().collect()));
         }
-        budget.charge(traversal_cost(haystack.len().saturating_mul(needles.len())))?;
+        budget.charge(compare_cost(haystack.len().saturating_mul(needles.len())))?;
         Ok(Members::Scanned(haystack))
     }
 
@@ -241,8 +242,8 @@ mod tests {
         let doubles = |size: i64| Value::list((0..size).map(|i| Value::Double(i as f64)).collect());
         let hashed = cost_with_input(&env, "sets.contains(x, x)", ints(1000));
         let scanned = cost_with_input(&env, "sets.contains(x, x)", doubles(1000));
-        // A unit per element hashed, on each side.
-        assert_eq!(hashed, 1 + 2000);
+        // Two units per element hashed, on each side.
+        assert_eq!(hashed, 1 + 2 * 2000);
         assert!(scanned >= 100_000, "{scanned}");
     }
 }

@@ -413,6 +413,9 @@ fn substring(text: &str, start: i64, end: Option<i64>, budget: &mut Budget) -> E
     Ok(Value::string(result))
 }
 
+/// What `split` charges per piece: a new string, allocated.
+const PIECE_COST: u64 = 2;
+
 /// A replacement or split limit: negative means "no limit".
 fn limit(count: Option<i64>) -> usize {
     match count {
@@ -460,14 +463,13 @@ fn split(
         return Ok(Value::list(Vec::new()));
     }
     budget.charge(traversal_cost(text.len()))?;
-    // Each piece is a new string: a unit each, as for the elements of a list literal,
-    // charged before it is made.
+    // Each piece is a new string, allocated: two units each, charged before it is made.
     let mut pieces = Vec::new();
     if separator.is_empty() {
         split_code_points(text, limit, &mut pieces, budget)?;
     } else {
         for piece in text.splitn(limit, separator) {
-            budget.charge(1)?;
+            budget.charge(PIECE_COST)?;
             pieces.push(Value::string(piece));
         }
     }
@@ -484,7 +486,7 @@ fn split_code_points(
 ) -> EvalResult<()> {
     let mut rest = text;
     while let Some(first) = rest.chars().next() {
-        budget.charge(1)?;
+        budget.charge(PIECE_COST)?;
         if pieces.len() + 1 == limit {
             pieces.push(Value::string(rest));
             break;
