@@ -402,6 +402,18 @@ pub enum EvalErrorKind {
         /// What is wrong with the argument.
         reason: String,
     },
+    /// A regular expression that compiles to more automaton states than the limit.
+    #[error(
+        "{function}: regular expression too large: it compiles to about {size} states, the limit is {limit}"
+    )]
+    PatternTooLarge {
+        /// The function name.
+        function: String,
+        /// The estimated number of states.
+        size: u64,
+        /// The largest number of states accepted.
+        limit: u64,
+    },
     /// A map literal or insertion with a repeated key.
     #[error("Failed with repeated key: {0}")]
     DuplicateKey(String),
@@ -484,6 +496,7 @@ impl EvalError {
             EvalErrorKind::OutOfRange(_) => "OutOfRange",
             EvalErrorKind::Conversion { .. } => "ConversionError",
             EvalErrorKind::InvalidArgument { .. } => "InvalidArgument",
+            EvalErrorKind::PatternTooLarge { .. } => "PatternTooLarge",
             EvalErrorKind::DuplicateKey(_) => "DuplicateKey",
             EvalErrorKind::InvalidMapKey(_) => "InvalidMapKey",
             EvalErrorKind::EmptyOptional => "EmptyOptional",

@@ -13,6 +13,12 @@ use crate::value::Value;
 /// the evaluation's budget, to charge for work proportional to the arguments' size.
 pub type Implementation = Arc<dyn Fn(&[Value], &mut Budget) -> EvalResult<Value> + Send + Sync>;
 
+/// Prepares an overload for the arguments known when a program is planned: given each
+/// argument's value when it is a constant (`None` when it is computed at run time), an
+/// implementation specialised to them, or `None` to keep the general one. The regex functions
+/// use it to compile a constant pattern once per program instead of once per call.
+pub type Preparation = Arc<dyn Fn(&[Option<&Value>]) -> Option<Implementation> + Send + Sync>;
+
 /// One signature of a function.
 #[derive(Clone)]
 pub struct Overload {
@@ -26,6 +32,8 @@ pub struct Overload {
     pub result: Type,
     /// The implementation; `None` for declaration-only overloads (checked, not runnable).
     pub implementation: Option<Implementation>,
+    /// Specialises the implementation to constant arguments when planning, if set.
+    pub preparation: Option<Preparation>,
 }
 
 impl fmt::Debug for Overload {
@@ -36,6 +44,7 @@ impl fmt::Debug for Overload {
             .field("params", &self.params)
             .field("result", &self.result)
             .field("implemented", &self.implementation.is_some())
+            .field("prepared", &self.preparation.is_some())
             .finish()
     }
 }
@@ -49,6 +58,7 @@ impl Overload {
             params: params.to_vec(),
             result,
             implementation: None,
+            preparation: None,
         }
     }
 
@@ -74,6 +84,18 @@ impl Overload {
     #[must_use]
     pub fn with_shared_impl(mut self, implementation: &Implementation) -> Self {
         self.implementation = Some(implementation.clone());
+        self
+    }
+
+    /// Attaches a preparation: a specialised implementation for constant arguments. It must
+    /// give the same results and charge the same costs as the general implementation, except
+    /// for work it has done once in advance (compiling a constant pattern).
+    #[must_use]
+    pub fn with_preparation(
+        mut self,
+        preparation: impl Fn(&[Option<&Value>]) -> Option<Implementation> + Send + Sync + 'static,
+    ) -> Self {
+        self.preparation = Some(Arc::new(preparation));
         self
     }
 

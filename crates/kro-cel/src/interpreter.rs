@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::ast::Ast;
 use crate::checker::CheckedAst;
-use crate::cost::{Budget, traversal_cost};
+use crate::cost::{Budget, MAP_CREATE_COST, traversal_cost};
 use crate::env::Env;
 use crate::error::{EvalError, EvalErrorKind, EvalResult};
 use crate::source::{Source, Span};
@@ -140,7 +140,12 @@ impl Program {
             locals: vec![Ok(Value::Null); self.inner.slot_count],
             budget: Budget::new(limit),
         };
-        let result = frame.eval(&self.inner.root);
+        let mut result = frame.eval(&self.inner.root);
+        // `a && b` absorbs an error on one side when the other decides, so a cost error can
+        // be absorbed too: running out of budget anywhere ends the evaluation with it.
+        if frame.budget.is_exhausted() {
+            result = Err(frame.budget.exhausted_error());
+        }
         Evaluation {
             result,
             cost: frame.budget.used(),
@@ -383,7 +388,8 @@ impl Frame<'_> {
                 let left = self.eval(left)?;
                 let right = self.eval(right)?;
                 self.budget.charge(1)?;
-                operators::relate(*relation, &left, &right).map_err(|e| e.at(*span))
+                operators::relate(*relation, &left, &right, &mut self.budget)
+                    .map_err(|e| e.at(*span))
             }
             Node::Index {
                 operand,
@@ -393,6 +399,9 @@ impl Frame<'_> {
                 let operand = self.eval(operand)?;
                 let index = self.eval(index)?;
                 self.budget.charge(1)?;
+                if matches!(operand, Value::Map(_)) {
+                    operators::charge_lookup(&index, &mut self.budget)?;
+                }
                 if matches!(operand, Value::Optional(_)) {
                     return optionals::optional_index(&operand, &index).map_err(|e| e.at(*span));
                 }
@@ -406,6 +415,7 @@ impl Frame<'_> {
                 let operand = self.eval(operand)?;
                 let index = self.eval(index)?;
                 self.budget.charge(1)?;
+                operators::charge_lookup(&index, &mut self.budget)?;
                 optionals::optional_index(&operand, &index).map_err(|e| e.at(*span))
             }
             Node::In {
@@ -530,7 +540,7 @@ impl Frame<'_> {
                 Ok(Value::list(values))
             }
             Node::Map { entries, span } => {
-                self.budget.charge(1 + entries.len() as u64)?;
+                self.budget.charge(MAP_CREATE_COST + entries.len() as u64)?;
                 let mut map = Map::with_capacity(entries.len());
                 for (key_node, value_node, is_optional) in entries.iter() {
                     let key_value = self.eval(key_node)?;
@@ -599,6 +609,9 @@ impl Frame<'_> {
     fn logical(&mut self, left: &Node, right: &Node, is_or: bool, span: Span) -> EvalResult<Value> {
         let function = if is_or { "_||_" } else { "_&&_" };
         let left = self.eval(left);
+        if self.budget.is_exhausted() {
+            return Err(self.budget.exhausted_error());
+        }
         if let Ok(Value::Bool(value)) = left
             && value == is_or
         {
@@ -654,6 +667,7 @@ impl Frame<'_> {
             },
         };
         for (key, value) in entries {
+            operators::charge_key(&key, &mut self.budget).map_err(|e| e.at(span))?;
             if map.contains_key(&key) {
                 return Err(EvalError::new(EvalErrorKind::DuplicateKey(key.to_string())).at(span));
             }

@@ -50,6 +50,7 @@ mod json;
 mod lexer;
 mod macros;
 mod parser;
+mod pattern;
 mod source;
 mod stack;
 mod stdlib;
@@ -63,7 +64,10 @@ pub use ast::{
     MapExpr, Select, StructExpr, operators,
 };
 pub use checker::{CheckedAst, Reference};
-pub use cost::{Budget, DEFAULT_COST_LIMIT, TRAVERSAL_UNIT, traversal_cost};
+pub use cost::{
+    Budget, DEFAULT_COST_LIMIT, ELEMENTS_PER_COMPARE_UNIT, ELEMENTS_PER_COPY_UNIT, MAP_CREATE_COST,
+    TRAVERSAL_UNIT, compare_cost, copy_cost, traversal_cost,
+};
 pub use env::Env;
 pub use error::{
     CheckError, CompileError, ConditionError, ConditionSyntaxError, Diagnostics, EvalError,
@@ -76,7 +80,7 @@ pub use ext::{
     RUNTIME_VARIABLE, condition_type, is_go_date, is_omit, is_valid_condition_status, library,
     omit_value, push_go_json_string, runtime_type, runtime_value,
 };
-pub use functions::{Function, Implementation, Library, ObjectType, Overload};
+pub use functions::{Function, Implementation, Library, ObjectType, Overload, Preparation};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};
 pub use json::{JsonError, MAX_JSON_DEPTH, from_json, to_json};
 pub use lexer::is_reserved_word;

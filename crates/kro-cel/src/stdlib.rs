@@ -84,7 +84,10 @@ fn operator_functions() -> Vec<Function> {
             )
             .overload(
                 Overload::global("index_map", &[map_kv(), Type::param("K")], Type::param("V"))
-                    .with_impl(|args, _| operators::index(&args[0], &args[1])),
+                    .with_impl(|args, budget| {
+                        operators::charge_lookup(&args[1], budget)?;
+                        operators::index(&args[0], &args[1])
+                    }),
             ),
         Function::new(names::IN)
             .overload(
@@ -270,8 +273,8 @@ fn relation_function(relation: Relation) -> Function {
         .chain(mixed);
     let mut function = Function::new(relation.function());
     for (suffix, left, right) in signatures {
-        let implementation = move |args: &[Value], _: &mut crate::cost::Budget| {
-            operators::relate(relation, &args[0], &args[1])
+        let implementation = move |args: &[Value], budget: &mut crate::cost::Budget| {
+            operators::relate(relation, &args[0], &args[1], budget)
         };
         function = function.overload(
             Overload::global(&format!("{prefix}_{suffix}"), &[left, right], Type::Bool)

@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use crate::cost::{Budget, traversal_cost};
+use crate::cost::{Budget, compare_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::stdlib::operators;
@@ -100,7 +100,7 @@ pub(crate) fn library() -> Library {
 fn elements<'a>(function: &str, list: &'a Value, budget: &mut Budget) -> EvalResult<&'a [Value]> {
     match list {
         Value::List(items) => {
-            budget.charge(traversal_cost(items.len()))?;
+            budget.charge(compare_cost(items.len()))?;
             Ok(items)
         }
         other => Err(EvalError::no_such_overload(function, &[other])),
@@ -114,10 +114,13 @@ fn is_sorted_list(list: &Value, budget: &mut Budget) -> EvalResult<Value> {
     if let Some(item) = items.iter().find(|item| !item.is_orderable()) {
         return Err(EvalError::no_such_overload("isSorted", &[item]));
     }
-    let sorted = items
-        .windows(2)
-        .all(|pair| pair[0].compare(&pair[1]) != Some(Ordering::Greater));
-    Ok(Value::Bool(sorted))
+    for pair in items.windows(2) {
+        // Strings and bytes are charged for the bytes compared.
+        if operators::compare(&pair[0], &pair[1], budget)? == Some(Ordering::Greater) {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
 }
 
 /// `list.min()` (`preferred` is `Less`) or `list.max()` (`Greater`): the first extreme
@@ -135,7 +138,9 @@ fn extreme(list: &Value, preferred: Ordering, budget: &mut Budget) -> EvalResult
             return Err(EvalError::no_such_overload(function, &[item]));
         }
         best = match best {
-            Some(current) if item.compare(current) != Some(preferred) => Some(current),
+            Some(current) if operators::compare(item, current, budget)? != Some(preferred) => {
+                Some(current)
+            }
             _ => Some(item),
         };
     }

@@ -1,15 +1,18 @@
 //! The Kubernetes regex library (`kubernetes.regex`): `text.find(pattern)` and
 //! `text.findAll(pattern[, limit])`, as `k8s.io/apiserver/pkg/cel/library/regex.go`.
 //!
-//! Patterns use RE2 syntax with the standard library's size limit. Matches are leftmost-first
+//! Patterns use RE2 syntax with the standard library's size limit and cost (see
+//! `crate::pattern`). Matches are leftmost-first
 //! and non-overlapping, and an empty match right after a previous match is skipped, as in
 //! Go's `FindAllString`.
+
+use std::sync::Arc;
 
 use crate::cost::Budget;
 use crate::error::EvalResult;
 use crate::ext::{int_arg, string_arg};
 use crate::functions::{Function, Library, Overload};
-use crate::stdlib::strings::compile_regex;
+use crate::pattern::Pattern;
 use crate::types::Type;
 use crate::value::Value;
 
@@ -22,12 +25,30 @@ pub(crate) fn library() -> Library {
         vec![
             Function::new("find").overload(
                 Overload::member("string_find_string", &strings, Type::String)
-                    .with_impl(|args, budget| find(&args[0], &args[1], budget)),
+                    .with_impl(|args, budget| {
+                        let pattern = compile("find", &args[1], budget)?;
+                        find(&args[0], &pattern, budget)
+                    })
+                    .with_preparation(|constants| {
+                        let pattern = prepare("find", constants)?;
+                        Some(Arc::new(move |args: &[Value], budget: &mut Budget| {
+                            find(&args[0], &pattern, budget)
+                        }))
+                    }),
             ),
             Function::new("findAll")
                 .overload(
                     Overload::member("string_find_all_string", &strings, list.clone())
-                        .with_impl(|args, budget| find_all(&args[0], &args[1], -1, budget)),
+                        .with_impl(|args, budget| {
+                            let pattern = compile("findAll", &args[1], budget)?;
+                            find_all(&args[0], &pattern, -1, budget)
+                        })
+                        .with_preparation(|constants| {
+                            let pattern = prepare("findAll", constants)?;
+                            Some(Arc::new(move |args: &[Value], budget: &mut Budget| {
+                                find_all(&args[0], &pattern, -1, budget)
+                            }))
+                        }),
                 )
                 .overload(
                     Overload::member(
@@ -37,40 +58,51 @@ pub(crate) fn library() -> Library {
                     )
                     .with_impl(|args, budget| {
                         let limit = int_arg("findAll", &args[2])?;
-                        find_all(&args[0], &args[1], limit, budget)
+                        let pattern = compile("findAll", &args[1], budget)?;
+                        find_all(&args[0], &pattern, limit, budget)
+                    })
+                    .with_preparation(|constants| {
+                        let pattern = prepare("findAll", constants)?;
+                        Some(Arc::new(move |args: &[Value], budget: &mut Budget| {
+                            let limit = int_arg("findAll", &args[2])?;
+                            find_all(&args[0], &pattern, limit, budget)
+                        }))
                     }),
                 ),
         ],
     )
 }
 
-/// Charges Kubernetes' estimate for a regex search: a tenth of a unit per byte of text times
-/// a quarter unit per byte of pattern, since the work grows with both.
-fn charge_search(text: &str, pattern: &str, budget: &mut Budget) -> EvalResult<()> {
-    let text_cost = (text.len() as u64 + 1).div_ceil(10);
-    let pattern_cost = (pattern.len() as u64).div_ceil(4);
-    budget.charge(text_cost.saturating_mul(pattern_cost.max(1)))
+/// Compiles the pattern argument during an evaluation, charging for it.
+fn compile(function: &str, pattern: &Value, budget: &mut Budget) -> EvalResult<Pattern> {
+    Pattern::compile_charged(function, string_arg(function, pattern)?, budget)
+}
+
+/// The pattern compiled in advance when it is a constant (the second argument).
+fn prepare(function: &str, constants: &[Option<&Value>]) -> Option<Pattern> {
+    let Some(Some(Value::String(pattern))) = constants.get(1) else {
+        return None;
+    };
+    Pattern::compile(function, pattern).ok()
 }
 
 /// `text.find(pattern)`: the first match, or `""`.
-fn find(text: &Value, pattern: &Value, budget: &mut Budget) -> EvalResult<Value> {
+fn find(text: &Value, pattern: &Pattern, budget: &mut Budget) -> EvalResult<Value> {
     let text = string_arg("find", text)?;
-    let pattern = string_arg("find", pattern)?;
-    charge_search(text, pattern, budget)?;
-    let regex = compile_regex("find", pattern)?;
-    Ok(Value::string(regex.find(text).map_or("", |m| m.as_str())))
+    pattern.charge_search(text, budget)?;
+    Ok(Value::string(
+        pattern.regex().find(text).map_or("", |m| m.as_str()),
+    ))
 }
 
 /// `text.findAll(pattern, limit)`: every match (at most `limit` of them when `limit` is not
 /// negative).
-fn find_all(text: &Value, pattern: &Value, limit: i64, budget: &mut Budget) -> EvalResult<Value> {
+fn find_all(text: &Value, pattern: &Pattern, limit: i64, budget: &mut Budget) -> EvalResult<Value> {
     let text = string_arg("findAll", text)?;
-    let pattern = string_arg("findAll", pattern)?;
-    charge_search(text, pattern, budget)?;
-    let regex = compile_regex("findAll", pattern)?;
+    pattern.charge_search(text, budget)?;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut matches = Vec::new();
-    for found in regex.find_iter(text).take(limit) {
+    for found in pattern.regex().find_iter(text).take(limit) {
         // Each result is a new string: charge its allocation.
         budget.charge(1 + crate::cost::traversal_cost(found.len()))?;
         matches.push(Value::string(found.as_str()));
@@ -80,9 +112,9 @@ fn find_all(text: &Value, pattern: &Value, limit: i64, budget: &mut Budget) -> E
 
 #[cfg(test)]
 mod tests {
+    use crate::Value;
     use crate::error::EvalErrorKind;
     use crate::ext::testing::{assert_evaluations, eval_error, is_rejected_for_overloads};
-    use crate::{Budget, Value};
 
     fn strings(items: &[&str]) -> Value {
         Value::list(items.iter().map(|item| Value::string(item)).collect())
@@ -136,11 +168,34 @@ mod tests {
 
     #[test]
     fn search_cost_grows_with_text_and_pattern() {
-        let mut short = Budget::new(None);
-        super::charge_search("abc", "a", &mut short).expect("unlimited");
-        let mut long = Budget::new(None);
-        super::charge_search(&"a".repeat(1000), &"[a-z]".repeat(20), &mut long).expect("unlimited");
-        assert_eq!(short.used(), 1);
-        assert_eq!(long.used(), 101 * 25);
+        let cost = |text: &str| {
+            crate::Env::kro()
+                .compile(text)
+                .expect("compiles")
+                .evaluate_with_limit(&crate::NoVariables, None)
+                .cost
+        };
+        // Constant patterns: the call, then a search of (1 + 3) / 10 -> 1 times 1.
+        assert_eq!(cost("'abc'.find('a')"), 2);
+        let long = format!("'{}'.find('{}')", "a".repeat(1000), "[a-z]".repeat(20));
+        assert_eq!(cost(&long), 1 + 101 * 25);
+    }
+
+    #[test]
+    fn a_pattern_computed_per_call_pays_for_compiling_it() {
+        let env = crate::Env::kro().with_variable("p", crate::Type::String);
+        let program = env.compile("'b'.findAll(p)").expect("compiles");
+        let pattern = "(a{0,100}){0,50}";
+        let evaluation = program.evaluate_with_limit(&[("p", Value::string(pattern))], None);
+        // Empty matches before and after the `b`.
+        assert_eq!(evaluation.result, Ok(strings(&["", ""])));
+        let size = crate::pattern::size_of("findAll", pattern).expect("valid");
+        // The call, parsing, compiling every state, searching one byte, two results.
+        let expected = 1
+            + crate::cost::traversal_cost(pattern.len())
+            + crate::pattern::compile_cost(size)
+            + size.div_ceil(4)
+            + 2;
+        assert_eq!(evaluation.cost, expected);
     }
 }

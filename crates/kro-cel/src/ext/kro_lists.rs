@@ -19,7 +19,7 @@
 //!
 //! Costs: one unit per ten elements copied; `range` one unit per element created.
 
-use crate::cost::traversal_cost;
+use crate::cost::copy_cost;
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::types::Type;
@@ -147,7 +147,7 @@ fn edit(which: Edit, args: &[Value], budget: &mut crate::cost::Budget) -> EvalRe
             ));
         }
     };
-    budget.charge(traversal_cost(size))?;
+    budget.charge(copy_cost(size + 1))?;
     let mut edited = Vec::with_capacity(size + 1);
     edited.extend_from_slice(&items[..position]);
     match (which, value) {

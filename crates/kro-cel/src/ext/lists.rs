@@ -13,23 +13,25 @@
 //! - `list.first()` and `list.last()`: optionals, empty for an empty list.
 //! - `lists.range(n)`: `[0, 1, ..., n - 1]`, empty when `n` is not positive.
 //!
-//! Costs: copying and walking charge one unit per ten elements (like list concatenation);
-//! `lists.range` creates its elements and charges one unit each (like a list literal);
-//! sorting charges for `n log n` comparisons, more for string and bytes keys; `distinct` of
-//! ints, uints, bools and strings is hashed, of anything else compared pairwise and charged
-//! for each comparison.
+//! Costs: walking charges one unit per ten elements, copying one per two (like list
+//! concatenation);
+//! `lists.range` and `flatten` create their elements and charge one unit each (like a list
+//! literal: `flatten` of a list that holds one list many times creates far more than it
+//! walks); sorting charges for `n log n` comparisons, more for string and bytes keys;
+//! `distinct` of ints, uints, bools and strings is hashed, two units per element, of anything
+//! else compared pairwise and charged for each comparison.
 
 use std::collections::HashSet;
 use std::mem::discriminant;
 use std::sync::Arc;
 
-use crate::cost::{Budget, traversal_cost};
+use crate::cost::{Budget, compare_cost, copy_cost, traversal_cost};
 use crate::error::{EvalError, EvalResult};
 use crate::functions::{Function, Library, Overload};
 use crate::macros::SORT_BY_KEYS_FUNCTION;
-use crate::stdlib::optionals;
+use crate::stdlib::{operators, optionals};
 use crate::types::Type;
-use crate::value::Value;
+use crate::value::{Key, Value};
 
 use super::sets::scalar_keys;
 
@@ -79,7 +81,7 @@ pub(crate) fn library() -> Library {
             Overload::member("list_reverse", &[list_t()], list_t()).with_impl(|args, budget| {
                 match args {
                     [Value::List(items)] => {
-                        budget.charge(traversal_cost(items.len()))?;
+                        budget.charge(copy_cost(items.len()))?;
                         Ok(Value::list(items.iter().rev().cloned().collect()))
                     }
                     _ => Err(no_such_overload("reverse", args)),
@@ -124,7 +126,7 @@ fn slice(items: &[Value], start: i64, end: i64, budget: &mut Budget) -> EvalResu
             items.len()
         )));
     };
-    budget.charge(traversal_cost(selected.len()))?;
+    budget.charge(copy_cost(selected.len()))?;
     Ok(Value::list(selected.to_vec()))
 }
 
@@ -173,7 +175,11 @@ fn flatten(items: &[Value], depth: i64, budget: &mut Budget) -> EvalResult<Value
                 budget.charge(traversal_cost(inner.len()))?;
                 pending.push((inner.iter(), remaining - 1));
             }
-            Some(element) => flat.push(element.clone()),
+            Some(element) => {
+                // Each element copied into the result is created anew, as in a literal.
+                budget.charge(1)?;
+                flat.push(element.clone());
+            }
         }
     }
     Ok(Value::list(flat))
@@ -182,8 +188,13 @@ fn flatten(items: &[Value], depth: i64, budget: &mut Budget) -> EvalResult<Value
 /// `list.distinct()`: keeps the first of each group of equal elements.
 fn distinct(items: &[Value], budget: &mut Budget) -> EvalResult<Value> {
     if let Some(keys) = scalar_keys(items) {
-        budget.charge(traversal_cost(items.len()))?;
-        let mut seen = HashSet::with_capacity(keys.len());
+        // Every element is hashed: two units each, and a unit per ten bytes of string.
+        budget.charge(2 * items.len() as u64)?;
+        for key in &keys {
+            operators::charge_key(key, budget)?;
+        }
+        let mut seen: HashSet<Key, foldhash::fast::FixedState> =
+            HashSet::with_capacity_and_hasher(keys.len(), foldhash::fast::FixedState::default());
         let kept = items
             .iter()
             .zip(keys)
@@ -194,8 +205,15 @@ fn distinct(items: &[Value], budget: &mut Budget) -> EvalResult<Value> {
     }
     let mut kept: Vec<Value> = Vec::new();
     for item in items.iter() {
-        budget.charge(traversal_cost(kept.len()))?;
-        if !kept.iter().any(|earlier| earlier.equals(item)) {
+        budget.charge(compare_cost(kept.len()))?;
+        let mut seen = false;
+        for earlier in &kept {
+            if operators::equals(earlier, item, budget)? {
+                seen = true;
+                break;
+            }
+        }
+        if !seen {
             kept.push(item.clone());
         }
     }
@@ -305,7 +323,8 @@ fn sort_by_keys(
     // About log2(n) rounds of comparisons, each walking every key once.
     let rounds = (usize::BITS - keys.len().leading_zeros()) as usize;
     let walked = keys.len().saturating_add(key_bytes).saturating_mul(rounds);
-    budget.charge(traversal_cost(walked))?;
+    // Then the sorted copy.
+    budget.charge(traversal_cost(walked).saturating_add(copy_cost(items.len())))?;
     let mut order: Vec<usize> = (0..keys.len()).collect();
     // The keys were checked to be of one ordered type without NaN, so `compare` orders all.
     order.sort_by(|&a, &b| {

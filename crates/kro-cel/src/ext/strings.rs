@@ -413,6 +413,9 @@ fn substring(text: &str, start: i64, end: Option<i64>, budget: &mut Budget) -> E
     Ok(Value::string(result))
 }
 
+/// What `split` charges per piece: a new string, allocated.
+const PIECE_COST: u64 = 2;
+
 /// A replacement or split limit: negative means "no limit".
 fn limit(count: Option<i64>) -> usize {
     match count {
@@ -459,21 +462,31 @@ fn split(
     if limit == 0 {
         return Ok(Value::list(Vec::new()));
     }
-    let pieces: Vec<Value> = if separator.is_empty() {
-        split_code_points(text, limit)
+    budget.charge(traversal_cost(text.len()))?;
+    // Each piece is a new string, allocated: two units each, charged before it is made.
+    let mut pieces = Vec::new();
+    if separator.is_empty() {
+        split_code_points(text, limit, &mut pieces, budget)?;
     } else {
-        text.splitn(limit, separator).map(Value::string).collect()
-    };
-    budget.charge(traversal_cost(text.len()) + traversal_cost(pieces.len()))?;
+        for piece in text.splitn(limit, separator) {
+            budget.charge(PIECE_COST)?;
+            pieces.push(Value::string(piece));
+        }
+    }
     Ok(Value::list(pieces))
 }
 
 /// Splits into single code points, the last piece holding whatever is left once `limit`
 /// pieces are reached. The empty string gives no pieces at all.
-fn split_code_points(text: &str, limit: usize) -> Vec<Value> {
-    let mut pieces = Vec::new();
+fn split_code_points(
+    text: &str,
+    limit: usize,
+    pieces: &mut Vec<Value>,
+    budget: &mut Budget,
+) -> EvalResult<()> {
     let mut rest = text;
     while let Some(first) = rest.chars().next() {
+        budget.charge(PIECE_COST)?;
         if pieces.len() + 1 == limit {
             pieces.push(Value::string(rest));
             break;
@@ -482,7 +495,7 @@ fn split_code_points(text: &str, limit: usize) -> Vec<Value> {
         pieces.push(Value::string(piece));
         rest = tail;
     }
-    pieces
+    Ok(())
 }
 
 /// `list.join([separator])`: the strings of the list, with `separator` between them.

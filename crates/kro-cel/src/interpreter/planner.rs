@@ -342,6 +342,16 @@ impl<'a> Planner<'a> {
             .collect();
         let name: Arc<str> = Arc::from(name.as_str());
         if let [only] = candidates.as_slice()
+            && let Some(implementation) = prepare(only, &args)
+        {
+            return Node::Call {
+                name,
+                implementation,
+                args: args.into_boxed_slice(),
+                span,
+            };
+        }
+        if let [only] = candidates.as_slice()
             && overload_ids.is_some()
             && let Some(implementation) = &only.implementation
         {
@@ -530,6 +540,24 @@ impl<'a> Planner<'a> {
             _ => None,
         }
     }
+}
+
+/// The overload's implementation specialised to the constant arguments among `args`, when it
+/// has a preparation that applies (a regex function with a constant pattern, compiled here
+/// once for every evaluation).
+fn prepare(overload: &Overload, args: &[Node]) -> Option<crate::functions::Implementation> {
+    let preparation = overload.preparation.as_ref()?;
+    let constants: Vec<Option<&Value>> = args
+        .iter()
+        .map(|arg| match arg {
+            Node::Const(value) => Some(value),
+            _ => None,
+        })
+        .collect();
+    if constants.iter().all(Option::is_none) {
+        return None;
+    }
+    preparation(&constants)
 }
 
 /// The runtime type value for a type name.

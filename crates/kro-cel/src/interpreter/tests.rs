@@ -172,3 +172,28 @@ fn optional_or_value_evaluates_the_default_only_when_needed() {
         Value::Int(2)
     );
 }
+
+#[test]
+fn running_out_of_budget_is_never_absorbed_by_a_logical_operator() {
+    // Found by the fuzzer: the right side of `&&` ran out of budget, and the left side's error
+    // (or a decisive `false`) was returned instead, with the cost past the limit.
+    let env = Env::kro();
+    for text in [
+        "dyn([1]).i == 1 && lists.range(5000).map(v, [v, v]).flatten().size() > 0",
+        "lists.range(5000).map(v, [v, v]).flatten().size() > 0 && false",
+        "lists.range(5000).map(v, [v, v]).flatten().size() > 0 || true",
+    ] {
+        let evaluation = env
+            .compile(text)
+            .expect("compiles")
+            .evaluate_with_limit(&crate::NoVariables, Some(1_000));
+        assert!(
+            matches!(
+                evaluation.result.as_ref().map_err(|error| error.kind()),
+                Err(crate::EvalErrorKind::CostLimitExceeded { limit: 1_000 })
+            ),
+            "{text}: {:?}",
+            evaluation.result
+        );
+    }
+}

@@ -134,20 +134,29 @@ pub(crate) fn to_bool(value: &Value) -> EvalResult<Value> {
 }
 
 /// `timestamp(x)`
-pub(crate) fn to_timestamp(value: &Value) -> EvalResult<Value> {
+pub(crate) fn to_timestamp(value: &Value, budget: &mut Budget) -> EvalResult<Value> {
     match value {
         Value::Timestamp(_) => Ok(value.clone()),
-        Value::String(s) => Ok(Value::Timestamp(Timestamp::parse(s)?)),
+        Value::String(s) => {
+            // Parsing walks the text (and a failure quotes it).
+            budget.charge(traversal_cost(s.len()))?;
+            Ok(Value::Timestamp(Timestamp::parse(s)?))
+        }
         Value::Int(seconds) => Ok(Value::Timestamp(Timestamp::new(*seconds, 0)?)),
         _ => Err(EvalError::no_such_overload("timestamp", &[value])),
     }
 }
 
 /// `duration(x)`
-pub(crate) fn to_duration(value: &Value) -> EvalResult<Value> {
+pub(crate) fn to_duration(value: &Value, budget: &mut Budget) -> EvalResult<Value> {
     match value {
         Value::Duration(_) => Ok(value.clone()),
-        Value::String(s) => Ok(Value::Duration(Duration::parse(s)?)),
+        Value::String(s) => {
+            // A unit per two bytes: a duration is a sum of numbers with units ('1s1s...'),
+            // each parsed apart.
+            budget.charge((s.len() as u64).div_ceil(2))?;
+            Ok(Value::Duration(Duration::parse(s)?))
+        }
         _ => Err(EvalError::no_such_overload("duration", &[value])),
     }
 }
@@ -274,24 +283,24 @@ pub(crate) fn functions() -> Vec<Function> {
                     &[Type::Timestamp],
                     Type::Timestamp,
                 )
-                .with_impl(|args, _| to_timestamp(&args[0])),
+                .with_impl(|args, budget| to_timestamp(&args[0], budget)),
             )
             .overload(
                 Overload::global("string_to_timestamp", &[Type::String], Type::Timestamp)
-                    .with_impl(|args, _| to_timestamp(&args[0])),
+                    .with_impl(|args, budget| to_timestamp(&args[0], budget)),
             )
             .overload(
                 Overload::global("int64_to_timestamp", &[Type::Int], Type::Timestamp)
-                    .with_impl(|args, _| to_timestamp(&args[0])),
+                    .with_impl(|args, budget| to_timestamp(&args[0], budget)),
             ),
         Function::new("duration")
             .overload(
                 Overload::global("duration_to_duration", &[Type::Duration], Type::Duration)
-                    .with_impl(|args, _| to_duration(&args[0])),
+                    .with_impl(|args, budget| to_duration(&args[0], budget)),
             )
             .overload(
                 Overload::global("string_to_duration", &[Type::String], Type::Duration)
-                    .with_impl(|args, _| to_duration(&args[0])),
+                    .with_impl(|args, budget| to_duration(&args[0], budget)),
             ),
         Function::new("dyn").overload(
             Overload::global("to_dyn", &[a()], Type::Dyn).with_impl(|args, _| Ok(args[0].clone())),
@@ -335,5 +344,20 @@ mod tests {
     fn invalid_utf8_bytes_do_not_become_strings() {
         let bytes = Value::Bytes(Arc::from(&[0u8, 0xff][..]));
         assert!(to_string(&bytes, &mut Budget::new(None)).is_err());
+    }
+
+    #[test]
+    fn parsing_timestamps_and_durations_charges_for_the_text() {
+        // Found by the adversarial bench: `timestamp(big)` of a 64 kB string, failing, cost
+        // one unit per call and ran 0.8 s in a loop on the default budget; `duration` of
+        // '1s1s...' (valid) ran 150 ms at a unit per ten bytes.
+        for (function, cost) in [("timestamp", 1000), ("duration", 5000)] {
+            let env = crate::Env::kro().with_variable("s", Type::String);
+            let program = env.compile(&format!("{function}(s)")).expect("compiles");
+            let text = Value::string(&"1".repeat(10_000));
+            let evaluation = program.evaluate_with_limit(&[("s", text)], None);
+            assert!(evaluation.result.is_err(), "{function}");
+            assert_eq!(evaluation.cost, 1 + cost, "{function}");
+        }
     }
 }

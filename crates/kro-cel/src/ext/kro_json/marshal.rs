@@ -58,6 +58,12 @@ struct Writer<'b> {
 }
 
 impl Writer<'_> {
+    /// Pays a unit for an element of a list or map about to be written: writing one takes
+    /// more than its few bytes of output suggest.
+    fn element(&mut self) -> EvalResult<()> {
+        self.budget.charge(1)
+    }
+
     /// Pays for the output written since the last charge.
     fn charge(&mut self) -> EvalResult<()> {
         let written = self.out.len() - self.charged;
@@ -94,6 +100,8 @@ impl Writer<'_> {
             Value::List(items) => {
                 self.out.push('[');
                 for (index, item) in items.iter().enumerate() {
+                    // A unit per element, beside the bytes written: see `Writer::element`.
+                    self.element()?;
                     if index > 0 {
                         self.out.push(',');
                     }
@@ -104,6 +112,7 @@ impl Writer<'_> {
             Value::Map(map) => {
                 let mut entries = Vec::with_capacity(map.len());
                 for (key, item) in map.iter() {
+                    self.element()?;
                     match key {
                         Key::String(name) => entries.push((name, item)),
                         other => {

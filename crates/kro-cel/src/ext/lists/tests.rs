@@ -256,14 +256,40 @@ fn work_on_long_lists_is_charged_in_proportion() {
     let small = cost_with_input(&env, "x.flatten()", nested(10));
     let large = cost_with_input(&env, "x.flatten()", nested(1000));
     assert!(large >= small + 1000, "flatten: {small} vs {large}");
-    // 1024 elements: about ten rounds of comparisons over all of them.
+    // 1024 elements: the copy reverse makes too, and about ten rounds of comparisons over all
+    // of them.
     let sorted = cost_with_input(&env, "x.sort()", ints(1024));
     let reversed = cost_with_input(&env, "x.reverse()", ints(1024));
     assert!(
-        sorted >= reversed * 10,
+        sorted >= reversed + 1024,
         "sort: {sorted} vs reverse: {reversed}"
     );
     let pairs = Value::list((0..200).map(|i| Value::Double(f64::from(i))).collect());
     let scanned = cost_with_input(&env, "x.distinct()", pairs);
     assert!(scanned >= 1900, "pairwise distinct: {scanned}");
+}
+
+#[test]
+fn flatten_charges_a_unit_for_each_element_it_creates() {
+    // Found by the adversarial bench: one list held ten times at each of five levels
+    // flattens to 100 million elements while walking few lists (305 ms on the default
+    // budget at a tenth of a unit per element).
+    let env = lists();
+    let inner = Value::list((0..1000).map(Value::Int).collect());
+    let shared = Value::list(vec![inner; 10]);
+    let cost = cost_with_input(&env, "x.flatten()", shared);
+    // The outer list, the ten inner lists, then the 10,000 elements copied.
+    assert_eq!(cost, 1 + 1 + 10 * 100 + 10_000);
+}
+
+#[test]
+fn distinct_charges_for_each_element_it_hashes() {
+    let env = lists();
+    let numbers = Value::list((0..1000).map(Value::Int).collect());
+    assert_eq!(cost_with_input(&env, "x.distinct()", numbers), 1 + 2 * 1000);
+    // Other elements are compared pairwise, and each comparison is charged in full.
+    let inner = Value::list((0..1000).map(Value::Int).collect());
+    let lists_of_lists = Value::list(vec![inner; 3]);
+    let cost = cost_with_input(&env, "x.distinct()", lists_of_lists);
+    assert!(cost >= 2 * 100, "{cost}");
 }

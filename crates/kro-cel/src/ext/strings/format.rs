@@ -96,6 +96,13 @@ impl<'a> Meter<'a> {
         self.wrote(text.len())
     }
 
+    /// Charges a unit for an element of a list or map about to be printed: printing one
+    /// takes more than its few bytes of output suggest, and a list can hold the same large
+    /// list many times.
+    fn element(&mut self) -> EvalResult<()> {
+        self.budget.charge(1)
+    }
+
     /// Charges for `bytes` more bytes of output.
     fn wrote(&mut self, bytes: usize) -> EvalResult<()> {
         self.written = self.written.saturating_add(bytes);
@@ -327,6 +334,7 @@ fn write_text(value: &Value, out: &mut String, meter: &mut Meter<'_>) -> EvalRes
         Value::List(items) => {
             meter.push(out, "[")?;
             for (index, item) in items.iter().enumerate() {
+                meter.element()?;
                 if index > 0 {
                     meter.push(out, ", ")?;
                 }
@@ -337,6 +345,7 @@ fn write_text(value: &Value, out: &mut String, meter: &mut Meter<'_>) -> EvalRes
         Value::Map(map) => {
             let mut entries = Vec::with_capacity(map.len());
             for (key, item) in map.iter() {
+                meter.element()?;
                 let mut key_text = String::new();
                 write_text(&key.to_value(), &mut key_text, meter)?;
                 let mut item_text = String::new();

@@ -462,3 +462,15 @@ fn results_far_larger_than_the_input_run_out_of_budget_before_they_are_built() {
         );
     }
 }
+
+#[test]
+fn splitting_charges_for_each_piece_created() {
+    // Found by the adversarial bench: splitting 1 MB into single characters made a million
+    // strings for 0.2 units each (110 ms on the default budget).
+    // The call, reading the text twice, and a thousand pieces at two units each.
+    assert_eq!(
+        cost_with_string_of("s.split('')", 1000),
+        1 + 100 + 100 + 2000
+    );
+    assert_eq!(cost_with_string_of("s.split('b')", 1000), 1 + 101 + 100 + 2);
+}
