@@ -65,6 +65,7 @@ pub fn build_graph_with(
         types: Arc::new(GraphTypes::new()),
         errors: Vec::new(),
         warnings: Vec::new(),
+        variables_declared: 0,
     };
     builder.build(rgd)
 }
@@ -85,6 +86,9 @@ pub(crate) struct Builder<'c> {
     pub(crate) types: Arc<GraphTypes>,
     pub(crate) errors: Vec<BuildError>,
     pub(crate) warnings: Vec<crate::graph::BuildWarning>,
+    /// Node variables declared in the environments expressions were checked in: the builder's
+    /// work grows with it (see [`crate::graph::BuildStats`]).
+    pub(crate) variables_declared: usize,
 }
 
 impl Builder<'_> {
@@ -128,13 +132,18 @@ impl Builder<'_> {
         let Some(dag) = self.order(&plans) else {
             return Err(self.fail());
         };
+        let positions: std::collections::HashMap<&str, usize> = plans
+            .iter()
+            .enumerate()
+            .map(|(position, plan)| (plan.id.as_str(), position))
+            .collect();
         let levels: Vec<Vec<usize>> = dag
             .levels()
             .iter()
             .map(|level| {
                 level
                     .iter()
-                    .filter_map(|id| plans.iter().position(|plan| plan.id == *id))
+                    .filter_map(|id| positions.get(id).copied())
                     .collect()
             })
             .collect();
@@ -166,7 +175,16 @@ impl Builder<'_> {
             }
             None => (None, None),
         };
+        let node_positions = nodes
+            .iter()
+            .enumerate()
+            .map(|(position, node)| (node.id.to_string(), position))
+            .collect();
         Ok(CompiledGraph {
+            node_positions,
+            stats: crate::graph::BuildStats {
+                variables_declared: self.variables_declared,
+            },
             name: rgd.metadata.name.clone(),
             names,
             spec_schema,
@@ -264,6 +282,15 @@ impl Builder<'_> {
                 );
             }
         }
+        let edges = plans.iter().flat_map(|plan| {
+            plan.dependencies
+                .iter()
+                .map(move |dependency| (plan.id.as_str(), dependency.as_str()))
+        });
+        if self.errors.is_empty() && dag.add_all_dependencies(edges).is_ok() {
+            return Some(dag);
+        }
+        // Some edge is wrong: add them one by one to report each, at its resource.
         let mut ok = true;
         for plan in plans {
             let dependencies: BTreeSet<&str> =
