@@ -116,6 +116,17 @@ impl Builder<'_> {
 
     fn build(&mut self, rgd: &ResourceGraphDefinition) -> Result<CompiledGraph, BuildErrors> {
         let schema_spec = &rgd.spec.schema;
+        // An RGD read from a file may have no name (it is then reported by its position);
+        // one it has must be a name the API server would store.
+        if !rgd.metadata.name.is_empty()
+            && let Err(error) = crate::names::NameRule::Subdomain.check(&rgd.metadata.name)
+        {
+            self.error(
+                FieldPath::root().key("metadata").key("name"),
+                None,
+                BuildErrorKind::InvalidRgdName(error),
+            );
+        }
         self.validate_schema_names(schema_spec);
         let (spec_schema, spec_scale) = self.compile_instance_spec(schema_spec);
         let instance_type = self.register_instance(&spec_schema);
@@ -205,6 +216,15 @@ impl Builder<'_> {
 
     fn validate_schema_names(&mut self, schema: &crate::api::SchemaSpec) {
         let path = schema_path();
+        // The group names the CRD (`<plural>.<group>`) and every instance's apiVersion.
+        let group = schema.group();
+        if crate::names::NameRule::Subdomain.check(group).is_err() || !group.contains('.') {
+            self.error(
+                path.key("group"),
+                None,
+                BuildErrorKind::InvalidGroup(group.to_owned()),
+            );
+        }
         if !crate::names::is_valid_kind(&schema.kind) {
             self.error(
                 path.key("kind"),

@@ -806,3 +806,23 @@ fn a_cycle_in_a_long_chain_is_reported_at_the_resource_that_closes_it() {
         "{errors:?}"
     );
 }
+
+#[test]
+fn an_rgd_name_or_group_that_kube_apiserver_refuses_is_an_error_at_its_field() {
+    let valid = chain_of_config_maps(1);
+    let renamed = valid.replace("name: test\n", "name: ../../etc/passwd\n");
+    let found = errors(&renamed);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path.to_string(), "metadata.name");
+    assert!(matches!(found[0].kind, BuildErrorKind::InvalidRgdName(_)));
+    for group in ["../../x", "nodot", "Upper.org"] {
+        let regrouped = valid.replace(
+            "kind: Chain\n",
+            &format!("kind: Chain\n    group: {group:?}\n"),
+        );
+        let errors = errors(&regrouped);
+        assert_eq!(errors.len(), 1, "{group}: {errors:?}");
+        assert_eq!(errors[0].path.to_string(), "spec.schema.group");
+        assert!(matches!(errors[0].kind, BuildErrorKind::InvalidGroup(_)));
+    }
+}
