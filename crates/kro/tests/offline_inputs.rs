@@ -69,6 +69,25 @@ const CONFIG_MAP: &str = "
           name: ${schema.spec.name}
 ";
 
+const DEPLOYMENT: &str = "
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${schema.spec.name}
+        spec:
+          selector:
+            matchLabels: {app: \"${schema.spec.name}\"}
+          template:
+            metadata:
+              labels: {app: \"${schema.spec.name}\"}
+            spec:
+              containers:
+                - name: app
+                  image: nginx
+";
+
 fn arg(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }
@@ -171,12 +190,31 @@ fn render_refuses_an_instance_name_that_is_not_a_kubernetes_name() {
     }
 }
 
+/// Peak resident set of a running process (VmHWM), 0 where /proc does not say.
+fn peak_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| {
+            value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
 /// RGD `i` creates an object of the kind RGD `i - 1` defines. Each resolves the kind the other
-/// defines (no "no schema" warning), each is reported once.
+/// defines (no "no schema" warning), each is reported once, and the process stays small: 300
+/// such RGDs held 860 MiB (now 50 MiB) when each was rebuilt with the CRDs of all the others and every
+/// graph was kept to the end.
 #[test]
-fn rgds_using_each_others_kinds_validate_together() {
+fn rgds_using_each_others_kinds_validate_together_in_little_memory() {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let count = 60;
+    let count = 300;
     for i in 0..count {
         let resources = if i == 0 {
             CONFIG_MAP.to_owned()
@@ -197,13 +235,50 @@ fn rgds_using_each_others_kinds_validate_together() {
         };
         std::fs::write(
             dir.path().join(format!("k{i:03}.yaml")),
-            rgd(&format!("k{i}"), &format!("K{i}"), &resources),
+            rgd(
+                &format!("k{i}"),
+                &format!("K{i}"),
+                &(resources + DEPLOYMENT),
+            ),
         )
         .expect("writable");
     }
-    let output = kro(&["validate", "-f", &arg(dir.path())]);
-    let stderr = text(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["validate", "-f", &arg(dir.path())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the kro binary built by cargo runs");
+    // Drain the pipes on threads so that kro never blocks on a full pipe while it is sampled.
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            pipe.read_to_string(&mut text).expect("kro writes UTF-8");
+            text
+        })
+    };
+    let (stdout, stderr) = (read(Box::new(stdout)), read(Box::new(stderr)));
+    let mut peak = 0;
+    let status = loop {
+        peak = peak.max(peak_bytes(child.id()));
+        if let Some(status) = child.try_wait().expect("waiting for kro") {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let (stdout, stderr) = (
+        stdout.join().expect("reading stdout"),
+        stderr.join().expect("reading stderr"),
+    );
+    assert!(status.success(), "{stderr}");
     assert_eq!(stderr, "", "every kind is known");
-    assert_eq!(text(&output.stdout).lines().count(), count);
+    assert_eq!(stdout.lines().count(), count);
+    assert!(
+        peak < 256 * 1024 * 1024,
+        "validating {count} RGDs peaked at {} MiB",
+        peak / (1024 * 1024)
+    );
 }
