@@ -65,6 +65,7 @@ pub fn build_graph_with(
         types: Arc::new(GraphTypes::new()),
         errors: Vec::new(),
         warnings: Vec::new(),
+        variables_declared: 0,
     };
     builder.build(rgd)
 }
@@ -85,6 +86,9 @@ pub(crate) struct Builder<'c> {
     pub(crate) types: Arc<GraphTypes>,
     pub(crate) errors: Vec<BuildError>,
     pub(crate) warnings: Vec<crate::graph::BuildWarning>,
+    /// Node variables declared in the environments expressions were checked in: the builder's
+    /// work grows with it (see [`crate::graph::BuildStats`]).
+    pub(crate) variables_declared: usize,
 }
 
 impl Builder<'_> {
@@ -112,6 +116,17 @@ impl Builder<'_> {
 
     fn build(&mut self, rgd: &ResourceGraphDefinition) -> Result<CompiledGraph, BuildErrors> {
         let schema_spec = &rgd.spec.schema;
+        // An RGD read from a file may have no name (it is then reported by its position);
+        // one it has must be a name the API server would store.
+        if !rgd.metadata.name.is_empty()
+            && let Err(error) = crate::names::NameRule::Subdomain.check(&rgd.metadata.name)
+        {
+            self.error(
+                FieldPath::root().key("metadata").key("name"),
+                None,
+                BuildErrorKind::InvalidRgdName(error),
+            );
+        }
         self.validate_schema_names(schema_spec);
         let (spec_schema, spec_scale) = self.compile_instance_spec(schema_spec);
         let instance_type = self.register_instance(&spec_schema);
@@ -128,13 +143,18 @@ impl Builder<'_> {
         let Some(dag) = self.order(&plans) else {
             return Err(self.fail());
         };
+        let positions: std::collections::HashMap<&str, usize> = plans
+            .iter()
+            .enumerate()
+            .map(|(position, plan)| (plan.id.as_str(), position))
+            .collect();
         let levels: Vec<Vec<usize>> = dag
             .levels()
             .iter()
             .map(|level| {
                 level
                     .iter()
-                    .filter_map(|id| plans.iter().position(|plan| plan.id == *id))
+                    .filter_map(|id| positions.get(id).copied())
                     .collect()
             })
             .collect();
@@ -166,7 +186,16 @@ impl Builder<'_> {
             }
             None => (None, None),
         };
+        let node_positions = nodes
+            .iter()
+            .enumerate()
+            .map(|(position, node)| (node.id.to_string(), position))
+            .collect();
         Ok(CompiledGraph {
+            node_positions,
+            stats: crate::graph::BuildStats {
+                variables_declared: self.variables_declared,
+            },
             name: rgd.metadata.name.clone(),
             names,
             spec_schema,
@@ -187,6 +216,15 @@ impl Builder<'_> {
 
     fn validate_schema_names(&mut self, schema: &crate::api::SchemaSpec) {
         let path = schema_path();
+        // The group names the CRD (`<plural>.<group>`) and every instance's apiVersion.
+        let group = schema.group();
+        if crate::names::NameRule::Subdomain.check(group).is_err() || !group.contains('.') {
+            self.error(
+                path.key("group"),
+                None,
+                BuildErrorKind::InvalidGroup(group.to_owned()),
+            );
+        }
         if !crate::names::is_valid_kind(&schema.kind) {
             self.error(
                 path.key("kind"),
@@ -264,6 +302,15 @@ impl Builder<'_> {
                 );
             }
         }
+        let edges = plans.iter().flat_map(|plan| {
+            plan.dependencies
+                .iter()
+                .map(move |dependency| (plan.id.as_str(), dependency.as_str()))
+        });
+        if self.errors.is_empty() && dag.add_all_dependencies(edges).is_ok() {
+            return Some(dag);
+        }
+        // Some edge is wrong: add them one by one to report each, at its resource.
         let mut ok = true;
         for plan in plans {
             let dependencies: BTreeSet<&str> =

@@ -32,6 +32,14 @@ pub enum BuildErrorKind {
     /// A short name or category that is not a DNS label.
     #[error("{0:?} is not a valid name: must be a lowercase DNS label")]
     InvalidName(String),
+    /// `schema.group` is not an API group kube-apiserver accepts for a CRD.
+    #[error(
+        "group {0:?} is not a valid API group: must be a lowercase DNS subdomain with at least one dot (example.org)"
+    )]
+    InvalidGroup(String),
+    /// `metadata.name` of the RGD is not a Kubernetes object name.
+    #[error("metadata.name: Invalid value: {0}")]
+    InvalidRgdName(crate::names::NameError),
     /// A resource id that is not lowerCamelCase.
     #[error("id {0:?} is not a valid resource id: must be lowerCamelCase")]
     InvalidId(String),
@@ -146,6 +154,8 @@ impl BuildErrorKind {
             BuildErrorKind::InvalidKind(_) => "InvalidKind",
             BuildErrorKind::InvalidVersion(_) => "InvalidVersion",
             BuildErrorKind::InvalidName(_) => "InvalidName",
+            BuildErrorKind::InvalidGroup(_) => "InvalidGroup",
+            BuildErrorKind::InvalidRgdName(_) => "InvalidName",
             BuildErrorKind::InvalidId(_) => "InvalidResourceId",
             BuildErrorKind::ReservedId(_) => "ReservedResourceId",
             BuildErrorKind::DuplicateId(_) => "DuplicateResourceId",

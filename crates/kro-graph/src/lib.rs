@@ -17,6 +17,7 @@ mod crd_changes;
 mod dag;
 mod diagram;
 mod error;
+mod generated_schemas;
 mod graph;
 pub mod metadata;
 mod names;
@@ -43,12 +44,14 @@ pub use diagram::{
     DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,
 };
 pub use error::{BuildError, BuildErrorKind, BuildErrors, Hint};
+pub use generated_schemas::{ForRgd, GeneratedSchemas};
 pub use graph::{
-    BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph, CompiledNode,
-    NodeKind, StatusField,
+    BuildStats, BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph,
+    CompiledNode, NodeKind, StatusField,
 };
 pub use names::{
-    is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind, is_valid_version, pluralize,
+    NameError, NameRule, is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind,
+    is_valid_version, pluralize,
 };
 pub use node_id::NodeId;
 pub use rgd_crd::resource_graph_definition_crd;

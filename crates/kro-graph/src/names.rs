@@ -198,6 +198,96 @@ pub fn pluralize(word: &str) -> String {
     format!("{word}s")
 }
 
+/// The rules Kubernetes applies to the name of an object, as kube-apiserver validates them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// A DNS-1123 subdomain (`metadata.name` of custom resources and most kinds): at most 253
+    /// characters, dot-separated labels.
+    Subdomain,
+    /// A DNS-1123 label (namespaces): at most 63 characters.
+    Label,
+}
+
+/// Why a name breaks a [`NameRule`]; the messages are kube-apiserver's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameError {
+    /// Longer than the rule allows.
+    #[error("{value:?}: must be no more than {limit} characters")]
+    TooLong {
+        /// The name.
+        value: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// Characters or shape outside the rule.
+    #[error(
+        "{value:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+         characters, '-' or '.', and must start and end with an alphanumeric character (e.g. \
+         'example.com', regex used for validation is \
+         '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+    )]
+    NotSubdomain {
+        /// The name.
+        value: String,
+    },
+    /// Characters or shape outside the rule.
+    #[error(
+        "{value:?}: a lowercase RFC 1123 label must consist of lower case alphanumeric \
+         characters or '-', and must start and end with an alphanumeric character (e.g. \
+         'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+    )]
+    NotLabel {
+        /// The name.
+        value: String,
+    },
+}
+
+impl NameRule {
+    /// Checks `value` against the rule.
+    ///
+    /// # Errors
+    /// [`NameError`] saying what the rule allows.
+    pub fn check(self, value: &str) -> Result<(), NameError> {
+        let (limit, valid) = match self {
+            NameRule::Subdomain => (253, value.split('.').all(is_dns1123_label_text)),
+            NameRule::Label => (63, is_dns1123_label_text(value)),
+        };
+        if value.len() > limit {
+            return Err(NameError::TooLong {
+                value: value.to_owned(),
+                limit,
+            });
+        }
+        if valid {
+            return Ok(());
+        }
+        Err(match self {
+            NameRule::Subdomain => NameError::NotSubdomain {
+                value: value.to_owned(),
+            },
+            NameRule::Label => NameError::NotLabel {
+                value: value.to_owned(),
+            },
+        })
+    }
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` (kube-apiserver limits the parts of a subdomain by the
+/// whole name's length only).
+fn is_dns1123_label_text(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes
+        .first()
+        .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && bytes
+            .last()
+            .is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,5 +343,46 @@ mod tests {
         for (singular, plural) in cases {
             assert_eq!(pluralize(singular), plural, "{singular}");
         }
+    }
+
+    #[test]
+    fn object_names_follow_kube_apiservers_rules() {
+        for good in ["a", "web-1", "my.app.example", "0abc", &"a".repeat(253)] {
+            assert_eq!(NameRule::Subdomain.check(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "../../etc/passwd",
+            "Web",
+            "a/b",
+            "-a",
+            "a.",
+            "a..b",
+            "a b",
+        ] {
+            assert!(
+                matches!(
+                    NameRule::Subdomain.check(bad),
+                    Err(NameError::NotSubdomain { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            NameRule::Subdomain.check(&"a".repeat(254)),
+            Err(NameError::TooLong { limit: 253, .. })
+        ));
+        assert_eq!(NameRule::Label.check("team-1"), Ok(()));
+        assert_eq!(NameRule::Label.check("1team"), Ok(()));
+        for bad in ["a.b", "..", "/", "Team", ""] {
+            assert!(
+                matches!(NameRule::Label.check(bad), Err(NameError::NotLabel { .. })),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            NameRule::Label.check(&"a".repeat(64)),
+            Err(NameError::TooLong { limit: 63, .. })
+        ));
     }
 }

@@ -475,7 +475,25 @@ impl Compiler<'_> {
                 _ => {}
             }
         }
-        check_marker_combination(schema)
+        check_marker_combination(schema)?;
+        check_default(schema)
+    }
+}
+
+/// A default must be a valid value of its field, as kube-apiserver requires of a CRD's
+/// defaults (`integer | default=0 minimum=1` made a CRD the API server refuses).
+fn check_default(schema: &Schema) -> Result<(), SimpleSchemaErrorKind> {
+    let Some(default) = &schema.default else {
+        return Ok(());
+    };
+    let errors = crate::validation::validate(schema, default, None);
+    match errors.first() {
+        None => Ok(()),
+        Some(error) => Err(invalid(
+            MarkerKind::Default,
+            &default.to_string(),
+            format!("the default is not a valid value of the field: {error}"),
+        )),
     }
 }
 

@@ -7,16 +7,16 @@
 //! CRDs generated from the other RGDs being read (so an RGD may use the kind another one
 //! defines).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kro_graph::{
-    BuildWarning, BuiltinCatalog, CatalogSchemas, CompiledGraph, CrdSchemas, FieldPath, Location,
-    ResourceGraphDefinition, SchemaSources, YamlDocument, YamlLimits, build_graph,
-    parse_yaml_documents,
+    BuildWarning, BuiltinCatalog, CatalogSchemas, CompiledGraph, CrdSchemas, FieldPath,
+    GeneratedSchemas, Location, ResourceGraphDefinition, SchemaSources, SourceMap, YamlDocument,
+    YamlLimits, build_graph, parse_yaml_documents,
 };
 use kro_schema::Gvk;
 
@@ -87,8 +87,10 @@ impl fmt::Display for Diagnostic {
 pub struct LoadedRgd {
     /// The file it came from.
     pub file: String,
-    /// The document, for locations.
-    pub document: YamlDocument,
+    /// Where each field of the document is, for locations.
+    pub source_map: SourceMap,
+    /// The document's position in its file (from 0).
+    pub index: usize,
     /// The decoded RGD.
     pub rgd: ResourceGraphDefinition,
 }
@@ -97,7 +99,7 @@ impl LoadedRgd {
     /// The RGD's name, or `#N` when it has none.
     pub fn name(&self) -> String {
         match self.rgd.metadata.name.as_str() {
-            "" => format!("#{}", self.document.index + 1),
+            "" => format!("#{}", self.index + 1),
             name => name.to_owned(),
         }
     }
@@ -105,7 +107,7 @@ impl LoadedRgd {
     fn diagnostic(&self, path: &FieldPath, severity: Severity, message: String) -> Diagnostic {
         Diagnostic {
             file: self.file.clone(),
-            location: self.document.source_map.nearest(path),
+            location: self.source_map.nearest(path),
             severity,
             message,
         }
@@ -152,16 +154,31 @@ struct InputFile {
     text: String,
 }
 
-/// Reads, decodes and builds every RGD in the inputs.
+/// Reads, decodes and builds every RGD in the inputs, keeping every graph.
 ///
 /// # Errors
 /// Only for unreadable paths; problems inside the files become diagnostics.
 pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
+    let mut rgds = Vec::new();
+    let mut workspace = load_and_visit(args, &mut |built| rgds.push(built))?;
+    workspace.rgds = rgds;
+    Ok(workspace)
+}
+
+/// Reads, decodes and builds every RGD in the inputs, handing each to `visit` as soon as it is
+/// built (in input order) and keeping none: the returned workspace holds the diagnostics only.
+///
+/// # Errors
+/// Only for unreadable paths; problems inside the files become diagnostics.
+pub fn load_and_visit(
+    args: &InputArgs,
+    visit: &mut dyn FnMut(BuiltRgd),
+) -> anyhow::Result<Workspace> {
     let mut workspace = Workspace::default();
     let mut crds = CrdSchemas::new();
     let mut file_order = Vec::new();
     for path in &args.crds {
-        for file in read_path(path, true)? {
+        for file in read_path(path, true, &mut workspace.diagnostics)? {
             file_order.push(file.name.clone());
             for document in documents(&file, &mut workspace.diagnostics) {
                 add_crd(&mut crds, &file.name, &document, &mut workspace.diagnostics);
@@ -170,7 +187,7 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
     }
     let mut loaded = Vec::new();
     for path in &args.files {
-        for file in read_path(path, args.recursive)? {
+        for file in read_path(path, args.recursive, &mut workspace.diagnostics)? {
             file_order.push(file.name.clone());
             for document in documents(&file, &mut workspace.diagnostics) {
                 // A document of kind ResourceGraphDefinition with another apiVersion is an RGD
@@ -179,9 +196,12 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
                     || document.kind.as_deref() == Some(kro_graph::metadata::RGD_KIND)
                 {
                     match document.to_resource_graph_definition() {
+                        // The decoded RGD and the source map are all that is kept of the
+                        // document: its JSON value would double the memory of every RGD.
                         Ok(rgd) => loaded.push(LoadedRgd {
                             file: file.name.clone(),
-                            document,
+                            source_map: document.source_map,
+                            index: document.index,
                             rgd,
                         }),
                         Err(error) => workspace.diagnostics.push(Diagnostic {
@@ -215,91 +235,58 @@ pub fn load_and_build(args: &InputArgs) -> anyhow::Result<Workspace> {
         )?),
         None => None,
     };
-    build_all(loaded, &crds, live.as_ref(), &mut workspace);
+    build_all(loaded, crds, live, &mut workspace.diagnostics, visit);
     // Report file by file, in the order the files were read.
+    let mut positions = std::collections::HashMap::new();
+    for (position, file) in file_order.into_iter().enumerate() {
+        positions.entry(file).or_insert(position);
+    }
     workspace.diagnostics.sort_by_key(|diagnostic| {
-        file_order
-            .iter()
-            .position(|file| *file == diagnostic.file)
+        positions
+            .get(&diagnostic.file)
+            .copied()
             .unwrap_or(usize::MAX)
     });
     Ok(workspace)
 }
 
-/// Builds each RGD; those that used a kind nobody knew are built again with the CRDs the
-/// other RGDs generate.
+/// Builds each RGD once, in input order, against the schema sources then the kinds the other
+/// RGDs define (generated on first use, see [`GeneratedSchemas`]), and hands it to `visit`
+/// with its diagnostics recorded. What `visit` does not keep is dropped before the next RGD is
+/// built, so memory does not grow with the graphs of RGDs already reported.
 fn build_all(
     loaded: Vec<LoadedRgd>,
-    crds: &CrdSchemas,
-    live: Option<&CatalogSchemas>,
-    workspace: &mut Workspace,
+    crds: CrdSchemas,
+    live: Option<CatalogSchemas>,
+    diagnostics: &mut Vec<Diagnostic>,
+    visit: &mut dyn FnMut(BuiltRgd),
 ) {
-    let sources = |crds: CrdSchemas| {
-        let mut sources = SchemaSources::new().with(crds);
-        if let Some(live) = live {
-            sources = sources.with(live.clone());
-        }
-        sources.with(BuiltinCatalog)
-    };
-    let base = || sources(crds.clone());
-    let first: Vec<_> = {
-        let sources = base();
-        loaded
-            .iter()
-            .map(|rgd| build_graph(&rgd.rgd, &sources))
-            .collect()
-    };
-    let generated: Vec<Vec<&serde_json::Value>> = first
-        .iter()
-        .map(|outcome| match outcome {
-            Ok(graph) => std::iter::once(&graph.crd).chain(&graph.set_crd).collect(),
-            Err(_) => Vec::new(),
-        })
-        .collect();
-    let mut outcomes = Vec::with_capacity(first.len());
-    for (index, outcome) in first.iter().enumerate() {
-        let unknown_kinds = matches!(outcome, Ok(graph) if graph.warnings.iter().any(|warning| matches!(warning, BuildWarning::UnknownKind { .. })));
-        let others_generated = generated
-            .iter()
-            .enumerate()
-            .any(|(other, crds)| other != index && !crds.is_empty());
-        if !(unknown_kinds && others_generated) {
-            outcomes.push(None);
-            continue;
-        }
-        let mut with_generated = crds.clone();
-        for (other, crds) in generated.iter().enumerate() {
-            if other != index {
-                for crd in crds {
-                    // A generated CRD is well formed; a failure here would be our bug, shown
-                    // as a warning while the RGD keeps the outcome of its first build.
-                    if let Err(error) = with_generated.add(crd) {
-                        workspace.diagnostics.push(Diagnostic {
-                            file: loaded[other].file.clone(),
-                            location: None,
-                            severity: Severity::Warning,
-                            message: format!(
-                                "the generated CRD is not usable as a schema: {error}"
-                            ),
-                        });
-                    }
-                }
-            }
-        }
-        outcomes.push(Some(build_graph(
-            &loaded[index].rgd,
-            &sources(with_generated),
-        )));
+    let mut base = SchemaSources::new().with(crds);
+    if let Some(live) = live {
+        base = base.with(live);
     }
-    for ((loaded, first), second) in loaded.into_iter().zip(first).zip(outcomes) {
-        let outcome = second.unwrap_or(first);
+    let base = base.with(BuiltinCatalog);
+    let (rgds, places): (Vec<_>, Vec<_>) = loaded
+        .into_iter()
+        .map(|loaded| (loaded.rgd, (loaded.file, loaded.source_map, loaded.index)))
+        .unzip();
+    let files: Vec<String> = places.iter().map(|(file, _, _)| file.clone()).collect();
+    let generated = GeneratedSchemas::new(&rgds, &base);
+    for (position, (rgd, (file, source_map, index))) in rgds.iter().zip(places).enumerate() {
+        let outcome = build_graph(rgd, &generated.for_rgd(position));
+        let loaded = LoadedRgd {
+            file,
+            source_map,
+            index,
+            rgd: rgd.clone(),
+        };
         let graph = match outcome {
             Ok(graph) => {
                 for warning in &graph.warnings {
                     let path = warning_path(&loaded.rgd, warning);
                     let diagnostic =
                         loaded.diagnostic(&path, Severity::Warning, warning.to_string());
-                    workspace.diagnostics.push(diagnostic);
+                    diagnostics.push(diagnostic);
                 }
                 Some(graph)
             }
@@ -307,12 +294,27 @@ fn build_all(
                 for error in errors.errors {
                     let message = format!("{}: {error}", loaded.name());
                     let diagnostic = loaded.diagnostic(&error.path, Severity::Error, message);
-                    workspace.diagnostics.push(diagnostic);
+                    diagnostics.push(diagnostic);
                 }
                 None
             }
         };
-        workspace.rgds.push(BuiltRgd { loaded, graph });
+        visit(BuiltRgd { loaded, graph });
+    }
+    // A generated CRD is well formed; one that is not usable as a schema is our bug, shown as
+    // a warning while the RGDs using its kind saw it as unknown.
+    for (position, error) in generated.unusable() {
+        if let (Some(rgd), Some(file)) = (rgds.get(position), files.get(position)) {
+            diagnostics.push(Diagnostic {
+                file: file.clone(),
+                location: None,
+                severity: Severity::Warning,
+                message: format!(
+                    "{}: the generated CRD is not usable as a schema: {error}",
+                    rgd.metadata.name
+                ),
+            });
+        }
     }
 }
 
@@ -383,7 +385,12 @@ pub fn read_yaml_documents(
     recursive: bool,
 ) -> anyhow::Result<Vec<(String, YamlDocument)>> {
     let mut all = Vec::new();
-    for file in read_path(path, recursive)? {
+    let mut warnings = Vec::new();
+    let files = read_path(path, recursive, &mut warnings)?;
+    for warning in warnings {
+        eprintln!("{warning}");
+    }
+    for file in files {
         let documents = parse_yaml_documents(&file.text).map_err(|error| {
             let location = error
                 .location
@@ -435,9 +442,19 @@ fn is_resource_list(value: &serde_json::Value) -> bool {
         .is_some_and(|items| !items.is_empty() && items.iter().all(|item| item.get("id").is_some()))
 }
 
-/// The files at `path`: the file itself, standard input for `-`, or a directory's files with
-/// a YAML or JSON extension (sorted; into subdirectories when `recursive`).
-fn read_path(path: &Path, recursive: bool) -> anyhow::Result<Vec<InputFile>> {
+/// The files at `path`: the file itself, standard input for `-`, or a directory's regular
+/// files with a YAML or JSON extension (sorted; into subdirectories when `recursive`).
+///
+/// A path given explicitly is read whatever it is (`-f <(command)` is a pipe). Inside a
+/// directory, symbolic links are followed, but a directory already visited (by its canonical
+/// path: a link back to a parent makes a loop) is not visited again, and what is not a regular
+/// file or a directory (a FIFO would block the read forever; sockets, devices) is never
+/// opened. Each is skipped with a warning naming it in `warnings`.
+fn read_path(
+    path: &Path,
+    recursive: bool,
+    warnings: &mut Vec<Diagnostic>,
+) -> anyhow::Result<Vec<InputFile>> {
     if path == Path::new("-") {
         return Ok(vec![InputFile {
             name: "<stdin>".to_owned(),
@@ -449,29 +466,75 @@ fn read_path(path: &Path, recursive: bool) -> anyhow::Result<Vec<InputFile>> {
     if !metadata.is_dir() {
         return Ok(vec![read_file(path)?]);
     }
+    let files = directory_files(path, recursive, warnings)?;
+    files.iter().map(|file| read_file(file)).collect()
+}
+
+/// The regular files with a YAML or JSON extension under `root`, sorted, each directory
+/// visited once.
+fn directory_files(
+    root: &Path,
+    recursive: bool,
+    warnings: &mut Vec<Diagnostic>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut skip = |path: &Path, why: &str| {
+        warnings.push(Diagnostic {
+            file: path.display().to_string(),
+            location: None,
+            severity: Severity::Warning,
+            message: format!("skipped: {why}"),
+        });
+    };
+    let mut visited = HashSet::new();
     let mut files = Vec::new();
-    let mut directories = vec![path.to_path_buf()];
+    let mut directories = vec![root.to_path_buf()];
     while let Some(directory) = directories.pop() {
+        let canonical = std::fs::canonicalize(&directory)
+            .with_context(|| format!("{}: cannot resolve the directory", directory.display()))?;
+        if !visited.insert(canonical) {
+            skip(
+                &directory,
+                "a directory already read (a symbolic link loop, or two links to one directory)",
+            );
+            continue;
+        }
         let entries = std::fs::read_dir(&directory)
             .with_context(|| format!("{}: cannot list the directory", directory.display()))?;
         for entry in entries {
             let entry = entry.with_context(|| format!("{}: cannot list", directory.display()))?;
             let path = entry.path();
-            if path.is_dir() {
+            let has_extension = path
+                .extension()
+                .and_then(|extension| extension.to_str())
+                .is_some_and(|extension| EXTENSIONS.contains(&extension));
+            // Follows a symbolic link; a dangling one has no metadata.
+            let Ok(metadata) = std::fs::metadata(&path) else {
+                if has_extension {
+                    skip(&path, "a symbolic link to nothing, or unreadable");
+                }
+                continue;
+            };
+            if metadata.is_dir() {
                 if recursive {
                     directories.push(path);
                 }
-            } else if path
-                .extension()
-                .and_then(|extension| extension.to_str())
-                .is_some_and(|extension| EXTENSIONS.contains(&extension))
-            {
+                continue;
+            }
+            if !has_extension {
+                continue;
+            }
+            if metadata.is_file() {
                 files.push(path);
+            } else {
+                skip(
+                    &path,
+                    "not a regular file (a FIFO, socket or device is not read)",
+                );
             }
         }
     }
     files.sort();
-    files.iter().map(|file| read_file(file)).collect()
+    Ok(files)
 }
 
 /// Reads a file, stopping one byte past the YAML size limit so that a huge file costs no more

@@ -1,7 +1,7 @@
 //! Type-checking every expression of every node, in dependency order, against the field it
 //! lands in; then each node's own type as other expressions see it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use kro_cel::{CheckedAst, Env, Type, TypeErrorKind};
@@ -54,13 +54,13 @@ impl Builder<'_> {
         source: &str,
         path: &FieldPath,
         resource: Option<&str>,
-        ids: &[&str],
+        ids: &HashSet<&str>,
     ) -> Option<CompiledExpression> {
         let checked = self.check_source(env, source, path, resource)?;
         let references = checked
             .referenced_variables()
             .into_iter()
-            .filter(|name| ids.contains(name))
+            .filter(|name| ids.contains(*name))
             .map(str::to_string)
             .collect();
         Some(CompiledExpression {
@@ -106,7 +106,7 @@ impl Builder<'_> {
         instance_type: &Type,
     ) -> (Vec<Option<CompiledNode>>, HashMap<String, Type>) {
         let ids: Vec<String> = plans.iter().map(|plan| plan.id.clone()).collect();
-        let id_refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let id_refs: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let mut node_types: HashMap<String, Type> = HashMap::new();
         // Templates and externalRefs have their types from their schemas up front.
         for plan in plans.iter() {
@@ -117,11 +117,16 @@ impl Builder<'_> {
         let mut compiled: Vec<Option<CompiledNode>> = (0..plans.len()).map(|_| None).collect();
         for &position in order {
             let plan = &plans[position];
+            // Only what the node reads (its dependencies, found by checking its expressions
+            // with every id declared): declaring all N ids for each of N nodes was quadratic.
             let mut env = self
                 .base_env()
                 .with_variable("schema", instance_type.clone());
-            for (id, ty) in &node_types {
-                if *id != plan.id {
+            for id in &plan.dependencies {
+                if *id != plan.id
+                    && let Some(ty) = node_types.get(id)
+                {
+                    self.variables_declared += 1;
                     env = env.with_variable(id, ty.clone());
                 }
             }
@@ -164,7 +169,12 @@ impl Builder<'_> {
         })
     }
 
-    fn check_node(&mut self, plan: &NodePlan, env: &Env, ids: &[&str]) -> Option<CompiledNode> {
+    fn check_node(
+        &mut self,
+        plan: &NodePlan,
+        env: &Env,
+        ids: &HashSet<&str>,
+    ) -> Option<CompiledNode> {
         let id = plan.id.as_str();
         let errors_before = self.errors.len();
         // Iteration variables.
@@ -266,7 +276,7 @@ impl Builder<'_> {
         conditions: &[Standalone],
         env: &Env,
         id: &str,
-        ids: &[&str],
+        ids: &HashSet<&str>,
         field: &'static str,
     ) -> Vec<CompiledExpression> {
         let mut compiled = Vec::new();
@@ -294,7 +304,12 @@ impl Builder<'_> {
     }
 
     /// Checks each expression inside the node's value against the type of its field.
-    fn check_fields(&mut self, plan: &NodePlan, env: &Env, ids: &[&str]) -> Vec<CompiledField> {
+    fn check_fields(
+        &mut self,
+        plan: &NodePlan,
+        env: &Env,
+        ids: &HashSet<&str>,
+    ) -> Vec<CompiledField> {
         let id = plan.id.as_str();
         let mut compiled = Vec::new();
         for field in &plan.fields {

@@ -408,13 +408,31 @@ impl Builder<'_> {
 
     /// The environment for finding dependencies: every id (and `each`, the iterators and
     /// `runtime`) declared as `dyn`, so that checking an expression reports what it reads.
-    fn discovery_env(&self, plans: &[NodePlan], instance_type: &Type, extra: &[&str]) -> Env {
+    ///
+    /// Only the ids `sources` mention are declared: an expression can read no other, and
+    /// declaring every id for every node made building a chain of N resources cost N² (the
+    /// environment of each node held all N ids).
+    fn discovery_env<'s>(
+        &mut self,
+        ids: &HashSet<String>,
+        sources: impl IntoIterator<Item = &'s str>,
+        instance_type: &Type,
+        extra: &[&str],
+    ) -> Env {
         let mut env = self
             .base_env()
             .with_variable("schema", instance_type.clone())
             .with_variable(kro_cel::RUNTIME_VARIABLE, kro_cel::runtime_type());
-        for plan in plans {
-            env = env.with_variable(&plan.id, Type::Dyn);
+        let mut mentioned: Vec<&str> = sources
+            .into_iter()
+            .flat_map(identifiers)
+            .filter(|word| ids.contains(*word))
+            .collect();
+        mentioned.sort_unstable();
+        mentioned.dedup();
+        self.variables_declared += mentioned.len();
+        for id in mentioned {
+            env = env.with_variable(id, Type::Dyn);
         }
         for name in extra {
             env = env.with_variable(name, Type::Dyn);
@@ -449,11 +467,9 @@ impl Builder<'_> {
         status: &StatusPlan,
     ) {
         let ids: HashSet<String> = plans.iter().map(|plan| plan.id.clone()).collect();
-        for position in 0..plans.len() {
-            let plan = &plans[position];
+        for plan in plans.iter_mut() {
             let mut extra: Vec<&str> = plan.iterator_names();
             extra.push("each");
-            let env = self.discovery_env(plans, instance_type, &extra);
             let id = plan.id.clone();
             let mut sources: Vec<(FieldPath, String, bool)> = Vec::new();
             for field in &plan.fields {
@@ -479,6 +495,12 @@ impl Builder<'_> {
                 }
                 None => {}
             }
+            let env = self.discovery_env(
+                &ids,
+                sources.iter().map(|(_, source, _)| source.as_str()),
+                instance_type,
+                &extra,
+            );
             let mut dependencies = BTreeSet::new();
             for (path, source, self_allowed) in sources {
                 let Some(references) = self.references(&env, &source, &path, Some(&id), &ids)
@@ -492,11 +514,25 @@ impl Builder<'_> {
                     dependencies.insert(reference);
                 }
             }
-            plans[position].dependencies = dependencies;
+            plan.dependencies = dependencies;
         }
-        let env = self.discovery_env(plans, instance_type, &[]);
-        for (path, source) in status.sources() {
+        let status_sources = status.sources();
+        let env = self.discovery_env(
+            &ids,
+            status_sources.iter().map(|(_, source)| source.as_str()),
+            instance_type,
+            &[],
+        );
+        for (path, source) in status_sources {
             let _ = self.references(&env, &source, &path, None, &ids);
         }
     }
+}
+
+/// The words of a CEL source that could name a variable (`[_a-zA-Z][_a-zA-Z0-9]*`), string
+/// literals included: a superset of the variables it reads.
+pub(super) fn identifiers(source: &str) -> impl Iterator<Item = &str> {
+    source
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }

@@ -176,10 +176,11 @@ impl Builder<'_> {
             .base_env()
             .with_variable("schema", instance_type.clone())
             .with_variable(kro_cel::RUNTIME_VARIABLE, kro_cel::runtime_type());
+        self.variables_declared += node_types.len();
         for (id, ty) in node_types {
             env = env.with_variable(id, ty.clone());
         }
-        let ids: Vec<&str> = node_types.keys().map(String::as_str).collect();
+        let ids: std::collections::HashSet<&str> = node_types.keys().map(String::as_str).collect();
         let mut schema = Schema::of_type("object");
         let mut scale = CompiledSchema {
             schema: Schema::of_type("object"),

@@ -740,3 +740,89 @@ fn field_selection_on_other_lists_gets_no_collection_hint() {
     ));
     assert_eq!(hints(&found[0].kind), []);
 }
+
+/// A chain of `length` ConfigMaps, each reading the one before, and a status field reading
+/// the last.
+pub(crate) fn chain_of_config_maps(length: usize) -> String {
+    let mut text = format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Chain
+    spec:
+      name: string
+    status:
+      last: ${{r{}.data.v}}
+  resources:
+",
+        length - 1
+    );
+    for i in 0..length {
+        let value = if i == 0 {
+            "${schema.spec.name}".to_owned()
+        } else {
+            format!("${{r{}.data.v}}", i - 1)
+        };
+        text.push_str(&format!(
+            "  - id: r{i}
+    template:
+      apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: ${{schema.spec.name}}-{i}
+      data:
+        v: \"{value}\"
+"
+        ));
+    }
+    text
+}
+
+/// The regression: every node's environment declared every id, so a chain of N resources
+/// declared N² variables (5,000 resources took 48 s). Twice the chain is now twice the work.
+#[test]
+fn building_a_chain_is_linear_in_its_length() {
+    let short = built(&chain_of_config_maps(200));
+    let long = built(&chain_of_config_maps(400));
+    assert_eq!(short.levels.len(), 200);
+    assert_eq!(long.levels.len(), 400);
+    let (short, long) = (
+        short.stats.variables_declared,
+        long.stats.variables_declared,
+    );
+    assert!(short > 0);
+    assert!(long < 3 * short, "200 resources: {short}; 400: {long}");
+}
+
+#[test]
+fn a_cycle_in_a_long_chain_is_reported_at_the_resource_that_closes_it() {
+    let text =
+        chain_of_config_maps(50).replace("v: \"${schema.spec.name}\"", "v: \"${r49.data.v}\"");
+    let errors = errors(&text);
+    assert!(
+        errors
+            .iter()
+            .any(|error| matches!(error.kind, BuildErrorKind::Cycle(_))),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn an_rgd_name_or_group_that_kube_apiserver_refuses_is_an_error_at_its_field() {
+    let valid = chain_of_config_maps(1);
+    let renamed = valid.replace("name: test\n", "name: ../../etc/passwd\n");
+    let found = errors(&renamed);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].path.to_string(), "metadata.name");
+    assert!(matches!(found[0].kind, BuildErrorKind::InvalidRgdName(_)));
+    for group in ["../../x", "nodot", "Upper.org"] {
+        let regrouped = valid.replace(
+            "kind: Chain\n",
+            &format!("kind: Chain\n    group: {group:?}\n"),
+        );
+        let errors = errors(&regrouped);
+        assert_eq!(errors.len(), 1, "{group}: {errors:?}");
+        assert_eq!(errors[0].path.to_string(), "spec.schema.group");
+        assert!(matches!(errors[0].kind, BuildErrorKind::InvalidGroup(_)));
+    }
+}

@@ -367,3 +367,71 @@ proptest! {
         prop_assert_eq!(again, Err(DagError::Cycle(CycleError { path })));
     }
 }
+
+#[test]
+fn edges_added_at_once_give_the_levels_of_edges_added_one_by_one() {
+    let one_by_one = graph("A,B,C,D", "B->A,C->A,D->B,D->C");
+    let mut at_once = graph("A,B,C,D", "");
+    at_once
+        .add_all_dependencies([("B", "A"), ("C", "A"), ("D", "B"), ("D", "C")])
+        .expect("acyclic");
+    assert_eq!(at_once.levels(), one_by_one.levels());
+}
+
+#[test]
+fn edges_added_at_once_report_the_cycle_and_leave_the_graph_as_it_was() {
+    let mut dag = graph("a,b,c", "b->a");
+    let error = dag
+        .add_all_dependencies([("c", "b"), ("a", "c")])
+        .expect_err("a -> c -> b -> a");
+    assert_eq!(error, cycle(&["a", "c", "b", "a"]));
+    assert_eq!(dag.levels(), vec![vec!["a", "c"], vec!["b"]]);
+    assert!(matches!(
+        dag.add_all_dependencies([("a", "ghost")]),
+        Err(DagError::UnknownDependency { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Adding all edges at once accepts and refuses exactly what adding them one by one does.
+    #[test]
+    fn edges_added_at_once_agree_with_edges_added_one_by_one(
+        edges in proptest::collection::vec((0..8usize, 0..8usize), 0..20)
+    ) {
+        let ids: Vec<String> = (0..8).map(|i| format!("n{i}")).collect();
+        let fresh = || {
+            let mut dag = Dag::new();
+            for (index, id) in ids.iter().enumerate() {
+                dag.add_node(id.clone(), index).expect("distinct ids");
+            }
+            dag
+        };
+        let named: Vec<(&str, &str)> = edges
+            .iter()
+            .map(|&(from, to)| (ids[from].as_str(), ids[to].as_str()))
+            .collect();
+        let mut at_once = fresh();
+        let mut one_by_one = fresh();
+        let bulk = at_once.add_all_dependencies(named.iter().copied());
+        let single = one_by_one.add_dependencies_each(&named);
+        prop_assert_eq!(bulk.is_ok(), single.is_ok());
+        if bulk.is_ok() {
+            prop_assert_eq!(at_once.levels(), one_by_one.levels());
+        } else {
+            let untouched = fresh();
+            prop_assert_eq!(at_once.levels(), untouched.levels());
+        }
+    }
+}
+
+impl Dag {
+    /// Adds the edges one by one, stopping at the first error.
+    fn add_dependencies_each(&mut self, edges: &[(&str, &str)]) -> Result<(), DagError> {
+        for (from, dependency) in edges {
+            self.add_dependency(from, dependency)?;
+        }
+        Ok(())
+    }
+}

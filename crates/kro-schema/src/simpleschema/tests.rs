@@ -386,3 +386,30 @@ fn scale_markers_are_recorded_and_checked() {
     let field = compile_field("integer | scale", "status.replicas").expect("valid");
     assert_eq!(field.scale_fields, vec!["replicas".to_string()]);
 }
+
+/// Found by tests/fuzz_simpleschema.rs: defaults that break their own field's constraints or
+/// type were accepted, and kube-apiserver then refused the generated CRD.
+#[test]
+fn a_default_that_is_not_a_valid_value_of_its_field_is_an_error_at_the_field() {
+    for declaration in [
+        "integer | default=0 minimum=1",
+        "string | default=\"UPPER\" pattern=\"^[a-z]+$\"",
+        "string | enum=a,b default=c",
+        "[]map[string]object | default=[1, 2]",
+        "[]string | default={\"k\": \"v\"}",
+    ] {
+        let error = error(json!({"field": declaration}));
+        assert_eq!(error.path, "spec.field", "{declaration}");
+        assert!(
+            matches!(
+                error.kind,
+                SimpleSchemaErrorKind::InvalidMarkerValue {
+                    marker: "default",
+                    ..
+                }
+            ),
+            "{declaration}: {error:?}"
+        );
+    }
+    compile(json!({"field": "integer | default=2 minimum=1 maximum=3"}));
+}

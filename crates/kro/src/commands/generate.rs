@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use crate::output::{OutputFormat, to_text};
-use crate::rgd_files::{InputArgs, load_and_build};
+use crate::rgd_files::{InputArgs, load_and_visit};
 
 /// Flags of `kro generate`.
 #[derive(Debug, clap::Args)]
@@ -38,21 +38,25 @@ struct CrdArgs {
 /// RGD is invalid.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let What::Crd(args) = args.what;
-    let workspace = load_and_build(&args.input)?;
+    // Only the CRDs are kept of each graph, as soon as it is built.
+    let mut count = 0_usize;
+    let mut crds: Vec<Value> = Vec::new();
+    let workspace = load_and_visit(&args.input, &mut |built| {
+        count += 1;
+        if let Some(graph) = built.graph {
+            crds.push(graph.crd);
+            crds.extend(graph.set_crd);
+        }
+    })?;
     workspace.print_diagnostics();
     if workspace.has_errors() {
         return Ok(ExitCode::FAILURE);
     }
-    if workspace.rgds.is_empty() {
+    if count == 0 {
         eprintln!("error: no ResourceGraphDefinition (kro.run/v1alpha1) in the given files");
         return Ok(ExitCode::FAILURE);
     }
-    let crds: Vec<&Value> = workspace
-        .rgds
-        .iter()
-        .filter_map(|built| built.graph.as_ref())
-        .flat_map(|graph| std::iter::once(&graph.crd).chain(&graph.set_crd))
-        .collect();
+    let crds: Vec<&Value> = crds.iter().collect();
     print!("{}", render(&crds, args.output)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use kro_graph::DiagramFormat;
 
-use crate::rgd_files::{InputArgs, load_and_build};
+use crate::rgd_files::{InputArgs, load_and_visit};
 
 /// Flags of `kro graph`.
 #[derive(Debug, clap::Args)]
@@ -42,18 +42,20 @@ impl From<Format> for DiagramFormat {
 
 /// Builds the RGDs and draws the chosen one.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let workspace = load_and_build(&args.input)?;
-    let chosen: Vec<_> = workspace
-        .rgds
-        .iter()
-        .filter(|built| {
-            args.name
-                .as_ref()
-                .is_none_or(|name| &built.loaded.name() == name)
-        })
-        .collect();
+    // With --name only the RGDs of that name are kept; without, every one is (more than one
+    // is an error that lists them).
+    let mut chosen = Vec::new();
+    let workspace = load_and_visit(&args.input, &mut |built| {
+        if args
+            .name
+            .as_ref()
+            .is_none_or(|name| &built.loaded.name() == name)
+        {
+            chosen.push(built);
+        }
+    })?;
     let built = match chosen.as_slice() {
-        [one] => *one,
+        [one] => one,
         [] => {
             workspace.print_diagnostics();
             match &args.name {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kro_graph::{CompiledGraph, FieldPath, NodeKind};
+use kro_graph::{CompiledGraph, FieldPath, NameRule, NodeKind};
 use kro_runtime::{
     NodePlan, NodeState, Observed, Plan, PlanOptions, Scheduling, admit, converge, plan,
 };
@@ -65,6 +65,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let instance = read_instance(&args)?;
+    if let Err(problem) = check_instance_names(&instance) {
+        eprintln!("{}: {problem}", args.instance.display());
+        return Ok(ExitCode::FAILURE);
+    }
     let api_version = instance["apiVersion"].as_str().unwrap_or_default();
     let kind = instance["kind"].as_str().unwrap_or_default();
     let Some(built) = workspace.rgds.iter().find(|built| {
@@ -149,7 +153,6 @@ fn built_loaded(built: &crate::rgd_files::BuiltRgd) -> &LoadedRgd {
 fn print_errors(loaded: &LoadedRgd, planned: &Plan) -> bool {
     let location = |path: &FieldPath| {
         loaded
-            .document
             .source_map
             .nearest(path)
             .map(|at| format!("{at}:"))
@@ -180,6 +183,33 @@ fn read_instance(args: &Args) -> anyhow::Result<Value> {
             args.instance.display(),
             many.len()
         ),
+    }
+}
+
+/// The instance's name and namespace as kube-apiserver checks them (a DNS-1123 subdomain and
+/// label): they end up in the names, labels and owner references of every object rendered, so
+/// a name such as `../../etc/passwd` is refused here rather than printed into them.
+fn check_instance_names(instance: &Value) -> Result<(), String> {
+    let metadata = &instance["metadata"];
+    match &metadata["name"] {
+        Value::String(name) => NameRule::Subdomain
+            .check(name)
+            .map_err(|error| format!("metadata.name: Invalid value: {error}"))?,
+        Value::Null => return Err("metadata.name: Required value: name is required".to_owned()),
+        other => {
+            return Err(format!(
+                "metadata.name: Invalid value: {other}: must be a string"
+            ));
+        }
+    }
+    match &metadata["namespace"] {
+        Value::String(namespace) => NameRule::Label
+            .check(namespace)
+            .map_err(|error| format!("metadata.namespace: Invalid value: {error}")),
+        Value::Null => Ok(()),
+        other => Err(format!(
+            "metadata.namespace: Invalid value: {other}: must be a string"
+        )),
     }
 }
 
@@ -357,5 +387,35 @@ fn node_report(graph: &CompiledGraph, node: &NodePlan) -> NodeReport {
             .iter()
             .map(|desired| desired.object.clone())
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_names_that_are_not_kubernetes_names_are_refused() {
+        let named = |name: Value, namespace: Value| json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": name, "namespace": namespace}});
+        assert_eq!(
+            check_instance_names(&named(json!("web-1"), Value::Null)),
+            Ok(())
+        );
+        assert_eq!(
+            check_instance_names(&named(json!("a.b"), json!("team-1"))),
+            Ok(())
+        );
+        for (name, namespace, field) in [
+            (json!("../../etc/passwd"), Value::Null, "metadata.name"),
+            (json!("UPPER"), Value::Null, "metadata.name"),
+            (Value::Null, Value::Null, "metadata.name"),
+            (json!(7), Value::Null, "metadata.name"),
+            (json!("ok"), json!("../x"), "metadata.namespace"),
+            (json!("ok"), json!("a.b"), "metadata.namespace"),
+        ] {
+            let problem = check_instance_names(&named(name.clone(), namespace))
+                .expect_err("an invalid name is refused");
+            assert!(problem.starts_with(field), "{name}: {problem}");
+        }
     }
 }
