@@ -33,6 +33,9 @@ pub(crate) enum ReconcileError {
     /// Objects of an instance could not be applied, pruned or deleted: every problem met.
     #[error("{0}")]
     Resources(ResourceErrors),
+    /// The reconcile took longer than the settings allow and was abandoned.
+    #[error("the reconcile did not finish within {}s; abandoned, to be retried", .0.as_secs())]
+    TimedOut(std::time::Duration),
 }
 
 impl ReconcileError {
@@ -48,6 +51,7 @@ impl ReconcileError {
             ReconcileError::Kind(_) => "KindNotServed",
             ReconcileError::Json(_) => "InternalError",
             ReconcileError::Schemas(_) => "SchemaReadFailed",
+            ReconcileError::TimedOut(_) => "ReconcileTimedOut",
             // The first problem names the reconcile's failure.
             ReconcileError::Resources(problems) => problems
                 .0

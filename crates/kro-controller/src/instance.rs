@@ -229,7 +229,11 @@ impl InstanceController {
             let started = std::time::Instant::now();
             let span =
                 tracing::info_span!("reconcile", kind = %self.kind.resource.kind, instance = %key);
-            let outcome = self.reconcile(shared, &key).instrument(span).await;
+            let limit = shared.settings.reconcile_timeout;
+            let outcome =
+                tokio::time::timeout(limit, self.reconcile(shared, &key).instrument(span))
+                    .await
+                    .unwrap_or(Err(ReconcileError::TimedOut(limit)));
             shared
                 .metrics
                 .instance_reconciled(&self.gvr, started.elapsed(), outcome.is_ok());

@@ -175,7 +175,10 @@ impl RgdController {
         while let Some(name) = self.queue.next().await {
             let started = std::time::Instant::now();
             let span = tracing::info_span!("reconcile", rgd = %name);
-            let outcome = self.reconcile(&name).instrument(span).await;
+            let limit = self.shared.settings.reconcile_timeout;
+            let outcome = tokio::time::timeout(limit, self.reconcile(&name).instrument(span))
+                .await
+                .unwrap_or(Err(ReconcileError::TimedOut(limit)));
             self.shared
                 .metrics
                 .rgd_reconciled(started.elapsed(), outcome.is_ok());

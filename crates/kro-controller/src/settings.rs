@@ -21,6 +21,11 @@ pub struct Settings {
     pub backoff: Duration,
     /// The longest retry delay.
     pub max_backoff: Duration,
+    /// How long one reconcile may take. One that takes longer (a request the server never
+    /// answers, say after it restarted) is abandoned — as if its worker had crashed, which every
+    /// reconcile is written to survive — and retried with backoff, so a worker is never held
+    /// forever.
+    pub reconcile_timeout: Duration,
 }
 
 impl Settings {
@@ -43,6 +48,7 @@ impl Default for Settings {
             deletion_poll: Duration::from_secs(2),
             backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(60),
+            reconcile_timeout: Duration::from_secs(120),
         }
     }
 }

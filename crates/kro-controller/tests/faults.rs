@@ -140,3 +140,37 @@ async fn the_controllers_start_through_failing_requests() {
         "{error}"
     );
 }
+
+/// A request the server does not answer in time does not hold a worker forever: the reconcile
+/// is abandoned after `reconcile_timeout`, counted as an error, and retried; once the server
+/// answers again the instance converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_that_hangs_is_abandoned_and_retried() {
+    let cluster = Cluster::start_with(kro_controller::Settings {
+        reconcile_timeout: std::time::Duration::from_millis(700),
+        backoff: std::time::Duration::from_millis(50),
+        ..kro_controller::Settings::default()
+    })
+    .await;
+    let definition = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "pruning");
+    let instance = at("kro.run/v1alpha1", "Pruning", "slow");
+    cluster.apply(&rgd(false)).await;
+    cluster.wait_state(definition, "Active").await;
+    cluster
+        .server()
+        .set_latency(std::time::Duration::from_millis(1500));
+    cluster
+        .apply(&json!({"apiVersion": "kro.run/v1alpha1", "kind": "Pruning",
+            "metadata": {"name": "slow", "namespace": "default"}, "spec": {}}))
+        .await;
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let errors = r#"instance_reconcile_errors_total{gvr="kro.run/v1alpha1, Resource=prunings"}"#;
+    assert!(
+        cluster.metric(errors).is_some_and(|count| count >= 1.0),
+        "no reconcile was abandoned: {:?}",
+        cluster.metric(errors)
+    );
+    cluster.server().set_latency(std::time::Duration::ZERO);
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster.stop().await;
+}

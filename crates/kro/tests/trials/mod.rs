@@ -669,7 +669,9 @@ pub async fn restart_trials(
             .duplicates
             .extend(duplicates_of(&client, &name).await);
         delete_instance(&client, &name).await;
-        let gone = wait_instance(&client, &name, Duration::from_secs(90), |instance| {
+        // A reconcile held by a request the restarted server never answers is abandoned after
+        // the controller's reconcile timeout (120 s) and retried: wait longer than that.
+        let gone = wait_instance(&client, &name, Duration::from_secs(180), |instance| {
             instance.is_none()
         })
         .await;
