@@ -220,3 +220,51 @@ async fn bodies_are_decoded_by_content_type_as_kube_apiserver_does() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_definition_whose_rule_does_not_compile_is_refused_with_the_rule_path() {
+    let app = router(state(None).await);
+    let definition = |rule: &str| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gadgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object",
+                            "properties": {"size": {"type": "integer"}},
+                            "x-kubernetes-validations": [{"rule": rule}]}}}}}]}
+        })
+        .to_string()
+    };
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (status, answer) = send(
+        &app,
+        "POST",
+        crds,
+        Some("application/json"),
+        &definition("self.size =="),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["reason"], "Invalid");
+    assert_eq!(
+        answer["details"]["causes"][0]["field"],
+        "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+    );
+    assert_eq!(
+        answer["details"]["causes"][0]["reason"],
+        "FieldValueInvalid"
+    );
+
+    let (status, answer) = send(
+        &app,
+        "POST",
+        crds,
+        Some("application/json"),
+        &definition("self.size <= 10"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+}

@@ -150,6 +150,39 @@ fn open_watch(port: u16, collection: &str) -> TcpStream {
     stream
 }
 
+#[test]
+#[cfg(target_os = "linux")]
+fn watches_of_clients_that_do_not_read_hold_a_bounded_buffer_each() {
+    let server = Server::start(&["--simulators", "none"]);
+    // 2 MB of objects for each watch to start with.
+    for index in 0..40 {
+        let body = format!(
+            r#"{{"metadata":{{"name":"big-{index}"}},"data":{{"v":"{}"}}}}"#,
+            "z".repeat(50_000)
+        );
+        assert_eq!(
+            http(server.port, "POST", CONFIGMAPS, "setup", Some(&body)).code,
+            201
+        );
+    }
+    // Clients that read the first bytes and then nothing: every watch would hold the whole
+    // list (800 MB for 400 of them) if it were encoded up front.
+    let watches: Vec<TcpStream> = (0..400)
+        .map(|_| open_watch(server.port, CONFIGMAPS))
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let resident = server.status_kib("VmHWM").expect("VmHWM of the server");
+    drop(watches);
+    assert!(
+        resident < PEAK_BOUND_KIB,
+        "400 stalled watches took the server to {resident} KiB"
+    );
+    eprintln!(
+        "peak memory with 400 stalled watches: {} MiB",
+        resident / 1024
+    );
+}
+
 fn open_watches(server: &Server) -> u64 {
     http(server.port, "GET", "/debug/kro/requests", "probe", None).json()["openWatches"]
         .as_u64()

@@ -55,7 +55,7 @@ impl EventFormat {
 
 /// The most bytes of events a watch holds for a client that has not read them yet; a line
 /// larger than this is still sent, alone.
-pub const WATCH_BUFFER_BYTES: usize = 1024 * 1024;
+pub const WATCH_BUFFER_BYTES: usize = 256 * 1024;
 
 /// The most events a watch holds for a client that has not read them yet.
 const WATCH_BUFFER_EVENTS: usize = 256;

@@ -115,6 +115,23 @@ impl FaultArgs {
     }
 }
 
+/// Says which faults are injected, with the seed that replays them.
+pub fn report_faults(server: &kro_apiserver::RunningServer) {
+    if !server.latency().is_zero() {
+        eprintln!(
+            "kro apiserver: adding {:?} to every resource request",
+            server.latency()
+        );
+    }
+    if let Some((rate, seed)) = server.failure_rate() {
+        eprintln!(
+            "kro apiserver: failing {} of resource requests with {:?} (--failure-seed {seed})",
+            rate.rate(),
+            rate.codes()
+        );
+    }
+}
+
 fn parse_rate(text: &str) -> Result<f64, String> {
     let rate: f64 = text
         .trim()
@@ -190,6 +207,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             None => eprintln!("kro apiserver: serving {}", server.url()),
         }
+        report_faults(&server);
         crate::commands::controller::shutdown_signal().await?;
         eprintln!("kro apiserver: stopping");
         server.shutdown().await;

@@ -76,6 +76,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     })
     .await
     .context("cannot start the API server")?;
+    crate::commands::apiserver::report_faults(&server);
     let kubeconfig = server.kubeconfig();
     let kubeconfig_path = args
         .kubeconfig_out
