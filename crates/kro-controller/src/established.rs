@@ -41,8 +41,10 @@ impl EstablishError {
     }
 }
 
-/// Waits until the CRD reports Established; reads that fail transiently are made again until
-/// the timeout.
+/// Waits until the CRD reports Established and discovery lists its resource in every served
+/// version (kube-apiserver can answer 404 for a group-version a moment after Established, which
+/// a client resolving the kind through discovery trips over); reads that fail transiently are
+/// made again until the timeout.
 pub(crate) async fn wait_established(
     crds: &Api<DynamicObject>,
     name: &str,
@@ -74,7 +76,7 @@ pub(crate) async fn wait_established(
                     condition["type"] == "Established" && condition["status"] == "True"
                 })
             });
-        if established {
+        if established && served_by_discovery(crds, &crd.data).await {
             return Ok(());
         }
         if started.elapsed() > ESTABLISH_TIMEOUT {
@@ -85,4 +87,36 @@ pub(crate) async fn wait_established(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// Whether discovery lists the CRD's plural in each version it serves (`/apis/<group>/<version>`).
+async fn served_by_discovery(crds: &Api<DynamicObject>, crd: &Json) -> bool {
+    let client: kube::Client = crds.clone().into_client();
+    let (Some(group), Some(plural)) = (
+        crd.pointer("/spec/group").and_then(Json::as_str),
+        crd.pointer("/spec/names/plural").and_then(Json::as_str),
+    ) else {
+        return true; // not a CRD discovery can confirm; Established is all there is
+    };
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Json::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for version in versions {
+        if version["served"] != true {
+            continue;
+        }
+        let Some(name) = version["name"].as_str() else {
+            continue;
+        };
+        let listed = client
+            .list_api_group_resources(&format!("{group}/{name}"))
+            .await
+            .is_ok_and(|resources| resources.resources.iter().any(|r| r.name == plural));
+        if !listed {
+            return false;
+        }
+    }
+    true
 }

@@ -150,7 +150,7 @@ impl InstanceController {
         let mut tasks = Vec::new();
         let api = kind.api(&shared.client, None);
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-            .default_backoff();
+            .backoff(crate::watches::WatchBackoff::default());
         let watch_queue = queue.clone();
         let kind_name = kind.resource.kind.clone();
         tasks.push(tokio::spawn(async move {

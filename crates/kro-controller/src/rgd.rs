@@ -116,7 +116,7 @@ impl RgdController {
             tasks: Mutex::default(),
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
-            .default_backoff();
+            .backoff(crate::watches::WatchBackoff::default());
         let mut tasks = vec![tokio::spawn(async move {
             let mut watch = std::pin::pin!(watch);
             while let Some(event) = watch.next().await {

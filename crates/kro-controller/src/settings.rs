@@ -46,7 +46,7 @@ impl Default for Settings {
             kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
             scheduling: Scheduling::Levels,
             deletion_poll: Duration::from_secs(2),
-            backoff: Duration::from_millis(200),
+            backoff: Duration::from_millis(10),
             max_backoff: Duration::from_secs(60),
             reconcile_timeout: Duration::from_secs(120),
         }
@@ -60,9 +60,9 @@ mod tests {
     #[test]
     fn retries_back_off_doubling_up_to_the_cap() {
         let settings = Settings::default();
-        assert_eq!(settings.retry_delay(1), Duration::from_millis(200));
-        assert_eq!(settings.retry_delay(2), Duration::from_millis(400));
-        assert_eq!(settings.retry_delay(4), Duration::from_millis(1600));
+        assert_eq!(settings.retry_delay(1), Duration::from_millis(10));
+        assert_eq!(settings.retry_delay(2), Duration::from_millis(20));
+        assert_eq!(settings.retry_delay(4), Duration::from_millis(80));
         assert_eq!(settings.retry_delay(40), Duration::from_secs(60));
     }
 }

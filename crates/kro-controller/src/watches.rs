@@ -154,6 +154,53 @@ struct Watch {
     task: JoinHandle<()>,
 }
 
+/// The delays between attempts to (re)start a watch: 50 ms doubling to 30 s, ±25% jitter so
+/// that watches broken together (a restarted server) do not come back in step; the stream
+/// resets it with every event. kube-runtime's default starts at 800 ms, as client-go's
+/// reflector does, which keeps a cache stale (and deletion listing from the server) for most
+/// of a second after every failed watch request.
+#[derive(Debug)]
+pub(crate) struct WatchBackoff {
+    next: std::time::Duration,
+    jitter: std::hash::RandomState,
+    attempts: u64,
+}
+
+impl WatchBackoff {
+    const FIRST: std::time::Duration = std::time::Duration::from_millis(50);
+    const LONGEST: std::time::Duration = std::time::Duration::from_secs(30);
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        WatchBackoff {
+            next: Self::FIRST,
+            jitter: std::hash::RandomState::new(),
+            attempts: 0,
+        }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = std::time::Duration;
+
+    fn next(&mut self) -> Option<std::time::Duration> {
+        use std::hash::BuildHasher as _;
+        let delay = self.next;
+        self.next = (self.next * 2).min(Self::LONGEST);
+        self.attempts = self.attempts.wrapping_add(1);
+        // A factor in [0.75, 1.25).
+        let spread = (self.jitter.hash_one(self.attempts) % 500) as f64 / 1000.0;
+        Some(delay.mul_f64(0.75 + spread))
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+}
+
 /// Whether a watch's cache is known to match the server: set when a (re)list has completed or
 /// a watch event arrived on a healthy stream, cleared when a re-list begins (after `410 Gone`,
 /// say) or the stream breaks (the server went away). While it is clear, an absence in the cache
@@ -252,7 +299,7 @@ impl Watches {
                 object.types = Some(types.clone());
             }
         });
-        let stream = reflector::reflector(writer, watch).default_backoff();
+        let stream = reflector::reflector(writer, watch).backoff(WatchBackoff::default());
         let synced = Synced::default();
         let following = synced.clone();
         let task = tokio::spawn(async move {
@@ -310,6 +357,8 @@ pub(crate) fn cached(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn object() -> DynamicObject {
@@ -322,6 +371,35 @@ mod tests {
     fn follow(synced: &Synced, event: Result<Event<DynamicObject>, &str>) -> bool {
         synced.follow(&event);
         synced.get()
+    }
+
+    #[test]
+    fn watches_retry_soon_then_back_off_to_half_a_minute() {
+        use kube::runtime::utils::Backoff as _;
+        let mut backoff = WatchBackoff::default();
+        let first = backoff.next().unwrap_or_default();
+        assert!(
+            first >= Duration::from_millis(37) && first < Duration::from_millis(63),
+            "{first:?}"
+        );
+        let later: Vec<Duration> = backoff.by_ref().take(20).collect();
+        assert!(
+            later
+                .iter()
+                .all(|delay| *delay < Duration::from_millis(37_500)),
+            "{later:?}"
+        );
+        assert!(
+            later
+                .last()
+                .is_some_and(|delay| *delay >= Duration::from_millis(22_500))
+        );
+        backoff.reset();
+        assert!(
+            backoff
+                .next()
+                .is_some_and(|delay| delay < Duration::from_millis(63))
+        );
     }
 
     #[test]

@@ -49,47 +49,60 @@ fn main() {
         clean_run &= report.clean();
 
         let runs = count.clamp(1, 10);
-        let mut fault_free = Vec::new();
-        let mut failing = Vec::new();
-        for run in 0..runs {
-            let dir = dir.path().join(format!("steady-{run}"));
-            let server = Server::start(&dir.join("clean"));
-            let clean = time_to_converge(&server, Duration::from_secs(300)).await;
-            drop(server);
-            let seed = (seed(23) + run as u64).to_string();
-            let server = Server::start_with(
-                &dir.join("failing"),
-                &["--failure-rate", "0.2", "--failure-seed", &seed],
-            );
-            let faulty = time_to_converge(&server, Duration::from_secs(300)).await;
-            match (clean, faulty) {
-                (Some(clean), Some(faulty)) => {
-                    fault_free.push(clean.0 + clean.1);
-                    failing.push(faulty.0 + faulty.1);
-                }
-                _ => {
-                    println!("run {run} (seed {seed}): did not converge within 300 s");
-                    clean_run = false;
+        for (codes, what) in [
+            ("500", "500s (the controller absorbs them)"),
+            (
+                "500,503,429",
+                "500/503/429, the last two with Retry-After: 1",
+            ),
+        ] {
+            let mut fault_free = Vec::new();
+            let mut failing = Vec::new();
+            for run in 0..runs {
+                let dir = dir.path().join(format!("steady-{codes}-{run}"));
+                let server = Server::start(&dir.join("clean"));
+                let clean = time_to_converge(&server, Duration::from_secs(300)).await;
+                drop(server);
+                let seed = (seed(23) + run as u64).to_string();
+                let flags = [
+                    "--failure-rate",
+                    "0.2",
+                    "--failure-codes",
+                    codes,
+                    "--failure-seed",
+                    &seed,
+                ];
+                let server = Server::start_with(&dir.join("failing"), &flags);
+                let faulty = time_to_converge(&server, Duration::from_secs(300)).await;
+                match (clean, faulty) {
+                    (Some(clean), Some(faulty)) => {
+                        fault_free.push(clean.0 + clean.1);
+                        failing.push(faulty.0 + faulty.1);
+                    }
+                    _ => {
+                        println!("run {run} ({flags:?}): did not converge within 300 s");
+                        clean_run = false;
+                    }
                 }
             }
+            let worst_ratio = fault_free
+                .iter()
+                .zip(&failing)
+                .map(|(clean, faulty)| faulty.as_secs_f64() / clean.as_secs_f64().max(0.001))
+                .fold(0.0, f64::max);
+            let median = |times: &mut Vec<Duration>| {
+                times.sort();
+                times.get(times.len() / 2).copied().unwrap_or_default()
+            };
+            let (clean, faulty) = (median(&mut fault_free), median(&mut failing));
+            println!(
+                "create + delete with 20% of requests failing with {what}: median {:.2} s vs \
+                 {:.2} s fault-free ({:.2}x; worst run {worst_ratio:.2}x over {runs} runs)",
+                faulty.as_secs_f64(),
+                clean.as_secs_f64(),
+                faulty.as_secs_f64() / clean.as_secs_f64().max(0.001),
+            );
         }
-        let median = |times: &mut Vec<Duration>| {
-            times.sort();
-            times.get(times.len() / 2).copied().unwrap_or_default()
-        };
-        let worst_ratio = fault_free
-            .iter()
-            .zip(&failing)
-            .map(|(clean, faulty)| faulty.as_secs_f64() / clean.as_secs_f64().max(0.001))
-            .fold(0.0, f64::max);
-        let (clean, faulty) = (median(&mut fault_free), median(&mut failing));
-        println!(
-            "create + delete with 20% of requests failing: median {:.2} s vs {:.2} s fault-free \
-             ({:.2}x; worst run {worst_ratio:.2}x over {runs} runs)",
-            faulty.as_secs_f64(),
-            clean.as_secs_f64(),
-            faulty.as_secs_f64() / clean.as_secs_f64().max(0.001),
-        );
 
         if kro_test_support::control_plane_built() {
             let control_plane =
