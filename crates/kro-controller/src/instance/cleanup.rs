@@ -132,25 +132,23 @@ impl InstanceController {
         Ok(members)
     }
 
-    /// A member of the instance's ApplySet (of any kind the graph creates or the inventory
-    /// names) that the server still holds, asked of the server itself: the last word before
-    /// the finalizer goes, since a cache can lag behind a create it has not seen yet.
-    async fn member_remaining(
+    /// The members of the instance's ApplySet (of any kind the graph creates or the inventory
+    /// names) as the server itself lists them: the last word before the finalizer goes, since
+    /// a cache can lag behind a create it has not seen yet.
+    async fn members_on_server(
         &self,
         shared: &Shared,
         graph: &GraphVersion,
         instance: &Json,
-    ) -> Result<Option<ObjectKey>, ReconcileError> {
+    ) -> Result<Vec<Json>, ReconcileError> {
         let id = self.parent_id(instance);
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
         kinds.extend(self.inventory(instance).group_kinds);
+        let mut members = Vec::new();
         for group_kind in kinds {
-            let members = list_members(shared, graph, &group_kind, &id).await?;
-            if let Some(key) = members.iter().find_map(ObjectKey::of) {
-                return Ok(Some(key));
-            }
+            members.extend(list_members(shared, graph, &group_kind, &id).await?);
         }
-        Ok(None)
+        Ok(members)
     }
 
     /// Ordered deletion: the highest apply order still present is deleted (all at once); the
@@ -177,7 +175,16 @@ impl InstanceController {
         let options = plan_options(shared, &facts);
         let status = plan(&graph.graph, instance, &Observed::new(), &options);
         self.write_status(shared, instance, &status).await?;
-        let members = self.members(shared, graph, instance).await?;
+        let mut members = self.members(shared, graph, instance).await?;
+        if members.is_empty() {
+            members = self.members_on_server(shared, graph, instance).await?;
+            if !members.is_empty() {
+                tracing::info!(
+                    members = members.len(),
+                    "members the caches did not show remain on the server"
+                );
+            }
+        }
         tracing::debug!(members = members.len(), "deleting the instance's objects");
         let waves = deletion_waves(&members, Some(&graph.graph));
         if let Some(wave) = waves.first() {
@@ -198,12 +205,6 @@ impl InstanceController {
                     )
                     .await;
             }
-            return Ok(Some(shared.settings.deletion_poll));
-        }
-        if let Some(key) = self.member_remaining(shared, graph, instance).await? {
-            // The caches missed it (they were re-listing, or lag behind a create): the next
-            // round lists it from the server and deletes it.
-            tracing::info!(object = %key, "a member the caches did not show remains on the server");
             return Ok(Some(shared.settings.deletion_poll));
         }
         tracing::info!("every object deleted; removing the finalizer");
