@@ -174,3 +174,34 @@ async fn a_reconcile_that_hangs_is_abandoned_and_retried() {
     cluster.wait_state(instance, "ACTIVE").await;
     cluster.stop().await;
 }
+
+/// Deletion asks the server when the caches show no member: an object of the instance that the
+/// managed cache can never show (someone removed its `kro.run/owned` label) is deleted too,
+/// rather than holding the instance in DELETING forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_no_cache_shows_is_deleted_with_its_instance() {
+    let mut cluster = Cluster::start().await;
+    let definition = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "pruning");
+    let instance = at("kro.run/v1alpha1", "Pruning", "hidden");
+    cluster.apply(&rgd(false)).await;
+    cluster.wait_state(definition, "Active").await;
+    cluster
+        .apply(&json!({"apiVersion": "kro.run/v1alpha1", "kind": "Pruning",
+            "metadata": {"name": "hidden", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    cluster.stop_controllers().await;
+    cluster
+        .merge(
+            at("v1", "ConfigMap", "hidden-config"),
+            json!({"metadata": {"labels": {"kro.run/owned": null}}}),
+        )
+        .await;
+    cluster.delete(instance).await;
+    cluster.start_controllers().await;
+    cluster.wait_gone(instance).await;
+    cluster
+        .wait_gone(at("v1", "ConfigMap", "hidden-config"))
+        .await;
+    cluster.stop().await;
+}
