@@ -902,6 +902,14 @@ mod tests {
     use super::*;
     use crate::{Env, NoVariables};
 
+    /// What evaluating `text` really costs, without a limit.
+    fn actual_cost(env: &Env, text: &str) -> u64 {
+        env.compile(text)
+            .expect("compiles")
+            .evaluate_with_limit(&NoVariables, None)
+            .cost
+    }
+
     fn estimate(env: &Env, text: &str, hints: &dyn SizeHints) -> CostEstimate {
         let ast = env.parse(text).expect("parses");
         let checked = env.check(&ast).expect("checks");
@@ -944,11 +952,7 @@ mod tests {
         assert_eq!(unbounded.max, None);
         let text = "cel.bind(v, 0, [1, 2, 3]).all(x, x > 0)";
         let bounded = estimate(&env, text, &NoSizeHints);
-        let actual = env
-            .compile(text)
-            .expect("compiles")
-            .evaluate_with_limit(&NoVariables, None)
-            .cost;
+        let actual = actual_cost(&env, text);
         assert!(
             bounded.max.is_some_and(|max| actual <= max),
             "{bounded:?} vs {actual}"
@@ -967,11 +971,7 @@ mod tests {
             "b'a\\x00' == b'a\\x00'",
         ] {
             let estimate = estimate(&env, text, &NoSizeHints);
-            let actual = env
-                .compile(text)
-                .expect("compiles")
-                .evaluate_with_limit(&NoVariables, None)
-                .cost;
+            let actual = actual_cost(&env, text);
             assert!(
                 estimate.min <= actual,
                 "{text}: min {} > actual {actual}",
@@ -1054,11 +1054,7 @@ mod tests {
             "lists.range(25).reverse()",
         ] {
             let estimate = estimate(&env, text, &NoSizeHints);
-            let actual = env
-                .compile(text)
-                .expect("compiles")
-                .evaluate_with_limit(&NoVariables, None)
-                .cost;
+            let actual = actual_cost(&env, text);
             assert!(
                 estimate.max.is_none_or(|max| actual <= max),
                 "{text}: {estimate:?} vs {actual}"

@@ -11,8 +11,11 @@ use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::runtime::{WatchStreamExt, watcher};
+
+mod trials;
+
+use trials::connect;
 
 const OBJECTS: usize = 100;
 
@@ -34,26 +37,6 @@ fn spawn(data_dir: &Path, port: u16, kubeconfig: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("kro apiserver starts")
-}
-
-/// A client once the server answers (it writes the kubeconfig when it listens).
-async fn connect(kubeconfig: &Path) -> kube::Client {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(config) = Kubeconfig::read_from(kubeconfig)
-            && let Ok(config) =
-                kube::Config::from_custom_kubeconfig(config, &KubeConfigOptions::default()).await
-            && let Ok(client) = kube::Client::try_from(config)
-            && client.apiserver_version().await.is_ok()
-        {
-            return client;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server did not come up"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 fn resource_version(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
