@@ -26,7 +26,8 @@
 //!   the work queue, and the schemas read from the API server.
 //! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,
 //!   leader election, and what `/readyz` reports.
-//! - `error`: why reconciles fail; `object_json`: JSON views of objects.
+//! - `retry`: idempotent requests answered 500 or 502 sent again;
+//!   `error`: why reconciles fail; `object_json`: JSON views of objects.
 
 mod apply;
 pub mod crd_plan;
@@ -41,6 +42,7 @@ pub mod metrics;
 mod object_json;
 pub mod queue;
 mod readiness;
+mod retry;
 mod rgd;
 mod rgd_crd;
 pub mod rgd_status;

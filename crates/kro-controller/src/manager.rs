@@ -85,6 +85,13 @@ impl Manager {
         settings: Settings,
         metrics: Metrics,
     ) -> Result<Manager, StartError> {
+        let client = crate::retry::retrying(
+            client,
+            crate::retry::RequestRetries {
+                attempts: settings.request_retries,
+                delay: settings.backoff,
+            },
+        );
         let mut attempt = 0u32;
         while let Err(error) = install_rgd_crd(&client).await {
             if !error.is_transient() {

@@ -26,6 +26,10 @@ pub struct Settings {
     /// reconcile is written to survive — and retried with backoff, so a worker is never held
     /// forever.
     pub reconcile_timeout: Duration,
+    /// How many times a read, patch, replace or delete answered 500 or 502 is sent again
+    /// (after [`backoff`](Self::backoff), doubling) before its reconcile fails; `0` turns this
+    /// off. kube-rs retries 429, 503 and 504 itself.
+    pub request_retries: u32,
 }
 
 impl Settings {
@@ -49,6 +53,7 @@ impl Default for Settings {
             backoff: Duration::from_millis(10),
             max_backoff: Duration::from_secs(60),
             reconcile_timeout: Duration::from_secs(120),
+            request_retries: 3,
         }
     }
 }

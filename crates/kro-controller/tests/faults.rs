@@ -105,8 +105,10 @@ async fn the_controllers_start_through_failing_requests() {
     ));
     let config = kube::Config::new(server.url().parse().expect("URL"));
     let client = kube::Client::try_from(config).expect("a client");
+    // Without request retries, so the failures reach start-up's own retries.
     let settings = kro_controller::Settings {
         backoff: std::time::Duration::from_millis(10),
+        request_retries: 0,
         ..kro_controller::Settings::default()
     };
     let manager = tokio::time::timeout(
