@@ -20,7 +20,7 @@ use kro_runtime::{ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, S
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
-use kube::runtime::watcher::{self, Event};
+use kube::runtime::watcher;
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
@@ -35,7 +35,7 @@ use crate::manager::{Shared, stop_tasks};
 use crate::metrics::{LiveSource, gvr_label};
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::WorkQueue;
-use crate::watches::{GroupKind, InstanceRef, Selection, Subscriber, cached};
+use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
 
 mod cleanup;
 mod observe;
@@ -153,17 +153,20 @@ impl InstanceController {
             .backoff(crate::watches::WatchBackoff::default());
         let watch_queue = queue.clone();
         let kind_name = kind.resource.kind.clone();
+        let listed = controller.store.clone();
         tasks.push(tokio::spawn(async move {
             let mut watch = std::pin::pin!(watch);
+            let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
                 match event {
-                    Ok(Event::Apply(object) | Event::InitApply(object) | Event::Delete(object)) => {
-                        watch_queue.add(InstanceRef {
-                            namespace: object.metadata.namespace.clone(),
-                            name: object.metadata.name.clone().unwrap_or_default(),
-                        });
+                    Ok(event) => {
+                        for object in changes.changed(event, &listed) {
+                            watch_queue.add(InstanceRef {
+                                namespace: object.metadata.namespace.clone(),
+                                name: object.metadata.name.clone().unwrap_or_default(),
+                            });
+                        }
                     }
-                    Ok(Event::Init | Event::InitDone) => {}
                     Err(error) => {
                         tracing::warn!(kind = %kind_name, %error, "instance watch failed; retrying");
                     }

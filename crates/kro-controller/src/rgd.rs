@@ -41,6 +41,7 @@ use crate::readiness::Caches;
 use crate::rgd_status::{
     ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
+use crate::watches::ListedChanges;
 
 /// The RGD resource.
 pub fn rgd_resource() -> ApiResource {
@@ -117,14 +118,24 @@ impl RgdController {
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
             .backoff(crate::watches::WatchBackoff::default());
+        let listed = controller.store.clone();
         let mut tasks = vec![tokio::spawn(async move {
             let mut watch = std::pin::pin!(watch);
+            let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
                 match event {
-                    Ok(Event::Apply(rgd) | Event::InitApply(rgd) | Event::Delete(rgd)) => {
-                        queue.add(rgd.metadata.name.clone().unwrap_or_default());
+                    Ok(event) => {
+                        match &event {
+                            Event::Init => tracing::debug!("listing RGDs"),
+                            Event::InitDone => tracing::debug!("RGDs listed; watching"),
+                            _ => {}
+                        }
+                        for rgd in changes.changed(event, &listed) {
+                            let name = rgd.metadata.name.clone().unwrap_or_default();
+                            tracing::debug!(rgd = %name, "RGD changed");
+                            queue.add(name);
+                        }
                     }
-                    Ok(Event::Init | Event::InitDone) => {}
                     Err(error) => tracing::warn!(%error, "RGD watch failed; retrying"),
                 }
             }
@@ -250,6 +261,7 @@ impl RgdController {
             kind_ready: condition_of(&rgd, "KindReady"),
             controller_ready: controller_ready(running),
         };
+        tracing::debug!(generation = progress.generation, "reconciling");
         let concluded = self.run_stages(name, &rgd, identity, &mut progress).await?;
         self.write_status(name, &rgd, &progress.observation())
             .await?;
@@ -304,6 +316,7 @@ impl RgdController {
         )
         .await
         .map_err(ReconcileError::Schemas)?;
+        tracing::debug!(elapsed = ?building.elapsed(), "schemas read");
         let built = build_graph(
             &definition,
             &SchemaSources::new().with(live).with(BuiltinCatalog),
@@ -386,7 +399,10 @@ impl RgdController {
                 ConditionValue::fails("Failed", message)
             }
             None => match wait_established(&crds, &crd_name).await {
-                Ok(()) => kind_ready(&graph.names.kind),
+                Ok(()) => {
+                    tracing::debug!(crd = %crd_name, "CRD established");
+                    kind_ready(&graph.names.kind)
+                }
                 Err(error) => ConditionValue::fails("Failed", error.to_string()),
             },
         };

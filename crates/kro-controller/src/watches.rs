@@ -223,6 +223,40 @@ impl Synced {
     }
 }
 
+/// The objects a watch event asks the controllers to look at, given that a reflector's store
+/// shows a (re-)list only once it is complete. While a list is under way (`Init`,
+/// `InitApply`…) the store still holds what it held before (nothing, at start): a worker
+/// that looked an object up then would find it missing, take it for deleted, and nothing
+/// would wake it again. So the objects listed, and those the store held before the list (one
+/// may be gone now), are reported together at `InitDone`, when the store holds the list.
+#[derive(Debug, Default)]
+pub(crate) struct ListedChanges {
+    pending: Vec<Arc<DynamicObject>>,
+}
+
+impl ListedChanges {
+    /// The objects `event` changed, once `store` (the reflector's, already updated by the
+    /// event) shows them.
+    pub(crate) fn changed(
+        &mut self,
+        event: Event<DynamicObject>,
+        store: &Store<DynamicObject>,
+    ) -> Vec<Arc<DynamicObject>> {
+        match event {
+            Event::Apply(object) | Event::Delete(object) => vec![Arc::new(object)],
+            Event::Init => {
+                self.pending = store.state();
+                Vec::new()
+            }
+            Event::InitApply(object) => {
+                self.pending.push(Arc::new(object));
+                Vec::new()
+            }
+            Event::InitDone => std::mem::take(&mut self.pending),
+        }
+    }
+}
+
 /// The shared watches; clones share them.
 #[derive(Clone)]
 pub struct Watches {
@@ -302,18 +336,27 @@ impl Watches {
         let stream = reflector::reflector(writer, watch).backoff(WatchBackoff::default());
         let synced = Synced::default();
         let following = synced.clone();
+        let listed = store.clone();
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
+            let mut changes = ListedChanges::default();
             while let Some(event) = stream.next().await {
                 following.follow(&event);
                 match event {
-                    Ok(Event::Apply(object) | Event::Delete(object) | Event::InitApply(object)) => {
+                    Ok(event) => {
+                        let changed = changes.changed(event, &listed);
                         match selection {
-                            Selection::Managed => router.managed_changed(&object),
-                            Selection::All => router.external_changed(&group_kind),
+                            Selection::Managed => {
+                                for object in &changed {
+                                    router.managed_changed(object);
+                                }
+                            }
+                            Selection::All if !changed.is_empty() => {
+                                router.external_changed(&group_kind);
+                            }
+                            Selection::All => {}
                         }
                     }
-                    Ok(Event::Init | Event::InitDone) => {}
                     Err(error) => {
                         tracing::warn!(kind = group_kind.kind(), group = group_kind.group(), %error, "watch failed; retrying");
                     }
@@ -366,6 +409,69 @@ mod tests {
             "a",
             &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
         )
+    }
+
+    fn named(name: &str) -> DynamicObject {
+        let mut object = object();
+        object.metadata.name = Some(name.to_owned());
+        object
+    }
+
+    fn names(objects: &[Arc<DynamicObject>]) -> Vec<String> {
+        let mut names: Vec<String> = objects
+            .iter()
+            .filter_map(|object| object.metadata.name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Feeds `event` to the store first, as the reflector does, then asks what changed.
+    fn changed(
+        changes: &mut ListedChanges,
+        writer: &mut Writer<DynamicObject>,
+        event: Event<DynamicObject>,
+    ) -> Vec<String> {
+        writer.apply_watcher_event(&event);
+        names(&changes.changed(event, &writer.as_reader()))
+    }
+
+    /// The race that left an RGD applied right after start-up unreconciled: a worker that
+    /// took its name during the initial list found the store still empty, took the RGD for
+    /// deleted, and nothing woke it again (one start in about ten on a real kube-apiserver).
+    #[test]
+    fn objects_listed_are_reported_once_the_store_holds_them() {
+        let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
+        let mut writer = Writer::new(resource);
+        let mut changes = ListedChanges::default();
+        assert!(changed(&mut changes, &mut writer, Event::Init).is_empty());
+        assert!(changed(&mut changes, &mut writer, Event::InitApply(named("a"))).is_empty());
+        assert!(
+            writer.as_reader().state().is_empty(),
+            "the store shows a list only once it is complete"
+        );
+        assert_eq!(changed(&mut changes, &mut writer, Event::InitDone), ["a"]);
+        assert_eq!(writer.as_reader().state().len(), 1);
+        assert_eq!(
+            changed(&mut changes, &mut writer, Event::Apply(named("b"))),
+            ["b"]
+        );
+
+        // A re-list (after `410 Expired`) where `a` was deleted meanwhile and `c` created:
+        // both are reported with `b`, once the store shows the new list.
+        assert!(changed(&mut changes, &mut writer, Event::Init).is_empty());
+        for name in ["b", "c"] {
+            assert!(changed(&mut changes, &mut writer, Event::InitApply(named(name))).is_empty());
+        }
+        assert_eq!(
+            changed(&mut changes, &mut writer, Event::InitDone),
+            ["a", "b", "b", "c"]
+        );
+        assert_eq!(names(&writer.as_reader().state()), ["b", "c"]);
+        assert_eq!(
+            changed(&mut changes, &mut writer, Event::Delete(named("c"))),
+            ["c"]
+        );
     }
 
     fn follow(synced: &Synced, event: Result<Event<DynamicObject>, &str>) -> bool {

@@ -48,7 +48,7 @@ fn main() {
         );
         clean_run &= report.clean();
 
-        let runs = count.clamp(1, 10);
+        let runs = count.clamp(1, 20);
         for (codes, what) in [
             ("500", "500s (the controller absorbs them)"),
             (
