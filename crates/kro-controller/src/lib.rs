@@ -4,7 +4,8 @@
 //! one dynamic controller per generated kind that reconciles instances; the apply engine
 //! (level-by-level concurrent server-side apply that skips unchanged objects), pruning and
 //! ordered deletion; shared watches and caches; metrics, events, readiness and leader
-//! election. Horizontal scaling of instances (a `<Kind>Set` controller) does not exist yet.
+//! election. Horizontal scaling of instances: the `<Kind>Set` controller does not run yet; its
+//! decisions are written and tested as pure functions ([`set_plan`]).
 //!
 //! **Must not:** talk to an API server except through kube-rs, or evaluate CEL on its own: every
 //! decision about desired state comes from the runtime's plan.
@@ -24,6 +25,8 @@
 //! - `apply`: the apply engine, usable on its own ([`Applier`]).
 //! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
 //!   the work queue, and the schemas read from the API server.
+//! - [`set_plan`]: what a `<Kind>Set` does next (create, delete, update oldest first),
+//!   as pure functions.
 //! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,
 //!   leader election, and what `/readyz` reports.
 //! - `retry`: idempotent requests answered 500 or 502 sent again;
@@ -47,6 +50,7 @@ mod rgd;
 mod rgd_crd;
 pub mod rgd_status;
 pub mod schemas;
+pub mod set_plan;
 mod settings;
 pub mod watches;
 

@@ -78,6 +78,10 @@ pub const APPLY_ORDER_ANNOTATION: &str = "internal.kro.run/apply-order";
 pub const ALLOW_BREAKING_CHANGES_ANNOTATION: &str = "kro.run/allow-breaking-changes";
 /// `kro.run/reconcile: suspended` on an instance stops kro from changing its objects.
 pub const RECONCILE_ANNOTATION: &str = "kro.run/reconcile";
+/// On an instance a `<Kind>Set` runs: the hash of the Set template the instance was last
+/// written from (as `pod-template-hash` on a ReplicaSet's Pods), so a rollout knows which
+/// instances are up to date, across restarts.
+pub const SET_TEMPLATE_HASH_LABEL: &str = "kro.run/set-template-hash";
 
 /// The finalizer kro puts on instances and RGDs.
 pub const FINALIZER: &str = "kro.run/finalizer";
