@@ -773,6 +773,130 @@ async fn a_resync_in_steady_state_writes_nothing(cluster: &Cluster) {
     );
 }
 
+const SCALABLE: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: scalables}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Scalable
+    spec:
+      desiredReplicas: integer | scale default=1
+    status:
+      replicas: integer | scale
+      podSelector: ${"app=" + schema.metadata.name} | scaleSelector
+  resources:
+    - id: deployment
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: "${schema.metadata.name}"}
+        spec:
+          replicas: ${schema.spec.desiredReplicas}
+          selector:
+            matchLabels: {app: "${schema.metadata.name}"}
+          template:
+            metadata:
+              labels: {app: "${schema.metadata.name}"}
+            spec:
+              containers:
+                - {name: web, image: "nginx:1.27"}
+"#;
+
+/// Phase 1 of horizontal scaling through the controller: the instance's scale subresource
+/// (what `kubectl scale` and an autoscaler use) changes the spec field marked `| scale`, the
+/// Deployment templated from it follows, and the status reports the size once Ready with the
+/// `| scaleSelector` field as the scale's selector. An `autoscaling/v2` HPA targeting the
+/// instance is accepted; on the embedded server its simulator moves the instance within
+/// min/max (a real control plane here has no controller-manager to run it).
+async fn an_instance_scales_through_its_scale_subresource_and_an_autoscaler(cluster: &Cluster) {
+    rgd_active(cluster, SCALABLE, "scalables").await;
+    let instance = at(RGD_API, "Scalable", "web");
+    let deployment = at("apps/v1", "Deployment", "web");
+    let object = cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "Scalable",
+            "metadata": {"name": "web", "namespace": "default"}, "spec": {}}))
+        .await;
+    cluster.wait_state(instance, "ACTIVE").await;
+    let instances = cluster
+        .kind_of(&object)
+        .await
+        .api(&cluster.client, Some("default"));
+
+    // What `kubectl scale scalable/web --replicas=3` sends.
+    let scale = instances
+        .patch_scale(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"replicas": 3}})),
+        )
+        .await
+        .expect("the instance has a scale subresource");
+    assert_eq!(scale.spec.and_then(|spec| spec.replicas), Some(3));
+    cluster
+        .wait_for(deployment, "scaled to 3", |deployment| {
+            deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 3)
+        })
+        .await;
+    cluster
+        .wait_for(instance, "reporting 3 replicas", |instance| {
+            instance.is_some_and(|instance| {
+                instance["spec"]["desiredReplicas"] == 3 && instance["status"]["replicas"] == 3
+            })
+        })
+        .await;
+    let scale = instances.get_scale("web").await.expect("GET scale");
+    assert_eq!(scale.spec.and_then(|spec| spec.replicas), Some(3));
+    let status = scale.status.expect("the scale's status");
+    assert_eq!(status.replicas, 3);
+    assert_eq!(status.selector.as_deref(), Some("app=web"));
+
+    let autoscaler = cluster
+        .apply(&json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "kro.run/v1alpha1", "kind": "Scalable", "name": "web"},
+                "minReplicas": 4, "maxReplicas": 6,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                    "target": {"type": "Utilization", "averageUtilization": 70}}}]
+            }
+        }))
+        .await;
+    assert_eq!(autoscaler["spec"]["scaleTargetRef"]["kind"], "Scalable");
+    if matches!(cluster.backend, common::Backend::Embedded(_)) {
+        cluster
+            .wait_for(
+                deployment,
+                "scaled to the autoscaler's minimum",
+                |deployment| {
+                    deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 4)
+                },
+            )
+            .await;
+        cluster
+            .wait_for(instance, "reporting 4 replicas", |instance| {
+                instance.is_some_and(|instance| {
+                    instance["spec"]["desiredReplicas"] == 4 && instance["status"]["replicas"] == 4
+                })
+            })
+            .await;
+        cluster
+            .wait_for(
+                at("autoscaling/v2", "HorizontalPodAutoscaler", "web"),
+                "reporting the instance's size",
+                |autoscaler| {
+                    autoscaler.is_some_and(|autoscaler| {
+                        autoscaler["status"]["currentReplicas"] == 4
+                            && autoscaler["status"]["desiredReplicas"] == 4
+                    })
+                },
+            )
+            .await;
+    }
+}
+
 /// Each scenario as a test of its own on a fresh embedded server, and all of them in one test
 /// on real kube-apiserver + etcd (a fresh control plane each, one after another).
 macro_rules! scenarios {
@@ -823,4 +947,5 @@ scenarios!(
     an_invalid_rgd_is_not_accepted_and_says_why,
     a_breaking_crd_change_is_refused_until_the_rgd_allows_it,
     readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions,
+    an_instance_scales_through_its_scale_subresource_and_an_autoscaler,
 );
