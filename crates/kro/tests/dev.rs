@@ -146,3 +146,74 @@ fn the_demo_runs_an_example_to_active_and_exits_with_once() {
         "the kubeconfig is written where it said"
     );
 }
+
+/// Phase 1 of horizontal scaling with the real kubectl: `kubectl scale` on an instance of an
+/// RGD with `| scale` markers changes its spec, the Deployment follows, and
+/// `kubectl get --subresource=scale` shows spec and status converge with the
+/// `| scaleSelector` selector; the HorizontalPodAutoscaler of the example then keeps the
+/// instance within its minimum and maximum.
+#[test]
+fn kubectl_scales_an_instance_and_an_autoscaler_keeps_it_in_range() {
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig: PathBuf = home.path().join("kubeconfig");
+    let _dev = start_dev(&kubeconfig);
+    let example = repository_root().join("examples/scalable-web");
+    let file = |name: &str| example.join(name).to_str().expect("a path").to_owned();
+    let kubectl = |args: &[&str]| kubectl(&kubeconfig, home.path(), args);
+    kubectl(&["apply", "-f", &file("rgd.yaml")]);
+    eventually("Active", || {
+        let table = kubectl(&["get", "rgd", "scalable-web"]);
+        table.contains("Active").then_some(table)
+    });
+    kubectl(&["apply", "-f", &file("instance.yaml")]);
+    eventually("ACTIVE", || {
+        let table = kubectl(&["get", "scalableweb", "shop"]);
+        table.contains("ACTIVE").then_some(table)
+    });
+
+    let scaled = kubectl(&["scale", "scalableweb/shop", "--replicas=4"]);
+    assert!(scaled.contains("scaled"), "{scaled}");
+    let scale = eventually("spec and status at 4", || {
+        let scale = kubectl(&[
+            "get",
+            "scalableweb",
+            "shop",
+            "--subresource=scale",
+            "-o",
+            "jsonpath={.spec.replicas} {.status.replicas} {.status.selector}",
+        ]);
+        (scale == "4 4 app.kubernetes.io/name=shop").then_some(scale)
+    });
+    assert_eq!(scale, "4 4 app.kubernetes.io/name=shop");
+    let replicas = kubectl(&[
+        "get",
+        "deployment",
+        "shop",
+        "-o",
+        "jsonpath={.spec.replicas}",
+    ]);
+    assert_eq!(replicas, "4");
+
+    // Below the autoscaler's minimum of 3: it raises the instance to 3.
+    kubectl(&["scale", "scalableweb/shop", "--replicas=1"]);
+    kubectl(&["apply", "-f", &file("autoscaler.yaml")]);
+    eventually("raised to the autoscaler's minimum", || {
+        let scale = kubectl(&[
+            "get",
+            "scalableweb",
+            "shop",
+            "--subresource=scale",
+            "-o",
+            "jsonpath={.spec.replicas} {.status.replicas}",
+        ]);
+        (scale == "3 3").then_some(scale)
+    });
+    let available = kubectl(&[
+        "get",
+        "scalableweb",
+        "shop",
+        "-o",
+        "jsonpath={.status.availableReplicas}",
+    ]);
+    assert_eq!(available, "3");
+}

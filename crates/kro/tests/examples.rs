@@ -122,6 +122,39 @@ fn data_nodes_compute_names_and_sizes_once() {
 }
 
 #[test]
+fn a_scalable_web_has_a_scale_subresource_sized_from_its_spec() {
+    let (report, levels) = render("scalable-web");
+    assert_eq!(ids(&levels), [vec!["deployment"]]);
+    assert_eq!(levels[0][0].1, ["shop"]);
+    assert_eq!(
+        report["status"]["podSelector"],
+        "app.kubernetes.io/name=shop"
+    );
+    let crd = kro(&[
+        "generate",
+        "crd",
+        "-f",
+        &example("scalable-web").join("rgd.yaml").to_string_lossy(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        crd.status.success(),
+        "{}",
+        String::from_utf8_lossy(&crd.stderr)
+    );
+    let crd: Value = serde_json::from_slice(&crd.stdout).expect("the CRD as JSON");
+    assert_eq!(
+        crd["spec"]["versions"][0]["subresources"]["scale"],
+        serde_json::json!({
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.podSelector",
+        })
+    );
+}
+
+#[test]
 fn the_stack_has_seven_levels() {
     let (report, levels) = render("stack");
     assert_eq!(

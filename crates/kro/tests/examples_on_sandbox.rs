@@ -102,7 +102,7 @@ async fn every_example_becomes_active_on_the_simulated_cluster() {
             kinds.insert((resource.group.clone(), resource.kind.clone()), resource);
         }
     }
-    for name in ["webapp", "workers", "data-node", "stack"] {
+    for name in ["webapp", "workers", "data-node", "stack", "scalable-web"] {
         let (took, objects) = run_to_active(&client, &kinds, name).await;
         eprintln!("{name}: ACTIVE after {took:?}, {objects} objects applied");
     }
