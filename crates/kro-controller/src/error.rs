@@ -91,6 +91,8 @@ pub(crate) enum Request {
     ListMembers,
     /// Discovering the resources of an API group.
     Discover,
+    /// Creating, updating, adopting, releasing or deleting an instance of a `<Kind>Set`.
+    WriteSetInstance,
 }
 
 impl std::fmt::Display for Request {
@@ -104,6 +106,7 @@ impl std::fmt::Display for Request {
             Request::ApplyInstanceMetadata => "applying the instance's metadata",
             Request::ListMembers => "listing by the ApplySet label",
             Request::Discover => "discovering kinds",
+            Request::WriteSetInstance => "writing an instance of the Set",
         })
     }
 }

@@ -103,6 +103,8 @@ pub(crate) struct InstanceController {
     written_states: Mutex<HashMap<String, String>>,
     failures: Mutex<HashMap<InstanceRef, u32>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
+    pub(crate) sets: Arc<RwLock<Option<crate::set::SetListener>>>,
 }
 
 impl InstanceController {
@@ -138,6 +140,7 @@ impl InstanceController {
             written_states: Mutex::default(),
             failures: Mutex::default(),
             tasks: Mutex::default(),
+            sets: Arc::default(),
         });
         shared.router.subscribe(
             GroupKind::new(&kind.resource.group, &kind.resource.kind),
@@ -154,6 +157,7 @@ impl InstanceController {
         let watch_queue = queue.clone();
         let kind_name = kind.resource.kind.clone();
         let listed = controller.store.clone();
+        let sets = Arc::clone(&controller.sets);
         tasks.push(tokio::spawn(async move {
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
@@ -161,6 +165,13 @@ impl InstanceController {
                 match event {
                     Ok(event) => {
                         for object in changes.changed(event, &listed) {
+                            if let Some(sets) = sets
+                                .read()
+                                .unwrap_or_else(PoisonError::into_inner)
+                                .as_ref()
+                            {
+                                sets.instance_changed(&object);
+                            }
                             watch_queue.add(InstanceRef {
                                 namespace: object.metadata.namespace.clone(),
                                 name: object.metadata.name.clone().unwrap_or_default(),

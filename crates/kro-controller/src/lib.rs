@@ -4,8 +4,8 @@
 //! one dynamic controller per generated kind that reconciles instances; the apply engine
 //! (level-by-level concurrent server-side apply that skips unchanged objects), pruning and
 //! ordered deletion; shared watches and caches; metrics, events, readiness and leader
-//! election. Horizontal scaling of instances: the `<Kind>Set` controller does not run yet; its
-//! decisions are written and tested as pure functions ([`set_plan`]).
+//! election; the `<Kind>Set` controller of RGDs with `spec.scaling` (`set`), whose decisions
+//! are pure functions ([`set_plan`]).
 //!
 //! **Must not:** talk to an API server except through kube-rs, or evaluate CEL on its own: every
 //! decision about desired state comes from the runtime's plan.
@@ -25,7 +25,8 @@
 //! - `apply`: the apply engine, usable on its own ([`Applier`]).
 //! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
 //!   the work queue, and the schemas read from the API server.
-//! - [`set_plan`]: what a `<Kind>Set` does next (create, delete, update oldest first),
+//! - `set`: the `<Kind>Set` controller (one per RGD with `spec.scaling`);
+//!   [`set_plan`]: what a `<Kind>Set` does next (create, delete, update oldest first),
 //!   as pure functions.
 //! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,
 //!   leader election, and what `/readyz` reports.
@@ -50,6 +51,7 @@ mod rgd;
 mod rgd_crd;
 pub mod rgd_status;
 pub mod schemas;
+mod set;
 pub mod set_plan;
 mod settings;
 pub mod watches;

@@ -210,6 +210,10 @@ struct Inner {
     instance_reconcile_errors: Family<GvrLabel, Counter>,
     instance_reconcile_duration: HistogramFamily<GvrLabel>,
     instance_state_transitions: Family<TransitionLabels, Counter>,
+    set_reconciles: Family<GvrLabel, Counter>,
+    set_reconcile_errors: Family<GvrLabel, Counter>,
+    set_reconcile_duration: HistogramFamily<GvrLabel>,
+    set_rollouts_in_progress: Family<GvrLabel, Gauge>,
     rgd_reconciles: Counter,
     rgd_reconcile_errors: Counter,
     rgd_reconcile_duration: Histogram,
@@ -268,6 +272,31 @@ impl Metrics {
             "instance_state_transitions",
             "Changes of an instance's status.state, per instance kind",
             instance_state_transitions.clone(),
+        );
+        let set_reconciles = Family::<GvrLabel, Counter>::default();
+        registry.register(
+            "set_reconcile",
+            "<Kind>Set reconciles, per Set kind",
+            set_reconciles.clone(),
+        );
+        let set_reconcile_errors = Family::<GvrLabel, Counter>::default();
+        registry.register(
+            "set_reconcile_errors",
+            "<Kind>Set reconciles that failed (and are retried), per Set kind",
+            set_reconcile_errors.clone(),
+        );
+        let set_reconcile_duration: HistogramFamily<GvrLabel> =
+            Family::new_with_constructor(reconcile_histogram);
+        registry.register(
+            "set_reconcile_duration_seconds",
+            "Duration of <Kind>Set reconciles in seconds, per Set kind",
+            set_reconcile_duration.clone(),
+        );
+        let set_rollouts_in_progress = Family::<GvrLabel, Gauge>::default();
+        registry.register(
+            "set_rollouts_in_progress",
+            "<Kind>Sets still creating, deleting, updating or waiting for instances to be Ready, per Set kind",
+            set_rollouts_in_progress.clone(),
         );
         let rgd_reconciles = Counter::default();
         registry.register(
@@ -333,6 +362,10 @@ impl Metrics {
                 instance_reconcile_errors,
                 instance_reconcile_duration,
                 instance_state_transitions,
+                set_reconciles,
+                set_reconcile_errors,
+                set_reconcile_duration,
+                set_rollouts_in_progress,
                 rgd_reconciles,
                 rgd_reconcile_errors,
                 rgd_reconcile_duration,
@@ -393,6 +426,31 @@ impl Metrics {
             .instance_reconcile_duration
             .get_or_create(&label)
             .observe(took.as_secs_f64());
+    }
+
+    /// Records one reconcile of a Set of kind `gvr`.
+    pub(crate) fn set_reconciled(&self, gvr: &str, took: Duration, succeeded: bool) {
+        let label = GvrLabel {
+            gvr: gvr.to_owned(),
+        };
+        self.inner.set_reconciles.get_or_create(&label).inc();
+        if !succeeded {
+            self.inner.set_reconcile_errors.get_or_create(&label).inc();
+        }
+        self.inner
+            .set_reconcile_duration
+            .get_or_create(&label)
+            .observe(took.as_secs_f64());
+    }
+
+    /// Sets how many Sets of kind `gvr` have a rollout in progress.
+    pub(crate) fn set_rollouts(&self, gvr: &str, in_progress: usize) {
+        self.inner
+            .set_rollouts_in_progress
+            .get_or_create(&GvrLabel {
+                gvr: gvr.to_owned(),
+            })
+            .set(i64::try_from(in_progress).unwrap_or(i64::MAX));
     }
 
     /// Records an instance of kind `gvr` changing state.

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use kro_graph::metadata::{self, CRD_MANAGER, FINALIZER};
 use kro_graph::{
-    BuiltinCatalog, CompiledGraph, ResourceGraphDefinition, SchemaSources, Scope, build_graph,
+    BuiltinCatalog, CompiledGraph, KindNames, ResourceGraphDefinition, SchemaSources, Scope,
+    build_graph,
 };
 use kro_schema::Gvk;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
@@ -41,6 +42,7 @@ use crate::readiness::Caches;
 use crate::rgd_status::{
     ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
+use crate::set::SetController;
 use crate::watches::ListedChanges;
 
 /// The RGD resource.
@@ -96,6 +98,8 @@ pub(crate) struct RgdController {
     queue: WorkQueue<String>,
     /// Instance controllers by RGD name.
     controllers: tokio::sync::Mutex<HashMap<String, Arc<InstanceController>>>,
+    /// `<Kind>Set` controllers by RGD name, with the instance controller each listens to.
+    sets: tokio::sync::Mutex<HashMap<String, RunningSet>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -114,6 +118,7 @@ impl RgdController {
             store,
             queue: queue.clone(),
             controllers: tokio::sync::Mutex::default(),
+            sets: tokio::sync::Mutex::default(),
             tasks: Mutex::default(),
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
@@ -164,6 +169,10 @@ impl RgdController {
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
         stop_tasks(tasks).await;
+        let sets: Vec<_> = self.sets.lock().await.drain().collect();
+        for (_, (set, instances)) in sets {
+            set.stop(&instances).await;
+        }
         let controllers: Vec<_> = self.controllers.lock().await.drain().collect();
         for (_, controller) in controllers {
             controller.stop(&self.shared).await;
@@ -216,6 +225,7 @@ impl RgdController {
     /// controller), then one status write with what the stages found.
     async fn reconcile(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
         let Some(object) = self.store.get(&ObjectRef::new_with(name, rgd_resource())) else {
+            self.stop_set_controller(name).await;
             if let Some(controller) = self.controllers.lock().await.remove(name) {
                 controller.stop(&self.shared).await;
             }
@@ -290,7 +300,68 @@ impl RgdController {
         {
             return Ok(Concluded::Done);
         }
-        Ok(self.run_controller(name, graph, identity, progress).await)
+        let set = graph.set_crd.clone().zip(graph.set_names.clone());
+        let set_identity = identity.clone();
+        match self.run_controller(name, graph, identity, progress).await {
+            Concluded::Done => {
+                self.run_set_controller(name, rgd, set, &set_identity, progress)
+                    .await
+            }
+            retry => Ok(retry),
+        }
+    }
+
+    /// Stage 4, for an RGD with `spec.scaling`: the `<Kind>Set` CRD (the same rules as the
+    /// instance CRD) and its controller; without `spec.scaling`, no Set controller runs.
+    /// `KindReady` says whether the Set kind is served.
+    async fn run_set_controller(
+        &self,
+        name: &str,
+        rgd: &Json,
+        set: Option<(Json, KindNames)>,
+        identity: &RgdIdentity,
+        progress: &mut Progress,
+    ) -> Result<Concluded, ReconcileError> {
+        let Some((crd, names)) = set else {
+            self.stop_set_controller(name).await;
+            return Ok(Concluded::Done);
+        };
+        let desired = desired_crd(&crd, identity, &self.shared.settings.kro_version);
+        if let Some(problem) = self.write_crd(name, rgd, &desired).await? {
+            progress.kind_ready = ConditionValue::fails(
+                "SetKindNotReady",
+                format!("the {} kind: {problem}", names.kind),
+            );
+            self.stop_set_controller(name).await;
+            return Ok(Concluded::Done);
+        }
+        let served = served_kind(&names);
+        self.shared.kinds.insert(served.clone());
+        let Some(instances) = self.controllers.lock().await.get(name).cloned() else {
+            return Ok(Concluded::Done);
+        };
+        let mut sets = self.sets.lock().await;
+        let current = sets.get(name).is_some_and(|(set, listened)| {
+            set.kind.resource == served.resource && Arc::ptr_eq(listened, &instances)
+        });
+        if !current {
+            if let Some((old, listened)) = sets.remove(name) {
+                old.stop(&listened).await;
+            }
+            let set = SetController::start(&self.shared, served, &instances);
+            sets.insert(name.to_owned(), (set, instances));
+        }
+        progress.kind_ready.message = format!(
+            "{}; kind {} is served and its Sets are reconciled",
+            progress.kind_ready.message, names.kind
+        );
+        Ok(Concluded::Done)
+    }
+
+    async fn stop_set_controller(&self, name: &str) {
+        if let Some((set, instances)) = self.sets.lock().await.remove(name) {
+            set.stop(&instances).await;
+        }
     }
 
     /// Stage 1: decodes the RGD and builds its graph against the API server's schemas and the
@@ -357,24 +428,39 @@ impl RgdController {
         progress: &mut Progress,
     ) -> Result<bool, ReconcileError> {
         let desired = desired_crd(&graph.crd, identity, &self.shared.settings.kro_version);
-        let crd_name = text(&desired, "/metadata/name").to_owned();
+        progress.kind_ready = match self.write_crd(name, rgd, &desired).await? {
+            None => kind_ready(&graph.names.kind),
+            Some(problem) => ConditionValue::fails("Failed", problem),
+        };
+        Ok(progress.kind_ready.status == Truth::True)
+    }
+
+    /// Creates or updates the CRD `desired` (unless kro must refuse to) and waits until it is
+    /// Established. `Some(why)` when it is not served.
+    async fn write_crd(
+        &self,
+        name: &str,
+        rgd: &Json,
+        desired: &Json,
+    ) -> Result<Option<String>, ReconcileError> {
+        let crd_name = text(desired, "/metadata/name").to_owned();
         let crds: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &crd_resource());
         let existing = crds
             .get_opt(&crd_name)
             .await
             .map_err(ReconcileError::api(Request::ReadCrd))?;
         let existing = existing.as_ref().map(to_json).transpose()?;
-        let refusal = match plan_crd(existing.as_ref(), &desired, allows_breaking_changes(rgd)) {
+        let refusal = match plan_crd(existing.as_ref(), desired, allows_breaking_changes(rgd)) {
             CrdPlan::Refuse(refusal) => Some(refusal),
             CrdPlan::Create | CrdPlan::Update { .. } => {
                 crds.patch(
                     &crd_name,
                     &PatchParams::apply(CRD_MANAGER).force(),
-                    &Patch::Apply(&desired),
+                    &Patch::Apply(desired),
                 )
                 .await
                 .map_err(ReconcileError::api(Request::WriteCrd))?;
-                self.shared.kinds.forget_group(&graph.names.group);
+                self.shared.kinds.forget_group(text(desired, "/spec/group"));
                 tracing::info!(rgd = %name, crd = %crd_name, "CRD written");
                 self.shared
                     .events
@@ -389,24 +475,23 @@ impl RgdController {
             }
             CrdPlan::Unchanged => None,
         };
-        progress.kind_ready = match refusal {
+        Ok(match refusal {
             Some(refusal) => {
                 let message = refusal.to_string();
                 self.shared
                     .events
                     .record(rgd, EventType::Warning, "CRDRefused", &message)
                     .await;
-                ConditionValue::fails("Failed", message)
+                Some(message)
             }
             None => match wait_established(&crds, &crd_name).await {
                 Ok(()) => {
                     tracing::debug!(crd = %crd_name, "CRD established");
-                    kind_ready(&graph.names.kind)
+                    None
                 }
-                Err(error) => ConditionValue::fails("Failed", error.to_string()),
+                Err(error) => Some(error.to_string()),
             },
-        };
-        Ok(progress.kind_ready.status == Truth::True)
+        })
     }
 
     /// Stage 3: runs the instance controller of the kind, or gives the running one the new
@@ -419,20 +504,7 @@ impl RgdController {
         identity: RgdIdentity,
         progress: &mut Progress,
     ) -> Concluded {
-        let served = ServedKind {
-            resource: ApiResource {
-                group: graph.names.group.clone(),
-                version: graph.names.version.clone(),
-                api_version: if graph.names.group.is_empty() {
-                    graph.names.version.clone()
-                } else {
-                    format!("{}/{}", graph.names.group, graph.names.version)
-                },
-                kind: graph.names.kind.clone(),
-                plural: graph.names.plural.clone(),
-            },
-            namespaced: graph.names.scope == Scope::Namespaced,
-        };
+        let served = served_kind(&graph.names);
         self.shared.kinds.insert(served.clone());
         let version = match GraphVersion::prepare(&self.shared, graph, identity).await {
             Ok(version) => version,
@@ -494,6 +566,7 @@ impl RgdController {
                 return Ok(Some(self.shared.settings.deletion_poll));
             }
         }
+        self.stop_set_controller(name).await;
         if let Some(controller) = self.controllers.lock().await.remove(name) {
             controller.stop(&self.shared).await;
         }
@@ -572,6 +645,27 @@ enum Concluded {
 }
 
 /// `ControllerReady` for a controller that runs, or not yet.
+/// A running `<Kind>Set` controller and the instance controller it listens to.
+type RunningSet = (Arc<SetController>, Arc<InstanceController>);
+
+/// The kind a generated CRD serves.
+fn served_kind(names: &KindNames) -> ServedKind {
+    ServedKind {
+        resource: ApiResource {
+            group: names.group.clone(),
+            version: names.version.clone(),
+            api_version: if names.group.is_empty() {
+                names.version.clone()
+            } else {
+                format!("{}/{}", names.group, names.version)
+            },
+            kind: names.kind.clone(),
+            plural: names.plural.clone(),
+        },
+        namespaced: names.scope == Scope::Namespaced,
+    }
+}
+
 fn controller_ready(running: bool) -> ConditionValue {
     if running {
         ConditionValue::holds("Running", "controller is running")

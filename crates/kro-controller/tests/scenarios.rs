@@ -897,6 +897,202 @@ async fn an_instance_scales_through_its_scale_subresource_and_an_autoscaler(clus
     }
 }
 
+const TENANTS: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: tenants}
+spec:
+  scaling: {kind: TenantSet, method: replicas}
+  schema:
+    apiVersion: v1alpha1
+    kind: Tenant
+    spec:
+      plan: string | default="free"
+  resources:
+    - id: settings
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}"}
+        data: {plan: "${schema.spec.plan}"}
+"#;
+
+/// The members of the Set `set`, oldest first (by creation time, then name), with the plan
+/// their ConfigMap holds.
+async fn set_members(cluster: &Cluster, set: &str) -> Vec<(String, String)> {
+    let served = cluster
+        .kind_of(&json!({"apiVersion": RGD_API, "kind": "Tenant"}))
+        .await;
+    let list = served
+        .api(&cluster.client, Some("default"))
+        .list(&kube::api::ListParams::default().labels(&format!("kro.run/set-name={set}")))
+        .await
+        .expect("LIST");
+    let mut members: Vec<(String, String, String)> = Vec::new();
+    for instance in list.items {
+        if instance.metadata.deletion_timestamp.is_some() {
+            continue;
+        }
+        let name = instance.metadata.name.clone().unwrap_or_default();
+        let created = instance
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .map(|time| time.0.to_string())
+            .unwrap_or_default();
+        let owners = instance
+            .metadata
+            .owner_references
+            .clone()
+            .unwrap_or_default();
+        assert!(
+            owners.iter().any(|owner| owner.kind == "TenantSet"
+                && owner.name == set
+                && owner.controller == Some(true)
+                && owner.block_owner_deletion == Some(true)),
+            "{name} is not controlled by its Set: {owners:?}"
+        );
+        assert!(
+            name.starts_with(&format!("{set}-")) && name.len() == set.len() + 6,
+            "{name}"
+        );
+        let plan = cluster
+            .get(at("v1", "ConfigMap", &name))
+            .await
+            .map(|config_map| config_map["data"]["plan"].as_str().unwrap_or("").to_owned())
+            .unwrap_or_default();
+        members.push((created, name, plan));
+    }
+    members.sort();
+    members
+        .into_iter()
+        .map(|(_, name, plan)| (name, plan))
+        .collect()
+}
+
+/// Waits until the Set's status reports `replicas` instances, all Ready and updated.
+async fn set_settled(cluster: &Cluster, set: &str, replicas: u64) -> Value {
+    cluster
+        .wait_for(at(RGD_API, "TenantSet", set), "settled", |object| {
+            object.is_some_and(|object| {
+                let status = &object["status"];
+                status["replicas"] == replicas
+                    && status["readyReplicas"] == replicas
+                    && status["updatedReplicas"] == replicas
+                    && status["observedGeneration"] == object["metadata"]["generation"]
+                    && condition(object, "Ready")["status"] == "True"
+            })
+        })
+        .await
+        .expect("the Set")
+}
+
+/// Phase 2 of horizontal scaling: a `<Kind>Set` runs its replicas as instances named
+/// `<set>-xxxxx`, owned by it; a template change rolls out to every instance; scaling down
+/// deletes the newest; scaling through `/scale` (what `kubectl scale` sends) makes new ones;
+/// deleting the Set deletes its instances (the embedded server's garbage collector; a real
+/// control plane here has no controller-manager to run one).
+async fn a_set_runs_scales_and_updates_its_instances(cluster: &Cluster) {
+    rgd_active(cluster, TENANTS, "tenants").await;
+    let rgd = cluster
+        .get(cluster_at(RGD_API, RGD_KIND, "tenants"))
+        .await
+        .expect("the RGD");
+    let kind_ready = condition(&rgd, "KindReady");
+    assert!(
+        kind_ready["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("TenantSet is served")),
+        "{kind_ready}"
+    );
+    let set = |replicas: u64, plan: &str| {
+        json!({"apiVersion": RGD_API, "kind": "TenantSet",
+            "metadata": {"name": "team", "namespace": "default"},
+            "spec": {"replicas": replicas, "rollingUpdate": {"maxConcurrentUpdated": 2},
+                "template": {"spec": {"plan": plan}}}})
+    };
+    cluster.apply(&set(3, "free")).await;
+    let status = set_settled(cluster, "team", 3).await;
+    assert_eq!(status["status"]["selector"], "kro.run/set-name=team");
+    let members = set_members(cluster, "team").await;
+    assert_eq!(members.len(), 3, "{members:?}");
+    assert!(
+        members.iter().all(|(_, plan)| plan == "free"),
+        "{members:?}"
+    );
+
+    // A template change reaches every instance.
+    cluster.apply(&set(3, "pro")).await;
+    set_settled(cluster, "team", 3).await;
+    let updated = set_members(cluster, "team").await;
+    assert_eq!(
+        updated.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+        members.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+        "updated in place"
+    );
+    assert!(updated.iter().all(|(_, plan)| plan == "pro"), "{updated:?}");
+
+    // Scaling down keeps the oldest.
+    let sets = cluster
+        .kind_of(&json!({"apiVersion": RGD_API, "kind": "TenantSet"}))
+        .await
+        .api(&cluster.client, Some("default"));
+    sets.patch_scale(
+        "team",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .expect("the Set has a scale subresource");
+    set_settled(cluster, "team", 1).await;
+    let kept = set_members(cluster, "team").await;
+    assert_eq!(kept, updated[..1], "the newest two go");
+
+    // Scaling up makes new names.
+    sets.patch_scale(
+        "team",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await
+    .expect("scaled");
+    set_settled(cluster, "team", 3).await;
+    let grown = set_members(cluster, "team").await;
+    assert_eq!(grown.len(), 3);
+    assert!(grown.contains(&kept[0]), "{grown:?}");
+    for (name, _) in &grown {
+        assert!(
+            name == &kept[0].0 || !updated.iter().any(|(old, _)| old == name),
+            "{name} reused a deleted instance's name"
+        );
+    }
+    let scale = sets.get_scale("team").await.expect("GET scale");
+    assert_eq!(scale.status.map(|status| status.replicas), Some(3));
+    let gvr = r#"{gvr="kro.run/v1alpha1, Resource=tenantsets"}"#;
+    assert!(
+        cluster.metric(&format!("set_reconcile_total{gvr}")) > Some(3.0),
+        "{}",
+        cluster.metrics.encode()
+    );
+    let settled = std::time::Instant::now();
+    while cluster.metric(&format!("set_rollouts_in_progress{gvr}")) != Some(0.0) {
+        assert!(
+            settled.elapsed() < Duration::from_secs(30),
+            "a settled Set still counts as rolling out:\n{}",
+            cluster.metrics.encode()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    if matches!(cluster.backend, common::Backend::Embedded(_)) {
+        cluster.delete(at(RGD_API, "TenantSet", "team")).await;
+        for (name, _) in &grown {
+            cluster.wait_gone(at(RGD_API, "Tenant", name)).await;
+            cluster.wait_gone(at("v1", "ConfigMap", name)).await;
+        }
+    }
+}
+
 /// Each scenario as a test of its own on a fresh embedded server, and all of them in one test
 /// on real kube-apiserver + etcd (a fresh control plane each, one after another).
 macro_rules! scenarios {
@@ -948,4 +1144,5 @@ scenarios!(
     a_breaking_crd_change_is_refused_until_the_rgd_allows_it,
     readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions,
     an_instance_scales_through_its_scale_subresource_and_an_autoscaler,
+    a_set_runs_scales_and_updates_its_instances,
 );

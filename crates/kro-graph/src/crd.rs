@@ -270,6 +270,11 @@ pub fn set_crd(set_names: &KindNames, instance_spec: &Schema) -> Json {
     status
         .properties
         .insert("selector".to_string(), Schema::of_type("string"));
+    let mut observed_generation = Schema::of_type("integer");
+    observed_generation.format = Some("int64".to_string());
+    status
+        .properties
+        .insert("observedGeneration".to_string(), observed_generation);
     if let Some(conditions) = kro_status_properties().remove("conditions") {
         status
             .properties

@@ -82,6 +82,10 @@ pub const RECONCILE_ANNOTATION: &str = "kro.run/reconcile";
 /// written from (as `pod-template-hash` on a ReplicaSet's Pods), so a rollout knows which
 /// instances are up to date, across restarts.
 pub const SET_TEMPLATE_HASH_LABEL: &str = "kro.run/set-template-hash";
+/// On an instance a `<Kind>Set` runs: the Set's name (the Set's selector, `status.selector`).
+pub const SET_NAME_LABEL: &str = "kro.run/set-name";
+/// Field manager of the `<Kind>Set` controller (instances it writes, its status).
+pub const SET_MANAGER: &str = "kro.run/set";
 
 /// The finalizer kro puts on instances and RGDs.
 pub const FINALIZER: &str = "kro.run/finalizer";

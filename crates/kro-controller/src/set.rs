@@ -1,0 +1,808 @@
+//! The `<Kind>Set` controller of one RGD with `spec.scaling`: it runs `spec.replicas`
+//! instances of the RGD's kind from `spec.template`, as a ReplicaSet runs Pods. What to do
+//! next is decided by [`crate::set_plan`]; this module watches Sets, hears of instance changes
+//! from the kind's instance controller (whose cache it shares), and makes the requests.
+//!
+//! Instances are named `<set>-<5 random characters>`, labelled with the Set's name
+//! ([`SET_NAME_LABEL`], the Set's selector) and the hash of the template they were written
+//! from ([`SET_TEMPLATE_HASH_LABEL`]), and owned by the Set (a controller owner reference with
+//! `blockOwnerDeletion`): deleting a Set lets the garbage collector delete its instances, each
+//! the kro way.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::StreamExt;
+use kro_graph::metadata::{SET_MANAGER, SET_NAME_LABEL, SET_TEMPLATE_HASH_LABEL};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use serde_json::{Value as Json, json};
+use tokio::task::JoinHandle;
+use tracing::Instrument;
+
+use crate::error::{ReconcileError, Request};
+use crate::events::EventType;
+use crate::instance::InstanceController;
+use crate::kinds::ServedKind;
+use crate::manager::{Shared, stop_tasks};
+use crate::metrics::gvr_label;
+use crate::object_json::{merge_patch, now, text, to_json};
+use crate::queue::WorkQueue;
+use crate::set_plan::{Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set};
+use crate::watches::{InstanceRef, ListedChanges};
+
+/// How many names a create tries before it gives up for this reconcile (a name taken by
+/// another object is answered 409).
+const NAME_ATTEMPTS: usize = 5;
+/// The longest prefix of a generated name, as Kubernetes' generateName (63 - 5).
+const MAX_NAME_PREFIX: usize = 58;
+
+/// Tells the Set controller which Sets an instance change concerns: the Set that controls it,
+/// and the Set its [`SET_NAME_LABEL`] names (which may adopt it).
+pub(crate) struct SetListener {
+    set_kind: String,
+    queue: WorkQueue<InstanceRef>,
+}
+
+impl SetListener {
+    /// Queues the Sets `instance` concerns.
+    pub(crate) fn instance_changed(&self, instance: &DynamicObject) {
+        let namespace = instance.metadata.namespace.clone();
+        let owner = instance
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|owner| owner.controller == Some(true) && owner.kind == self.set_kind)
+            .map(|owner| owner.name.clone());
+        let labelled = instance
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(SET_NAME_LABEL))
+            .cloned();
+        for name in owner.into_iter().chain(labelled) {
+            self.queue.add(InstanceRef {
+                namespace: namespace.clone(),
+                name,
+            });
+        }
+    }
+}
+
+/// The controller of one `<Kind>Set` kind.
+pub(crate) struct SetController {
+    /// The Set kind.
+    pub(crate) kind: ServedKind,
+    /// The instance kind.
+    instance_kind: ServedKind,
+    store: Store<DynamicObject>,
+    /// The instance controller's cache of instances.
+    instances: Store<DynamicObject>,
+    queue: WorkQueue<InstanceRef>,
+    failures: Mutex<HashMap<InstanceRef, u32>>,
+    /// The Sets whose rollout is in progress (a gauge per kind).
+    rolling: Mutex<HashSet<InstanceRef>>,
+    /// The kind as metrics label it (`group/version, Resource=plural`).
+    gvr: String,
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl SetController {
+    /// Starts the controller of the Set kind `kind`, whose instances `instances` reconciles.
+    pub(crate) fn start(
+        shared: &Arc<Shared>,
+        kind: ServedKind,
+        instances: &InstanceController,
+    ) -> Arc<SetController> {
+        let writer = Writer::new(kind.resource.clone());
+        let store = writer.as_reader();
+        let queue = WorkQueue::new();
+        let controller = Arc::new(SetController {
+            kind: kind.clone(),
+            instance_kind: instances.kind.clone(),
+            store: store.clone(),
+            instances: instances.store.clone(),
+            queue: queue.clone(),
+            failures: Mutex::default(),
+            rolling: Mutex::default(),
+            gvr: gvr_label(
+                &kind.resource.group,
+                &kind.resource.version,
+                &kind.resource.plural,
+            ),
+            tasks: Mutex::default(),
+        });
+        *instances
+            .sets
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(SetListener {
+            set_kind: kind.resource.kind.clone(),
+            queue: queue.clone(),
+        });
+        let api = kind.api(&shared.client, None);
+        let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+            .backoff(crate::watches::WatchBackoff::default());
+        let kind_name = kind.resource.kind.clone();
+        let mut tasks = vec![tokio::spawn(async move {
+            let mut watch = std::pin::pin!(watch);
+            let mut changes = ListedChanges::default();
+            while let Some(event) = watch.next().await {
+                match event {
+                    Ok(event) => {
+                        for set in changes.changed(event, &store) {
+                            queue.add(InstanceRef {
+                                namespace: set.metadata.namespace.clone(),
+                                name: set.metadata.name.clone().unwrap_or_default(),
+                            });
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(kind = %kind_name, %error, "Set watch failed; retrying");
+                    }
+                }
+            }
+        })];
+        for _ in 0..shared.settings.workers.max(1) {
+            let shared = Arc::clone(shared);
+            let controller = Arc::clone(&controller);
+            tasks.push(tokio::spawn(async move { controller.work(&shared).await }));
+        }
+        *controller
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = tasks;
+        controller
+    }
+
+    /// Stops the controller (its Sets and their instances stay).
+    pub(crate) async fn stop(&self, instances: &InstanceController) {
+        *instances
+            .sets
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.queue.shut_down();
+        let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
+        stop_tasks(tasks).await;
+    }
+
+    async fn work(&self, shared: &Shared) {
+        while let Some(key) = self.queue.next().await {
+            let started = std::time::Instant::now();
+            let span =
+                tracing::info_span!("reconcile", kind = %self.kind.resource.kind, set = %key);
+            let limit = shared.settings.reconcile_timeout;
+            let outcome =
+                tokio::time::timeout(limit, self.reconcile(shared, &key).instrument(span))
+                    .await
+                    .unwrap_or(Err(ReconcileError::TimedOut(limit)));
+            shared
+                .metrics
+                .set_reconciled(&self.gvr, started.elapsed(), outcome.is_ok());
+            self.queue.done(&key);
+            match outcome {
+                Ok(rolling) => {
+                    let in_progress = {
+                        let mut sets = self.rolling.lock().unwrap_or_else(PoisonError::into_inner);
+                        if rolling {
+                            sets.insert(key.clone());
+                        } else {
+                            sets.remove(&key);
+                        }
+                        sets.len()
+                    };
+                    shared.metrics.set_rollouts(&self.gvr, in_progress);
+                    self.failures
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&key);
+                }
+                Err(error) => {
+                    let attempt = {
+                        let mut failures =
+                            self.failures.lock().unwrap_or_else(PoisonError::into_inner);
+                        let attempt = failures.entry(key.clone()).or_insert(0);
+                        *attempt = attempt.saturating_add(1);
+                        *attempt
+                    };
+                    let delay = shared.settings.retry_delay(attempt);
+                    tracing::warn!(kind = %self.kind.resource.kind, set = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
+                    self.queue.add_after(key, delay);
+                }
+            }
+        }
+    }
+
+    /// Reconciles one Set; `true` while its rollout is in progress.
+    async fn reconcile(&self, shared: &Shared, key: &InstanceRef) -> Result<bool, ReconcileError> {
+        let reference = ObjectRef::new_with(&key.name, self.kind.resource.clone());
+        let reference = match &key.namespace {
+            Some(namespace) => reference.within(namespace),
+            None => reference,
+        };
+        let Some(set) = self.store.get(&reference) else {
+            return Ok(false);
+        };
+        let set = to_json(&set)?;
+        if set.pointer("/metadata/deletionTimestamp").is_some() {
+            // The garbage collector deletes the instances it owns.
+            return Ok(false);
+        }
+        let spec = match SetSpec::of(&set) {
+            Ok(spec) => spec,
+            Err(error) => {
+                let outcome = Outcome::invalid(error.to_string());
+                self.write_status(shared, &set, &plan_set_of_nothing(), &outcome)
+                    .await?;
+                return Ok(false);
+            }
+        };
+        let namespace = key.namespace.as_deref();
+        let instances = self.instance_kind.api(&shared.client, namespace);
+        let members = self.members(shared, &set, &instances).await?;
+        let plan = plan_set(&spec, &members);
+        let mut outcome = Outcome::default();
+        for name in &plan.delete {
+            self.delete_instance(shared, &set, &instances, name).await?;
+        }
+        for _ in 0..plan.create {
+            match self
+                .create_instance(shared, &set, &spec, &instances)
+                .await?
+            {
+                Created::Yes => {}
+                Created::Refused(message) => {
+                    outcome.refused = Some(message);
+                    break;
+                }
+            }
+        }
+        for name in &plan.update {
+            match self
+                .update_instance(shared, &set, &spec, &instances, name)
+                .await?
+            {
+                Created::Yes => {}
+                Created::Refused(message) => {
+                    outcome.refused = Some(message);
+                    break;
+                }
+            }
+        }
+        self.write_status(shared, &set, &plan, &outcome).await?;
+        Ok(plan.rollout != Rollout::Complete)
+    }
+
+    /// The Set's instances: those it controls and still selects, and those it adopts now;
+    /// those it controls but no longer selects are released.
+    async fn members(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        instances: &Api<DynamicObject>,
+    ) -> Result<Vec<Member>, ReconcileError> {
+        let set_name = text(set, "/metadata/name");
+        let set_uid = text(set, "/metadata/uid");
+        let namespace = set.pointer("/metadata/namespace").and_then(Json::as_str);
+        let mut members = Vec::new();
+        for instance in self.instances.state() {
+            if instance.metadata.namespace.as_deref() != namespace {
+                continue;
+            }
+            let instance = to_json(&instance)?;
+            let selected = instance
+                .pointer("/metadata/labels")
+                .and_then(|labels| labels.get(SET_NAME_LABEL))
+                .and_then(Json::as_str)
+                == Some(set_name);
+            let name = text(&instance, "/metadata/name").to_owned();
+            match ownership(&instance, set_uid, selected, false) {
+                Ownership::Owned => members.push(Member::of(&instance)),
+                Ownership::Adopt => {
+                    let mut owners = owner_references(&instance);
+                    owners.push(self.owner_reference(set));
+                    self.patch_owners(&instance, instances, owners).await?;
+                    shared
+                        .events
+                        .record(
+                            set,
+                            EventType::Normal,
+                            "Adopted",
+                            &format!("adopted instance {name}"),
+                        )
+                        .await;
+                    members.push(Member::of(&instance));
+                }
+                Ownership::Release => {
+                    let owners = owner_references(&instance)
+                        .into_iter()
+                        .filter(|owner| owner["uid"] != set_uid)
+                        .collect();
+                    self.patch_owners(&instance, instances, owners).await?;
+                    shared
+                        .events
+                        .record(
+                            set,
+                            EventType::Normal,
+                            "Released",
+                            &format!("released instance {name}: its labels no longer select it"),
+                        )
+                        .await;
+                }
+                Ownership::Other => {}
+            }
+        }
+        Ok(members)
+    }
+
+    fn owner_reference(&self, set: &Json) -> Json {
+        json!({
+            "apiVersion": self.kind.resource.api_version,
+            "kind": self.kind.resource.kind,
+            "name": text(set, "/metadata/name"),
+            "uid": text(set, "/metadata/uid"),
+            "controller": true,
+            "blockOwnerDeletion": true,
+        })
+    }
+
+    async fn patch_owners(
+        &self,
+        instance: &Json,
+        instances: &Api<DynamicObject>,
+        owners: Vec<Json>,
+    ) -> Result<(), ReconcileError> {
+        let patch = json!({"metadata": {
+            "ownerReferences": owners,
+            "resourceVersion": text(instance, "/metadata/resourceVersion"),
+        }});
+        instances
+            .patch(
+                text(instance, "/metadata/name"),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map_err(ReconcileError::api(Request::WriteSetInstance))?;
+        Ok(())
+    }
+
+    async fn create_instance(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        spec: &SetSpec,
+        instances: &Api<DynamicObject>,
+    ) -> Result<Created, ReconcileError> {
+        let set_name = text(set, "/metadata/name");
+        let prefix: String = set_name.chars().take(MAX_NAME_PREFIX).collect();
+        let mut last = None;
+        for _ in 0..NAME_ATTEMPTS {
+            let name = format!("{prefix}-{}", random_suffix());
+            let mut metadata = json!({
+                "name": name,
+                "labels": {SET_NAME_LABEL: set_name, SET_TEMPLATE_HASH_LABEL: spec.template_hash},
+                "ownerReferences": [self.owner_reference(set)],
+            });
+            if let Some(namespace) = set.pointer("/metadata/namespace") {
+                metadata["namespace"] = namespace.clone();
+            }
+            let instance = json!({
+                "apiVersion": self.instance_kind.resource.api_version,
+                "kind": self.instance_kind.resource.kind,
+                "metadata": metadata,
+                "spec": template_spec(set),
+            });
+            let instance: DynamicObject =
+                serde_json::from_value(instance).map_err(ReconcileError::Json)?;
+            let params = PostParams {
+                field_manager: Some(SET_MANAGER.to_owned()),
+                ..PostParams::default()
+            };
+            match instances.create(&params, &instance).await {
+                Ok(_) => {
+                    shared
+                        .events
+                        .record(
+                            set,
+                            EventType::Normal,
+                            "SuccessfulCreate",
+                            &format!("created instance {name}"),
+                        )
+                        .await;
+                    return Ok(Created::Yes);
+                }
+                Err(kube::Error::Api(status)) if status.code == 409 => last = Some(status),
+                Err(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
+                    let message = format!(
+                        "the template does not make a valid {}: {}",
+                        self.instance_kind.resource.kind, status.message
+                    );
+                    shared
+                        .events
+                        .record(set, EventType::Warning, "FailedCreate", &message)
+                        .await;
+                    return Ok(Created::Refused(message));
+                }
+                Err(error) => return Err(ReconcileError::api(Request::WriteSetInstance)(error)),
+            }
+        }
+        Err(ReconcileError::api(Request::WriteSetInstance)(
+            kube::Error::Api(last.unwrap_or_default()),
+        ))
+    }
+
+    async fn update_instance(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        spec: &SetSpec,
+        instances: &Api<DynamicObject>,
+        name: &str,
+    ) -> Result<Created, ReconcileError> {
+        let reference = ObjectRef::new_with(name, self.instance_kind.resource.clone());
+        let reference = match set.pointer("/metadata/namespace").and_then(Json::as_str) {
+            Some(namespace) => reference.within(namespace),
+            None => reference,
+        };
+        let Some(instance) = self.instances.get(&reference) else {
+            return Ok(Created::Yes);
+        };
+        let instance = to_json(&instance)?;
+        let current = instance.get("spec").cloned().unwrap_or_else(|| json!({}));
+        let mut patch = json!({"metadata": {
+            "labels": {SET_TEMPLATE_HASH_LABEL: spec.template_hash},
+            "resourceVersion": text(&instance, "/metadata/resourceVersion"),
+        }});
+        if let Some(changes) = merge_patch(&current, &template_spec(set)) {
+            patch["spec"] = changes;
+        }
+        let params = PatchParams {
+            field_manager: Some(SET_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        match instances.patch(name, &params, &Patch::Merge(&patch)).await {
+            Ok(_) => {
+                shared
+                    .events
+                    .record(
+                        set,
+                        EventType::Normal,
+                        "SuccessfulUpdate",
+                        &format!("updated instance {name} to the current template"),
+                    )
+                    .await;
+                Ok(Created::Yes)
+            }
+            Err(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
+                let message = format!(
+                    "the template does not make a valid {}: {}",
+                    self.instance_kind.resource.kind, status.message
+                );
+                shared
+                    .events
+                    .record(set, EventType::Warning, "FailedUpdate", &message)
+                    .await;
+                Ok(Created::Refused(message))
+            }
+            Err(error) => Err(ReconcileError::api(Request::WriteSetInstance)(error)),
+        }
+    }
+
+    async fn delete_instance(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        instances: &Api<DynamicObject>,
+        name: &str,
+    ) -> Result<(), ReconcileError> {
+        let params = DeleteParams {
+            preconditions: None::<Preconditions>,
+            ..DeleteParams::background()
+        };
+        match instances.delete(name, &params).await {
+            Ok(_) => {
+                shared
+                    .events
+                    .record(
+                        set,
+                        EventType::Normal,
+                        "SuccessfulDelete",
+                        &format!("deleted instance {name}"),
+                    )
+                    .await;
+                Ok(())
+            }
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(error) => Err(ReconcileError::api(Request::WriteSetInstance)(error)),
+        }
+    }
+
+    async fn write_status(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        plan: &SetPlan,
+        outcome: &Outcome,
+    ) -> Result<(), ReconcileError> {
+        let generation = set.pointer("/metadata/generation").and_then(Json::as_i64);
+        let previous = set.pointer("/status/conditions").and_then(Json::as_array);
+        let (ready, progressing) = conditions(plan, outcome);
+        let stamp = |(type_, status, reason, message): (&str, &str, &str, String)| {
+            let kept = previous
+                .and_then(|previous| previous.iter().find(|condition| condition["type"] == type_))
+                .filter(|condition| condition["status"] == status)
+                .and_then(|condition| condition.get("lastTransitionTime").cloned());
+            json!({
+                "type": type_, "status": status, "reason": reason, "message": message,
+                "observedGeneration": generation,
+                "lastTransitionTime": kept.unwrap_or_else(|| json!(now())),
+            })
+        };
+        let status = json!({
+            "replicas": plan.counts.replicas,
+            "readyReplicas": plan.counts.ready_replicas,
+            "updatedReplicas": plan.counts.updated_replicas,
+            "selector": format!("{SET_NAME_LABEL}={}", text(set, "/metadata/name")),
+            "observedGeneration": generation,
+            "conditions": [stamp(ready), stamp(progressing)],
+        });
+        let unchanged = |field: &str| set.pointer(&format!("/status/{field}")) == status.get(field);
+        let conditions_unchanged = previous.is_some_and(|previous| {
+            previous
+                .iter()
+                .map(|condition| {
+                    (
+                        &condition["type"],
+                        &condition["status"],
+                        &condition["reason"],
+                        &condition["message"],
+                    )
+                })
+                .eq(status["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|condition| {
+                        (
+                            &condition["type"],
+                            &condition["status"],
+                            &condition["reason"],
+                            &condition["message"],
+                        )
+                    }))
+        });
+        if [
+            "replicas",
+            "readyReplicas",
+            "updatedReplicas",
+            "selector",
+            "observedGeneration",
+        ]
+        .iter()
+        .all(|field| unchanged(field))
+            && conditions_unchanged
+        {
+            return Ok(());
+        }
+        let api = self.kind.api(
+            &shared.client,
+            set.pointer("/metadata/namespace").and_then(Json::as_str),
+        );
+        let params = PatchParams {
+            field_manager: Some(SET_MANAGER.to_owned()),
+            ..PatchParams::default()
+        };
+        api.patch_status(
+            text(set, "/metadata/name"),
+            &params,
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .map_err(ReconcileError::api(Request::WriteStatus))?;
+        Ok(())
+    }
+}
+
+/// Whether an instance was written, or the API server refused what the template makes.
+enum Created {
+    Yes,
+    Refused(String),
+}
+
+/// What a reconcile met besides its plan.
+#[derive(Default)]
+struct Outcome {
+    /// The spec is unusable (a field error).
+    invalid: Option<String>,
+    /// The instance kind's schema refused the template.
+    refused: Option<String>,
+}
+
+impl Outcome {
+    fn invalid(message: String) -> Self {
+        Outcome {
+            invalid: Some(message),
+            refused: None,
+        }
+    }
+}
+
+fn plan_set_of_nothing() -> SetPlan {
+    SetPlan {
+        create: 0,
+        delete: Vec::new(),
+        update: Vec::new(),
+        counts: crate::set_plan::SetCounts::default(),
+        rollout: Rollout::Complete,
+    }
+}
+
+type ConditionParts<'a> = (&'a str, &'a str, &'a str, String);
+
+/// `Ready` and `Progressing`, with reasons a user can act on.
+fn conditions<'a>(plan: &SetPlan, outcome: &Outcome) -> (ConditionParts<'a>, ConditionParts<'a>) {
+    if let Some(message) = &outcome.invalid {
+        return (
+            ("Ready", "False", "InvalidSpec", message.clone()),
+            ("Progressing", "False", "InvalidSpec", message.clone()),
+        );
+    }
+    if let Some(message) = &outcome.refused {
+        return (
+            ("Ready", "False", "TemplateRejected", message.clone()),
+            ("Progressing", "False", "TemplateRejected", message.clone()),
+        );
+    }
+    match &plan.rollout {
+        Rollout::Complete => (
+            (
+                "Ready",
+                "True",
+                "AllInstancesReady",
+                format!(
+                    "{} instance(s) ready from the current template",
+                    plan.counts.replicas
+                ),
+            ),
+            (
+                "Progressing",
+                "True",
+                "RolloutComplete",
+                "every instance runs the current template".to_owned(),
+            ),
+        ),
+        Rollout::Progressing { outdated, waiting } => {
+            let mut steps = Vec::new();
+            if plan.create > 0 {
+                steps.push(format!("creating {}", plan.create));
+            }
+            if !plan.delete.is_empty() {
+                steps.push(format!("deleting {}", plan.delete.join(", ")));
+            }
+            if !plan.update.is_empty() {
+                steps.push(format!("updating {}", plan.update.join(", ")));
+            }
+            if *outdated > 0 {
+                steps.push(format!("{outdated} more to update"));
+            }
+            let mut message = steps.join("; ");
+            if !waiting.is_empty() {
+                let waiting: Vec<String> = waiting
+                    .iter()
+                    .map(|waiting| format!("{} ({})", waiting.name, waiting.because))
+                    .collect();
+                if !message.is_empty() {
+                    message.push_str("; ");
+                }
+                message.push_str(&format!("waiting for {} to be Ready", waiting.join(", ")));
+            }
+            let reason = if *outdated > 0 || !plan.update.is_empty() {
+                "RollingUpdate"
+            } else if plan.create > 0 || !plan.delete.is_empty() {
+                "Scaling"
+            } else {
+                "WaitingForInstances"
+            };
+            (
+                ("Ready", "False", reason, message.clone()),
+                ("Progressing", "True", reason, message),
+            )
+        }
+    }
+}
+
+/// The spec the Set's template gives its instances.
+fn template_spec(set: &Json) -> Json {
+    set.pointer("/spec/template/spec")
+        .cloned()
+        .unwrap_or_else(|| json!({}))
+}
+
+fn owner_references(instance: &Json) -> Vec<Json> {
+    instance
+        .pointer("/metadata/ownerReferences")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Five characters as Kubernetes' generated names use (no vowels, no look-alikes).
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos()),
+    );
+    let mut bits = hasher.finish();
+    (0..5)
+        .map(|_| {
+            let index = usize::try_from(bits % ALPHABET.len() as u64).unwrap_or(0);
+            bits /= ALPHABET.len() as u64;
+            char::from(ALPHABET[index])
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_suffixes_are_five_characters_of_the_kubernetes_alphabet() {
+        let suffixes: std::collections::HashSet<String> =
+            (0..200).map(|_| random_suffix()).collect();
+        assert!(
+            suffixes.len() > 190,
+            "suffixes repeat too often: {}",
+            suffixes.len()
+        );
+        for suffix in suffixes {
+            assert_eq!(suffix.len(), 5);
+            assert!(
+                suffix
+                    .bytes()
+                    .all(|byte| b"bcdfghjklmnpqrstvwxz2456789".contains(&byte)),
+                "{suffix}"
+            );
+        }
+    }
+
+    #[test]
+    fn conditions_say_what_the_set_waits_for() {
+        let plan = SetPlan {
+            create: 0,
+            delete: Vec::new(),
+            update: vec!["web-b".to_owned()],
+            counts: crate::set_plan::SetCounts::default(),
+            rollout: Rollout::Progressing {
+                outdated: 2,
+                waiting: vec![crate::set_plan::Waiting {
+                    name: "web-a".to_owned(),
+                    because: "Ready is False (ResourcesNotReady): deployment is not available"
+                        .to_owned(),
+                }],
+            },
+        };
+        let (ready, progressing) = conditions(&plan, &Outcome::default());
+        assert_eq!((ready.1, ready.2), ("False", "RollingUpdate"));
+        assert_eq!(progressing.1, "True");
+        assert_eq!(
+            ready.3,
+            "updating web-b; 2 more to update; waiting for web-a (Ready is False (ResourcesNotReady): deployment is not available) to be Ready"
+        );
+        let refused = Outcome {
+            invalid: None,
+            refused: Some(
+                "the template does not make a valid Web: spec.size: Invalid value".to_owned(),
+            ),
+        };
+        let (ready, progressing) = conditions(&plan, &refused);
+        assert_eq!((ready.2, progressing.1), ("TemplateRejected", "False"));
+    }
+}
