@@ -24,7 +24,7 @@ fn widget_crd() -> Value {
 #[test]
 fn a_valid_definition_passes_and_gets_its_defaults() {
     let mut crd = widget_crd();
-    assert_eq!(validate(&crd), Vec::new());
+    assert_eq!(validate(&crd, None), Vec::new());
     default_spec(&mut crd);
     assert_eq!(crd["spec"]["names"]["singular"], "widget");
     assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
@@ -38,7 +38,7 @@ fn invalid_definitions_name_every_problem() {
             "names": {"plural": "Gadgets", "kind": "gadget"},
             "versions": [{"name": "v1", "served": true, "storage": false}]}
     });
-    let messages: Vec<String> = validate(&crd).iter().map(|e| e.to_string()).collect();
+    let messages: Vec<String> = validate(&crd, None).iter().map(|e| e.to_string()).collect();
     let all = messages.join("\n");
     for expected in [
         "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group",
@@ -56,7 +56,7 @@ fn invalid_definitions_name_every_problem() {
         "type": "object",
         "properties": {"spec": {"properties": {"a": {"type": "string"}}}, "list": {"type": "array"}}
     });
-    let messages: Vec<String> = validate(&structural)
+    let messages: Vec<String> = validate(&structural, None)
         .iter()
         .map(|e| e.to_string())
         .collect();
