@@ -1314,6 +1314,14 @@ fn rules(rules: &[&str]) -> Value {
     Value::Array(rules.iter().map(|rule| json!({"rule": rule})).collect())
 }
 
+/// An unbounded string list with a cheap rule and the message expression `message`.
+fn with_message(mut list: Value, message: &str) -> Value {
+    list["type"] = json!("array");
+    list["x-kubernetes-validations"] =
+        json!([{"rule": "self.size() < 5", "messageExpression": message}]);
+    with_field(list)
+}
+
 /// String lists nested three deep (unbounded), whose strings carry `rules`.
 fn nested_strings(rules: Value) -> Value {
     with_field(
@@ -1444,7 +1452,7 @@ fn cost_corpus() -> Vec<(&'static str, Value)> {
         (
             "a filter then size",
             strings(
-                unbounded_strings,
+                unbounded_strings.clone(),
                 "self.filter(x, x.startsWith('a')).size() < 3",
             ),
         ),
@@ -1460,6 +1468,18 @@ fn cost_corpus() -> Vec<(&'static str, Value)> {
             "at": {"type": "string", "format": "date-time"}},
             "x-kubernetes-validations": rules(&[
                 "self.mode.matches('^[a-z]+$') && self.at > timestamp('2020-01-01T00:00:00Z')"])})),
+        ),
+        (
+            "an expensive message expression",
+            with_message(unbounded_strings.clone(), "self.map(x, x + x).join(', ')"),
+        ),
+        (
+            "a message expression that is not a string",
+            with_message(unbounded_strings.clone(), "self.size()"),
+        ),
+        (
+            "a message expression that does not compile",
+            with_message(unbounded_strings, "string(self.size()) + 1"),
         ),
         (
             "two-variable all over a map",

@@ -171,13 +171,59 @@ impl Walk {
                 }
                 self.total.observe(rule_path.clone(), cost);
             }
-            if let Some(Err(message)) = compiled {
-                self.errors.push(FieldError::invalid(
+            match compiled {
+                Some(Err(message)) => self.errors.push(FieldError::invalid(
                     rule_path,
                     BadValue::GoSyntax(go_rule(rule)),
                     &message,
-                ));
+                )),
+                // kube-apiserver looks at the message expression only once the rule compiles.
+                Some(Ok(_)) => self.message_expression(node, index, sizes.as_ref()),
+                None => {}
             }
+        }
+    }
+
+    /// The errors of rule `index`'s `messageExpression`: it does not compile or give a
+    /// string, or its estimated cost (once per failure, so not multiplied) is over the limit.
+    fn message_expression(&mut self, node: &Node<'_>, index: usize, sizes: Option<&DeclSize>) {
+        let rule = &node.schema.x_kubernetes_validations[index];
+        let Some(expression) = rule.message_expression.as_deref().filter(|e| !e.is_empty()) else {
+            return;
+        };
+        let path = node
+            .path
+            .child("x-kubernetes-validations")
+            .index(index)
+            .child("messageExpression");
+        let checked = match self.check(expression, rule, &node.ty) {
+            Err(error) => Err(format!("messageExpression compilation failed: {error}")),
+            Ok(checked) if checked.output_type() != &Type::String => {
+                Err("messageExpression must evaluate to a string".to_owned())
+            }
+            Ok(checked) => Ok(checked),
+        };
+        match (checked, sizes) {
+            (Err(message), _) => self.errors.push(FieldError::invalid(
+                path,
+                BadValue::GoSyntax(go_rule(rule)),
+                &message,
+            )),
+            (Ok(checked), Some(sizes)) => {
+                let cost = estimate_cel_go_cost(&checked, sizes, CelGoCostConfig::kubernetes()).max;
+                if self.limit == RuleCostLimit::Enforced && cost > RULE_COST_LIMIT {
+                    self.errors.push(FieldError::forbidden(
+                        path.clone(),
+                        &over_budget_message(
+                            "estimated messageExpression cost",
+                            cost,
+                            RULE_COST_LIMIT,
+                        ),
+                    ));
+                }
+                self.total.observe(path, cost);
+            }
+            (Ok(_), None) => {}
         }
     }
 
@@ -208,6 +254,23 @@ impl Walk {
         if rule.rule.trim().is_empty() {
             return None;
         }
+        Some(match self.check(&rule.rule, rule, self_type) {
+            Err(error) => Err(format!("compilation failed: {error}")),
+            Ok(checked) if checked.output_type() != &Type::Bool => {
+                Err("cel expression must evaluate to a bool".to_owned())
+            }
+            Ok(checked) => Ok(checked),
+        })
+    }
+
+    /// `text` (the rule or its message expression) parsed and checked with `self` and
+    /// `oldSelf` of the node's type.
+    fn check(
+        &self,
+        text: &str,
+        rule: &ValidationRule,
+        self_type: &Type,
+    ) -> Result<CheckedAst, CompileError> {
         let old_type = if rule.optional_old_self == Some(true) {
             Type::optional(self_type.clone())
         } else {
@@ -218,17 +281,8 @@ impl Walk {
             .clone()
             .with_variable("self", self_type.clone())
             .with_variable("oldSelf", old_type);
-        let checked = env
-            .parse(&rule.rule)
-            .map_err(CompileError::from)
-            .and_then(|ast| env.check(&ast).map_err(CompileError::from));
-        Some(match checked {
-            Err(error) => Err(format!("compilation failed: {error}")),
-            Ok(checked) if checked.output_type() != &Type::Bool => {
-                Err("cel expression must evaluate to a bool".to_owned())
-            }
-            Ok(checked) => Ok(checked),
-        })
+        let ast = env.parse(text)?;
+        Ok(env.check(&ast)?)
     }
 }
 
@@ -452,6 +506,44 @@ mod tests {
         assert!(
             errors[0].to_string().contains("compilation failed"),
             "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn message_expressions_are_compiled_and_their_cost_is_not_multiplied() {
+        let with_message = |message: &str| {
+            json!({"type": "object", "properties": {"names": {"type": "array",
+                "items": {"type": "string", "maxLength": 10},
+                "x-kubernetes-validations": [
+                    {"rule": "self.size() < 5", "messageExpression": message}]}}})
+        };
+        let path = "spec.validation.openAPIV3Schema.properties[names].x-kubernetes-validations[0]\
+                    .messageExpression";
+        // Per element 1 + 1 + 10 + 1 + 1 + ceil(80 * 0.1) = 22, 1,048,575 elements.
+        let errors = errors_of(with_message("self.map(x, x + x).join(', ')"));
+        assert!(
+            errors[0].to_string().starts_with(&format!(
+                "{path}: Forbidden: estimated messageExpression cost exceeds budget by factor of"
+            )),
+            "{errors:?}"
+        );
+        // Cheap once, although the list may be long.
+        assert_eq!(
+            errors_of(with_message("self.size() > 9 ? 'too many' : 'too few'")),
+            Vec::new()
+        );
+        let errors = errors_of(with_message("self.size()"));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .to_string()
+                .ends_with("messageExpression must evaluate to a string")
+        );
+        let errors = errors_of(with_message("self.nope("));
+        assert!(
+            errors[0]
+                .to_string()
+                .contains("messageExpression compilation failed: ")
         );
     }
 }
