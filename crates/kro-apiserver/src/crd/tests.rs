@@ -70,6 +70,33 @@ fn invalid_definitions_name_every_problem() {
 }
 
 #[test]
+fn rules_of_a_schema_that_is_not_structural_are_not_checked() {
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "names": {"type": "array", "items": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "self.all(x, x.matches('^[a-z]+$'))"}]},
+            "list": {"type": "array"}}}}
+    });
+    let messages: Vec<String> = validate(&crd, None).iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        messages,
+        [
+            "spec.validation.openAPIV3Schema.properties[spec].properties[list].items: Required value: must be specified"
+        ]
+    );
+    // Once structural, the rule's cost is refused.
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["list"]
+        ["items"] = json!({"type": "string"});
+    let messages: Vec<String> = validate(&crd, None).iter().map(|e| e.to_string()).collect();
+    assert!(
+        messages[0].contains("Forbidden: estimated rule cost exceeds budget"),
+        "{messages:?}"
+    );
+}
+
+#[test]
 fn conflicting_names_are_found() {
     let mine = names_of(&json!({"plural": "widgetz", "kind": "Widget"}));
     let theirs = names_of(&json!({"plural": "widgets", "kind": "Widget"}));

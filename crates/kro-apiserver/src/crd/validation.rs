@@ -183,7 +183,12 @@ pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
             } else {
                 version_path.child("schema").child("openAPIV3Schema")
             };
+            let before = errors.len();
             structural_errors(schema, &path, true, 0, &mut errors);
+            if errors.len() > before {
+                // kube-apiserver compiles no rule of a schema that is not structural.
+                continue;
+            }
             // A shared schema is checked as the first version's (kube-apiserver's
             // `spec.version`).
             let limit = if unchanged_schema(old, &version_name, schema) {
