@@ -546,4 +546,31 @@ mod tests {
                 .contains("messageExpression compilation failed: ")
         );
     }
+
+    #[test]
+    fn deep_and_wide_schemas_with_rules_everywhere_are_estimated() {
+        // 60 unbounded lists deep, a rule at every level: each is estimated once, with the
+        // cost saturating rather than overflowing.
+        let mut deep = json!({"type": "string",
+            "x-kubernetes-validations": [{"rule": "self.size() < 10"}]});
+        for _ in 0..60 {
+            deep = json!({"type": "array", "items": deep,
+                "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, x == y))"}]});
+        }
+        let errors = errors_of(json!({"type": "object", "properties": {"deep": deep}}));
+        assert!(errors.len() > 60, "{}", errors.len());
+        // 500 properties, each with a rule over a list of 500 literals (3 MiB of request
+        // holds about as much).
+        let literals: Vec<String> = (0..500).map(|i| format!("'v{i}'")).collect();
+        let rule = format!("self in [{}]", literals.join(", "));
+        let properties: serde_json::Map<String, serde_json::Value> = (0..500)
+            .map(|i| {
+                let field = json!({"type": "string", "maxLength": 8,
+                    "x-kubernetes-validations": [{"rule": rule}]});
+                (format!("p{i}"), field)
+            })
+            .collect();
+        let errors = errors_of(json!({"type": "object", "properties": properties}));
+        assert_eq!(errors, Vec::new());
+    }
 }
