@@ -1527,6 +1527,36 @@ async fn rule_costs(session: &mut Session, run: &str) {
             "x-kubernetes-validations": rules(&[&long_match])}),
         ),
     ));
+    // Library functions on unbounded strings, run up to 40 times: the factors show each
+    // estimate to seven digits.
+    for rule in [
+        "self.split(',').size() < 3",
+        "self.replace('a', 'bc') != 'c'",
+        "self.find('[0-9]+') != ''",
+        "self.findAll('[0-9]+').size() < 2",
+        "self.indexOf('a') > 0",
+        "self.lastIndexOf('a') > 0",
+        "self.substring(1) == 'a'",
+        "self.trim().upperAscii().startsWith('A')",
+        "self.endsWith('a') || self.contains('bb')",
+        "url(self).getHost() == 'x'",
+        "isIP(self) && ip(self).family() == 4",
+        "isCIDR(self) && cidr(self).containsIP('10.0.0.1')",
+        "format.dns1123Label().validate(self).hasValue()",
+        "self.charAt(3) == 'a' && self.format([]) != ''",
+        "bytes(self).size() > 2 && string(bytes(self)) == self",
+        "self.split(',').join('-') != ''",
+        "[self, self].exists(x, x.size() > 3) && {self: 1}.size() == 1",
+        "self + self != 'a'",
+    ] {
+        corpus.push((
+            rule,
+            with_field(
+                json!({"type": "array", "maxItems": 40, "items": {"type": "string",
+                "x-kubernetes-validations": rules(&[rule])}}),
+            ),
+        ));
+    }
     let last = corpus.len();
     for (index, (step, spec)) in corpus.into_iter().enumerate() {
         let crd = cost_crd(&group, index, spec);
