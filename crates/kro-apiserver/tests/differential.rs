@@ -1510,6 +1510,37 @@ async fn dry_run_verdict(session: &mut Session, step: &str, crd: &Value) {
     session.note(step, verdict);
 }
 
+/// Posts a definition written in YAML as a dry run, and records the verdict as
+/// [`dry_run_verdict`] does.
+async fn dry_run_yaml_verdict(session: &mut Session, step: &str, yaml: &str) {
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All")
+        .header("Accept", JSON)
+        .header("Content-Type", "application/yaml")
+        .body(kube::client::Body::from(yaml.as_bytes().to_vec()))
+        .expect("a request");
+    let response = session
+        .client
+        .send(request)
+        .await
+        .unwrap_or_else(|error| panic!("{step}: {error}"));
+    let code = response.status().as_u16();
+    let raw = response
+        .into_body()
+        .collect_bytes()
+        .await
+        .unwrap_or_else(|error| panic!("{step}: reading the body: {error}"));
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let verdict = if code == 201 {
+        json!({"code": 201})
+    } else {
+        json!({"code": code, "reason": body["reason"], "message": body["message"],
+            "causes": body["details"]["causes"]})
+    };
+    session.note(step, verdict);
+}
+
 /// Posts (as a dry run) each definition of the corpus, then makes a created definition too
 /// expensive with a patch.
 async fn rule_costs(session: &mut Session, run: &str) {
@@ -1566,6 +1597,18 @@ async fn rule_costs(session: &mut Session, run: &str) {
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"] =
         rules(&[&long_match]);
     dry_run_verdict(session, "the object's own metadata", &crd).await;
+    // Definitions from upstream kro, accepted by kube-apiserver, rules and all.
+    for file in [
+        "internal.kro.run_graphrevisions.yaml",
+        "kro.run_resourcegraphdefinitions.yaml",
+    ] {
+        let path = kro_test_support::repository_root()
+            .join("testdata/kro-upstream/crds")
+            .join(file);
+        let yaml = std::fs::read_to_string(&path)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        dry_run_yaml_verdict(session, file, &yaml).await;
+    }
     // An update is checked as a create is: a cheap definition made expensive.
     let cheap = cost_crd(&group, 99, nested_strings(rules(&["self.size() < 10"])));
     let mut probe = Session {
