@@ -97,6 +97,35 @@ fn rules_of_a_schema_that_is_not_structural_are_not_checked() {
 }
 
 #[test]
+fn an_update_that_leaves_a_schema_unchanged_is_not_held_to_the_per_rule_limit() {
+    // 21 units for each of up to 1,048,576 strings: 2.2 times the per-rule limit, a fifth
+    // of the total.
+    let expensive = json!({"type": "object", "properties": {"grid": {"type": "array",
+        "items": {"type": "array", "items": {"type": "string", "maxLength": 10,
+            "x-kubernetes-validations": [{"rule": "self.matches('^[a-z]{1,10}$')"}]}}}}});
+    let mut stored = widget_crd();
+    stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = expensive.clone();
+    let messages = |errors: Vec<kro_schema::FieldError>| -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    };
+    let created = messages(validate(&stored, None));
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert!(created[0].contains("factor of 2.2x"), "{created:?}");
+    // The same schema, another label: accepted, as kube-apiserver accepts it.
+    let mut relabelled = stored.clone();
+    relabelled["metadata"]["labels"] = json!({"team": "a"});
+    assert_eq!(
+        messages(validate(&relabelled, Some(&stored))),
+        Vec::<String>::new()
+    );
+    // A changed schema is held to the limit again.
+    let mut changed = stored.clone();
+    changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["other"] =
+        json!({"type": "string"});
+    assert_eq!(messages(validate(&changed, Some(&stored))).len(), 1);
+}
+
+#[test]
 fn conflicting_names_are_found() {
     let mine = names_of(&json!({"plural": "widgetz", "kind": "Widget"}));
     let theirs = names_of(&json!({"plural": "widgets", "kind": "Widget"}));
