@@ -1588,6 +1588,47 @@ async fn rule_costs(session: &mut Session, run: &str) {
             ),
         ));
     }
+    for (step, field) in [
+        (
+            "a transition rule",
+            json!({"type": "array", "maxItems": 40, "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self == oldSelf || self.matches('^[a-z]*$')"}]}}),
+        ),
+        (
+            "an optional old self",
+            json!({"type": "array", "maxItems": 40, "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "oldSelf.hasValue() && oldSelf.value() == self",
+                "optionalOldSelf": true}]}}),
+        ),
+        (
+            "an optional field",
+            json!({"type": "array", "maxItems": 40, "items": {"type": "object",
+            "properties": {"name": {"type": "string"}},
+            "x-kubernetes-validations": [{"rule": "self.?name.orValue('') != 'a'"}]}}),
+        ),
+        (
+            "int or string",
+            json!({"type": "array", "maxItems": 40, "items": {
+            "x-kubernetes-int-or-string": true,
+            "x-kubernetes-validations": [{"rule": "self == 1 || self == 'abc'"}]}}),
+        ),
+        (
+            "optionalOldSelf without oldSelf",
+            json!({"type": "string", "maxLength": 5, "x-kubernetes-validations": [
+                {"rule": "self != 'a'", "optionalOldSelf": false}]}),
+        ),
+        (
+            "a transition rule in a map list",
+            json!({"type": "array", "maxItems": 40, "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string", "maxLength": 10},
+                        "value": {"type": "string"}},
+                    "x-kubernetes-validations": [{"rule": "self.value == oldSelf.value"}]}}),
+        ),
+    ] {
+        corpus.push((step, with_field(field)));
+    }
     let last = corpus.len();
     for (index, (step, spec)) in corpus.into_iter().enumerate() {
         let crd = cost_crd(&group, index, spec);

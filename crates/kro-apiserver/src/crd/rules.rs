@@ -61,6 +61,7 @@ pub(super) fn rule_errors(
         ty: root_type,
         is_root: true,
         cardinality: Some(1),
+        uncorrelatable: None,
     };
     walk.node(node, 0);
     let mut errors = walk.errors;
@@ -88,6 +89,9 @@ struct Node<'s> {
     is_root: bool,
     /// How many times its rules can run (`None`: under an unbounded list or map).
     cardinality: Option<u64>,
+    /// The highest enclosing path whose old and new values cannot be correlated (a list that
+    /// is not a map list), where rules may not use `oldSelf`.
+    uncorrelatable: Option<FieldPath>,
 }
 
 impl Walk {
@@ -97,6 +101,19 @@ impl Walk {
         }
         let schema = node.schema;
         let child_cardinality = child_cardinality(schema, node.cardinality);
+        let forbid_below = |forbid: bool| {
+            node.uncorrelatable
+                .clone()
+                .or_else(|| forbid.then(|| node.path.clone()))
+        };
+        let properties_uncorrelatable = forbid_below(
+            schema
+                .x_kubernetes_map_type
+                .as_deref()
+                .is_some_and(|map_type| !matches!(map_type, "granular" | "atomic")),
+        );
+        let items_uncorrelatable =
+            forbid_below(schema.x_kubernetes_list_type.as_deref() != Some("map"));
         for (key, property) in &schema.properties {
             let name = format!("{}.{key}", node.name);
             let child = Node {
@@ -106,6 +123,7 @@ impl Walk {
                 schema: property,
                 is_root: property.x_kubernetes_embedded_resource,
                 cardinality: child_cardinality,
+                uncorrelatable: properties_uncorrelatable.clone(),
             };
             self.node(child, depth + 1);
         }
@@ -118,6 +136,7 @@ impl Walk {
                 schema: items,
                 is_root: items.x_kubernetes_embedded_resource,
                 cardinality: child_cardinality,
+                uncorrelatable: items_uncorrelatable.clone(),
             };
             self.node(child, depth + 1);
         }
@@ -130,6 +149,7 @@ impl Walk {
                 schema: values,
                 is_root: values.x_kubernetes_embedded_resource,
                 cardinality: child_cardinality,
+                uncorrelatable: node.uncorrelatable.clone(),
             };
             self.node(child, depth + 1);
         }
@@ -143,6 +163,7 @@ impl Walk {
                 ty: node.ty.clone(),
                 is_root: false,
                 cardinality: None,
+                uncorrelatable: None,
             };
             self.compile_errors_only(&branch, depth + 1);
         }
@@ -171,15 +192,35 @@ impl Walk {
                 }
                 self.total.observe(rule_path.clone(), cost);
             }
+            let uses_old_self = matches!(&compiled, Some(Ok(checked))
+                if checked.referenced_variables().contains(&"oldSelf"));
             match compiled {
                 Some(Err(message)) => self.errors.push(FieldError::invalid(
-                    rule_path,
+                    rule_path.clone(),
                     BadValue::GoSyntax(go_rule(rule)),
                     &message,
                 )),
                 // kube-apiserver looks at the message expression only once the rule compiles.
                 Some(Ok(_)) => self.message_expression(node, index, sizes.as_ref()),
                 None => {}
+            }
+            if uses_old_self {
+                if let Some(uncorrelatable) = &node.uncorrelatable {
+                    self.errors.push(FieldError::invalid(
+                        rule_path,
+                        BadValue::text(&rule.rule),
+                        &format!(
+                            "oldSelf cannot be used on the uncorrelatable portion of the schema \
+                             within {uncorrelatable}"
+                        ),
+                    ));
+                }
+            } else if let Some(optional) = rule.optional_old_self {
+                self.errors.push(FieldError::invalid(
+                    rules_path.index(index).child("optionalOldSelf"),
+                    BadValue::Value(serde_json::Value::Bool(optional)),
+                    "may not be set if oldSelf is not used in rule",
+                ));
             }
         }
     }
@@ -572,5 +613,35 @@ mod tests {
             .collect();
         let errors = errors_of(json!({"type": "object", "properties": properties}));
         assert_eq!(errors, Vec::new());
+    }
+
+    #[test]
+    fn old_self_is_refused_under_lists_that_are_not_map_lists() {
+        let list = |list_type: &str| {
+            json!({"type": "object", "properties": {"items": {"type": "array", "maxItems": 4,
+                "x-kubernetes-list-type": list_type, "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string", "maxLength": 4}},
+                    "x-kubernetes-validations": [{"rule": "self.name == oldSelf.name"}]}}}})
+        };
+        assert_eq!(errors_of(list("map")), Vec::new());
+        assert_eq!(
+            messages(&errors_of(list("atomic"))),
+            [
+                "spec.validation.openAPIV3Schema.properties[items].items.x-kubernetes-validations[0]\
+              .rule: Invalid value: \"self.name == oldSelf.name\": oldSelf cannot be used on the \
+              uncorrelatable portion of the schema within \
+              spec.validation.openAPIV3Schema.properties[items]"
+            ]
+        );
+        let unused = json!({"type": "string", "x-kubernetes-validations": [
+            {"rule": "self != 'a'", "optionalOldSelf": true}]});
+        assert_eq!(
+            messages(&errors_of(unused)),
+            [
+                "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].optionalOldSelf: \
+              Invalid value: true: may not be set if oldSelf is not used in rule"
+            ]
+        );
     }
 }
