@@ -6,6 +6,7 @@
 //! write; here they run right after the write that needs them, as separate writes with their
 //! own resourceVersions, so clients see the same sequence of objects and events sooner.
 
+mod cost;
 mod names;
 mod rules;
 mod scale;

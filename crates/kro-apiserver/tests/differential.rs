@@ -1288,6 +1288,403 @@ async fn strategic_merge_patches(session: &mut Session, ns: &str) {
 }
 
 /// Runs every scenario on one server, in namespaces named after them.
+/// A definition of kind `C{index}` whose `spec` has the schema `spec`.
+fn cost_crd(group: &str, index: usize, spec: Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("c{index}s.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": format!("c{index}s"), "singular": format!("c{index}"),
+                "kind": format!("C{index}"), "listKind": format!("C{index}List")},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}],
+        },
+    })
+}
+
+/// An object with one property `field` of schema `schema`.
+fn with_field(field: Value) -> Value {
+    json!({"type": "object", "properties": {"field": field}})
+}
+
+fn rules(rules: &[&str]) -> Value {
+    Value::Array(rules.iter().map(|rule| json!({"rule": rule})).collect())
+}
+
+/// An unbounded string list with a cheap rule and the message expression `message`.
+fn with_message(mut list: Value, message: &str) -> Value {
+    list["type"] = json!("array");
+    list["x-kubernetes-validations"] =
+        json!([{"rule": "self.size() < 5", "messageExpression": message}]);
+    with_field(list)
+}
+
+/// String lists nested three deep (unbounded), whose strings carry `rules`.
+fn nested_strings(rules: Value) -> Value {
+    with_field(
+        json!({"type": "array", "items": {"type": "array", "items": {"type": "array",
+        "items": {"type": "string", "maxLength": 10, "x-kubernetes-validations": rules}}}}),
+    )
+}
+
+/// Rules whose estimated cost is near, under and over kube-apiserver's limits (per rule, 10
+/// million; per schema, 100 million), each in its own definition.
+fn cost_corpus() -> Vec<(&'static str, Value)> {
+    let strings = |list: Value, rule: &str| {
+        let mut list = list;
+        list["type"] = json!("array");
+        list["x-kubernetes-validations"] = rules(&[rule]);
+        with_field(list)
+    };
+    let unbounded_strings = json!({"items": {"type": "string"}});
+    let named = json!({"type": "object", "required": ["name"],
+        "properties": {"name": {"type": "string", "maxLength": 20}}});
+    let nine = "self.size() < 10 && self.size() > 1 && self.size() != 5";
+    let eleven = "self.size() < 10 && self.size() > 1 && self.size() != 5 && self != 'a'";
+    let fourteen = "self.size() < 10 && self.size() > 1 && self.size() != 5 && self != 'a' \
+                    && self.size() != 6";
+    vec![
+        (
+            "a regex over an unbounded list",
+            strings(
+                unbounded_strings.clone(),
+                "self.all(x, x.matches('^[a-z]+$'))",
+            ),
+        ),
+        (
+            "the same regex over a bounded list",
+            strings(
+                json!({"maxItems": 10, "items": {"type": "string", "maxLength": 20}}),
+                "self.all(x, x.matches('^[a-z]+$'))",
+            ),
+        ),
+        (
+            "a cheap rule deep under unbounded lists",
+            nested_strings(rules(&["self.size() < 10"])),
+        ),
+        (
+            "a regex deep under unbounded lists",
+            nested_strings(rules(&["self.matches('^[a-z]{1,10}$')"])),
+        ),
+        (
+            "eleven rules under the rule limit, over the total",
+            nested_strings(rules(&[nine; 11])),
+        ),
+        ("just over the rule limit", nested_strings(rules(&[eleven]))),
+        ("just under the rule limit", nested_strings(rules(&[nine]))),
+        (
+            "a factor just under 1.5",
+            nested_strings(rules(&[fourteen])),
+        ),
+        (
+            "values of an unbounded map",
+            with_field(json!({"type": "object",
+            "additionalProperties": {"type": "string"},
+            "x-kubernetes-validations": rules(&["self.all(k, self[k].size() < 100)"])})),
+        ),
+        (
+            "keys of an unbounded map",
+            with_field(json!({"type": "object",
+            "additionalProperties": {"type": "string"},
+            "x-kubernetes-validations": rules(&["self.all(k, k.matches('^[a-z]+$'))"])})),
+        ),
+        (
+            "a regex on the values of a bounded map",
+            with_field(json!({"type": "object",
+            "maxProperties": 1000,
+            "additionalProperties": {"type": "string",
+                "x-kubernetes-validations": rules(&["self.matches('^[a-z]+$')"])}})),
+        ),
+        (
+            "exists_one over objects with a required field",
+            strings(
+                json!({"items": named.clone()}),
+                "self.exists_one(x, x.name == 'a')",
+            ),
+        ),
+        (
+            "a quadratic rule",
+            strings(
+                json!({"items": named}),
+                "self.all(x, self.exists(y, y.name == x.name))",
+            ),
+        ),
+        (
+            "lists bounded at two levels",
+            with_field(json!({"type": "array", "maxItems": 5000,
+            "items": {"type": "array", "maxItems": 5000, "items": {"type": "integer"},
+                "x-kubernetes-validations": rules(&["self.all(x, x > 0)"])}})),
+        ),
+        (
+            "string functions on an unbounded string",
+            with_field(json!({"type": "string",
+            "x-kubernetes-validations": rules(&["self.lowerAscii().contains('x')"])})),
+        ),
+        (
+            "string functions under an unbounded list",
+            strings(
+                json!({"items": {"type": "string",
+                "x-kubernetes-validations": rules(&["self.lowerAscii().contains('x')"])}}),
+                "self.size() > 0",
+            ),
+        ),
+        (
+            "isSorted on a bounded list",
+            strings(
+                json!({"maxItems": 100, "items": {"type": "string", "maxLength": 10}}),
+                "self.isSorted()",
+            ),
+        ),
+        (
+            "a set function",
+            strings(unbounded_strings.clone(), "sets.contains(self, ['a'])"),
+        ),
+        (
+            "map then all",
+            strings(
+                unbounded_strings.clone(),
+                "self.map(x, x + 'a').all(y, y.size() < 5)",
+            ),
+        ),
+        (
+            "a filter then size",
+            strings(
+                unbounded_strings.clone(),
+                "self.filter(x, x.startsWith('a')).size() < 3",
+            ),
+        ),
+        (
+            "a quantity",
+            with_field(json!({"type": "string", "maxLength": 20,
+            "x-kubernetes-validations": rules(&["quantity(self).isGreaterThan(quantity('1'))"])})),
+        ),
+        (
+            "an enum and a format",
+            with_field(json!({"type": "object", "properties": {
+            "mode": {"type": "string", "enum": ["fast", "careful"]},
+            "at": {"type": "string", "format": "date-time"}},
+            "x-kubernetes-validations": rules(&[
+                "self.mode.matches('^[a-z]+$') && self.at > timestamp('2020-01-01T00:00:00Z')"])})),
+        ),
+        (
+            "an expensive message expression",
+            with_message(unbounded_strings.clone(), "self.map(x, x + x).join(', ')"),
+        ),
+        (
+            "a message expression that is not a string",
+            with_message(unbounded_strings.clone(), "self.size()"),
+        ),
+        (
+            "a message expression that does not compile",
+            with_message(unbounded_strings, "string(self.size()) + 1"),
+        ),
+        (
+            "two-variable all over a map",
+            with_field(json!({"type": "object",
+            "additionalProperties": {"type": "integer"},
+            "x-kubernetes-validations": rules(&["self.all(k, v, v > 0 && k.size() < 10)"])})),
+        ),
+    ]
+}
+
+/// Posts `crd` as a dry run and records whether it was accepted, and why not: the status
+/// reason, message and causes.
+async fn dry_run_verdict(session: &mut Session, step: &str, crd: &Value) {
+    let mut probe = Session {
+        client: session.client.clone(),
+        steps: Vec::new(),
+    };
+    let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All";
+    let reply = probe
+        .call(step, Method::POST, path, Some(JSON), Some(crd))
+        .await;
+    let verdict = if reply.code == 201 {
+        json!({"code": 201})
+    } else {
+        json!({"code": reply.code, "reason": reply.body["reason"],
+            "message": reply.body["message"], "causes": reply.body["details"]["causes"]})
+    };
+    session.note(step, verdict);
+}
+
+/// Posts a definition written in YAML as a dry run, and records the verdict as
+/// [`dry_run_verdict`] does.
+async fn dry_run_yaml_verdict(session: &mut Session, step: &str, yaml: &str) {
+    let request = Request::builder()
+        .method(Method::POST)
+        .uri("/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All")
+        .header("Accept", JSON)
+        .header("Content-Type", "application/yaml")
+        .body(kube::client::Body::from(yaml.as_bytes().to_vec()))
+        .expect("a request");
+    let response = session
+        .client
+        .send(request)
+        .await
+        .unwrap_or_else(|error| panic!("{step}: {error}"));
+    let code = response.status().as_u16();
+    let raw = response
+        .into_body()
+        .collect_bytes()
+        .await
+        .unwrap_or_else(|error| panic!("{step}: reading the body: {error}"));
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let verdict = if code == 201 {
+        json!({"code": 201})
+    } else {
+        json!({"code": code, "reason": body["reason"], "message": body["message"],
+            "causes": body["details"]["causes"]})
+    };
+    session.note(step, verdict);
+}
+
+/// Posts (as a dry run) each definition of the corpus, then makes a created definition too
+/// expensive with a patch.
+async fn rule_costs(session: &mut Session, run: &str) {
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let group = format!("{run}.kro.run");
+    let mut corpus = cost_corpus();
+    // The top of the schema, and an embedded resource, have `metadata.name` (an unbounded
+    // string): a 160-character pattern against it costs 1.26 times the limit.
+    let long_match = format!("self.metadata.name.matches('{}')", "a".repeat(160));
+    corpus.push((
+        "an embedded resource's metadata",
+        with_field(
+            json!({"type": "object", "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true,
+            "x-kubernetes-validations": rules(&[&long_match])}),
+        ),
+    ));
+    // Library functions on unbounded strings, run up to 40 times: the factors show each
+    // estimate to seven digits.
+    for rule in [
+        "self.split(',').size() < 3",
+        "self.replace('a', 'bc') != 'c'",
+        "self.find('[0-9]+') != ''",
+        "self.findAll('[0-9]+').size() < 2",
+        "self.indexOf('a') > 0",
+        "self.lastIndexOf('a') > 0",
+        "self.substring(1) == 'a'",
+        "self.trim().upperAscii().startsWith('A')",
+        "self.endsWith('a') || self.contains('bb')",
+        "url(self).getHost() == 'x'",
+        "isIP(self) && ip(self).family() == 4",
+        "isCIDR(self) && cidr(self).containsIP('10.0.0.1')",
+        "format.dns1123Label().validate(self).hasValue()",
+        "self.charAt(3) == 'a' && self.format([]) != ''",
+        "bytes(self).size() > 2 && string(bytes(self)) == self",
+        "self.split(',').join('-') != ''",
+        "[self, self].exists(x, x.size() > 3) && {self: 1}.size() == 1",
+        "self + self != 'a'",
+    ] {
+        corpus.push((
+            rule,
+            with_field(
+                json!({"type": "array", "maxItems": 40, "items": {"type": "string",
+                "x-kubernetes-validations": rules(&[rule])}}),
+            ),
+        ));
+    }
+    for (step, field) in [
+        (
+            "a transition rule",
+            json!({"type": "array", "maxItems": 40, "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "self == oldSelf || self.matches('^[a-z]*$')"}]}}),
+        ),
+        (
+            "an optional old self",
+            json!({"type": "array", "maxItems": 40, "items": {"type": "string",
+            "x-kubernetes-validations": [{"rule": "oldSelf.hasValue() && oldSelf.value() == self",
+                "optionalOldSelf": true}]}}),
+        ),
+        (
+            "an optional field",
+            json!({"type": "array", "maxItems": 40, "items": {"type": "object",
+            "properties": {"name": {"type": "string"}},
+            "x-kubernetes-validations": [{"rule": "self.?name.orValue('') != 'a'"}]}}),
+        ),
+        (
+            "int or string",
+            json!({"type": "array", "maxItems": 40, "items": {
+            "x-kubernetes-int-or-string": true,
+            "x-kubernetes-validations": [{"rule": "self == 1 || self == 'abc'"}]}}),
+        ),
+        (
+            "optionalOldSelf without oldSelf",
+            json!({"type": "string", "maxLength": 5, "x-kubernetes-validations": [
+                {"rule": "self != 'a'", "optionalOldSelf": false}]}),
+        ),
+        (
+            "a transition rule in a map list",
+            json!({"type": "array", "maxItems": 40, "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string", "maxLength": 10},
+                        "value": {"type": "string"}},
+                    "x-kubernetes-validations": [{"rule": "self.value == oldSelf.value"}]}}),
+        ),
+    ] {
+        corpus.push((step, with_field(field)));
+    }
+    let last = corpus.len();
+    for (index, (step, spec)) in corpus.into_iter().enumerate() {
+        let crd = cost_crd(&group, index, spec);
+        dry_run_verdict(session, step, &crd).await;
+    }
+    let mut crd = cost_crd(&group, last, json!({"type": "object"}));
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["x-kubernetes-validations"] =
+        rules(&[&long_match]);
+    dry_run_verdict(session, "the object's own metadata", &crd).await;
+    // Definitions from upstream kro, accepted by kube-apiserver, rules and all.
+    for file in [
+        "internal.kro.run_graphrevisions.yaml",
+        "kro.run_resourcegraphdefinitions.yaml",
+    ] {
+        let path = kro_test_support::repository_root()
+            .join("testdata/kro-upstream/crds")
+            .join(file);
+        let yaml = std::fs::read_to_string(&path)
+            .unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        dry_run_yaml_verdict(session, file, &yaml).await;
+    }
+    // An update is checked as a create is: a cheap definition made expensive.
+    let cheap = cost_crd(&group, 99, nested_strings(rules(&["self.size() < 10"])));
+    let mut probe = Session {
+        client: session.client.clone(),
+        steps: Vec::new(),
+    };
+    let created = probe
+        .call(
+            "create a cheap definition",
+            Method::POST,
+            crds,
+            Some(JSON),
+            Some(&cheap),
+        )
+        .await;
+    session.note("create a cheap definition", json!(created.code));
+    let mut versions = cheap["spec"]["versions"].clone();
+    versions[0]["schema"]["openAPIV3Schema"]["properties"]["spec"] =
+        nested_strings(rules(&["self.matches('^[a-z]{1,10}$')"]));
+    let name = format!("{crds}/c99s.{group}");
+    session
+        .call(
+            "make it expensive",
+            Method::PATCH,
+            &name,
+            Some(MERGE),
+            Some(&json!({"spec": {"versions": versions}})),
+        )
+        .await;
+    let deleted = probe
+        .call("delete it", Method::DELETE, &name, None, None)
+        .await;
+    session.note("delete it", json!(deleted.code));
+}
+
 async fn transcripts(client: kube::Client, run: &str) -> Vec<(&'static str, Vec<Value>)> {
     let mut all = Vec::new();
     macro_rules! scenario {
@@ -1306,6 +1703,7 @@ async fn transcripts(client: kube::Client, run: &str) -> Vec<(&'static str, Vec<
     scenario!("crds", custom_resources);
     scenario!("strategic", strategic_merge_patches);
     scenario!("workloads", workloads_and_tables);
+    scenario!("rule-costs", rule_costs);
     all
 }
 

@@ -268,3 +268,59 @@ async fn a_definition_whose_rule_does_not_compile_is_refused_with_the_rule_path(
     .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
 }
+
+#[tokio::test]
+async fn a_definition_whose_rule_costs_too_much_is_refused_with_kube_apiservers_message() {
+    let app = router(state(None).await);
+    let definition = |max_items: Option<u64>| {
+        let mut names = json!({"type": "array", "items": {"type": "string", "maxLength": 20},
+            "x-kubernetes-validations": [{"rule": "self.all(x, x.matches('^[a-z]+$'))"}]});
+        if let Some(max_items) = max_items {
+            names["maxItems"] = json!(max_items);
+        }
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gizmos.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"names": names}}}}}}]}
+        })
+    };
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    // Unbounded: up to 1,048,575 strings ("" and a comma each in 3 MiB) of 80 bytes (20
+    // characters), each matched for 22 units: 23,068,652. With 1,000 items: 22,002.
+    let (status, answer) = send(
+        &app,
+        "POST",
+        crds,
+        Some("application/json"),
+        &definition(None).to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert_eq!(answer["reason"], "Invalid");
+    let cause = &answer["details"]["causes"][0];
+    assert_eq!(
+        cause["field"],
+        "spec.validation.openAPIV3Schema.properties[spec].properties[names]\
+         .x-kubernetes-validations[0].rule"
+    );
+    assert_eq!(cause["reason"], "FieldValueForbidden");
+    assert!(
+        cause["message"].as_str().is_some_and(|message| message
+            .starts_with("Forbidden: estimated rule cost exceeds budget by factor of 2.3x (try")),
+        "{answer}"
+    );
+
+    let (status, answer) = send(
+        &app,
+        "POST",
+        crds,
+        Some("application/json"),
+        &definition(Some(1000)).to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+}

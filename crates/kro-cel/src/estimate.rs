@@ -7,6 +7,8 @@
 //! bound; schemas supply sizes (`maxItems`, `maxLength`, `maxProperties`) through
 //! [`SizeHints`].
 
+mod cel_go;
+
 use std::collections::HashMap;
 
 use crate::ast::{Expr, ExprKind, Literal, operators as names};
@@ -14,6 +16,8 @@ use crate::checker::{CheckedAst, Reference};
 use crate::cost::{MAP_CREATE_COST, copy_cost, traversal_cost};
 use crate::pattern;
 use crate::types::Type;
+
+pub use cel_go::{CelGoCostConfig, CostRange, PathSizes, SizeRange, estimate_cel_go_cost};
 
 /// The range of cost units an evaluation may charge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -74,7 +74,10 @@ pub use error::{
     EvalErrorKind, EvalResult, Issue, MacroError, MacroProblem, ParseError, SyntaxErrorKind,
     TypeErrorKind,
 };
-pub use estimate::{CostEstimate, NoSizeHints, SizeHints, estimate_cost};
+pub use estimate::{
+    CelGoCostConfig, CostEstimate, CostRange, NoSizeHints, PathSizes, SizeHints, SizeRange,
+    estimate_cel_go_cost, estimate_cost,
+};
 pub use ext::{
     ALL_LIBRARIES, CONDITION_TYPE_NAME, KRO_LIBRARIES, OMIT_TYPE_NAME, RUNTIME_TYPE_NAME,
     RUNTIME_VARIABLE, condition_type, is_go_date, is_omit, is_valid_condition_status, library,

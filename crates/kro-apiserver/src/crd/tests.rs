@@ -24,7 +24,7 @@ fn widget_crd() -> Value {
 #[test]
 fn a_valid_definition_passes_and_gets_its_defaults() {
     let mut crd = widget_crd();
-    assert_eq!(validate(&crd), Vec::new());
+    assert_eq!(validate(&crd, None), Vec::new());
     default_spec(&mut crd);
     assert_eq!(crd["spec"]["names"]["singular"], "widget");
     assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
@@ -38,7 +38,7 @@ fn invalid_definitions_name_every_problem() {
             "names": {"plural": "Gadgets", "kind": "gadget"},
             "versions": [{"name": "v1", "served": true, "storage": false}]}
     });
-    let messages: Vec<String> = validate(&crd).iter().map(|e| e.to_string()).collect();
+    let messages: Vec<String> = validate(&crd, None).iter().map(|e| e.to_string()).collect();
     let all = messages.join("\n");
     for expected in [
         "metadata.name: Invalid value: \"gadgets.example.com\": must be spec.names.plural+\".\"+spec.group",
@@ -56,7 +56,7 @@ fn invalid_definitions_name_every_problem() {
         "type": "object",
         "properties": {"spec": {"properties": {"a": {"type": "string"}}}, "list": {"type": "array"}}
     });
-    let messages: Vec<String> = validate(&structural)
+    let messages: Vec<String> = validate(&structural, None)
         .iter()
         .map(|e| e.to_string())
         .collect();
@@ -67,6 +67,62 @@ fn invalid_definitions_name_every_problem() {
             "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields",
         ]
     );
+}
+
+#[test]
+fn rules_of_a_schema_that_is_not_structural_are_not_checked() {
+    let mut crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {
+            "names": {"type": "array", "items": {"type": "string"},
+                "x-kubernetes-validations": [{"rule": "self.all(x, x.matches('^[a-z]+$'))"}]},
+            "list": {"type": "array"}}}}
+    });
+    let messages: Vec<String> = validate(&crd, None).iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        messages,
+        [
+            "spec.validation.openAPIV3Schema.properties[spec].properties[list].items: Required value: must be specified"
+        ]
+    );
+    // Once structural, the rule's cost is refused.
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["list"]
+        ["items"] = json!({"type": "string"});
+    let messages: Vec<String> = validate(&crd, None).iter().map(|e| e.to_string()).collect();
+    assert!(
+        messages[0].contains("Forbidden: estimated rule cost exceeds budget"),
+        "{messages:?}"
+    );
+}
+
+#[test]
+fn an_update_that_leaves_a_schema_unchanged_is_not_held_to_the_per_rule_limit() {
+    // 21 units for each of up to 1,048,576 strings: 2.2 times the per-rule limit, a fifth
+    // of the total.
+    let expensive = json!({"type": "object", "properties": {"grid": {"type": "array",
+        "items": {"type": "array", "items": {"type": "string", "maxLength": 10,
+            "x-kubernetes-validations": [{"rule": "self.matches('^[a-z]{1,10}$')"}]}}}}});
+    let mut stored = widget_crd();
+    stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = expensive.clone();
+    let messages = |errors: Vec<kro_schema::FieldError>| -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    };
+    let created = messages(validate(&stored, None));
+    assert_eq!(created.len(), 1, "{created:?}");
+    assert!(created[0].contains("factor of 2.2x"), "{created:?}");
+    // The same schema, another label: accepted, as kube-apiserver accepts it.
+    let mut relabelled = stored.clone();
+    relabelled["metadata"]["labels"] = json!({"team": "a"});
+    assert_eq!(
+        messages(validate(&relabelled, Some(&stored))),
+        Vec::<String>::new()
+    );
+    // A changed schema is held to the limit again.
+    let mut changed = stored.clone();
+    changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["other"] =
+        json!({"type": "string"});
+    assert_eq!(messages(validate(&changed, Some(&stored))).len(), 1);
 }
 
 #[test]

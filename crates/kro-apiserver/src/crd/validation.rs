@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::objects::meta_str;
 
 use super::names::{names_of, strings, text};
+use super::rules::RuleCostLimit;
 
 pub(super) fn is_dns1035_label(value: &str) -> bool {
     let bytes = value.as_bytes();
@@ -93,8 +94,8 @@ pub(super) fn go_versions(versions: Option<&Value>) -> String {
 pub(super) const DNS1035_MESSAGE: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
 
 /// Checks a definition beyond its OpenAPI schema, with kube-apiserver's messages where they
-/// are known.
-pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
+/// are known; `old` is the stored definition on an update.
+pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let spec = &object["spec"];
     let spec_path = FieldPath::new("spec");
@@ -182,9 +183,21 @@ pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
             } else {
                 version_path.child("schema").child("openAPIV3Schema")
             };
+            let before = errors.len();
             structural_errors(schema, &path, true, 0, &mut errors);
+            if errors.len() > before {
+                // kube-apiserver compiles no rule of a schema that is not structural.
+                continue;
+            }
+            // A shared schema is checked as the first version's (kube-apiserver's
+            // `spec.version`).
+            let limit = if unchanged_schema(old, &version_name, schema) {
+                RuleCostLimit::Suppressed
+            } else {
+                RuleCostLimit::Enforced
+            };
             match serde_json::from_value::<Schema>(schema.clone()) {
-                Ok(parsed) => errors.extend(super::rules::rule_errors(&parsed, &path)),
+                Ok(parsed) => errors.extend(super::rules::rule_errors(&parsed, &path, limit)),
                 Err(error) => errors.push(FieldError::invalid(
                     path,
                     BadValue::text("(schema)"),
@@ -195,6 +208,15 @@ pub(crate) fn validate(object: &Value) -> Vec<FieldError> {
     }
     errors.extend(stored_version_errors(object, &versions));
     errors
+}
+
+/// Whether an update leaves the schema of version `name` as it was.
+fn unchanged_schema(old: Option<&Value>, name: &str, schema: &Value) -> bool {
+    old.and_then(|old| old.pointer("/spec/versions")?.as_array())
+        .into_iter()
+        .flatten()
+        .find(|version| version["name"].as_str() == Some(name))
+        .is_some_and(|version| &version["schema"]["openAPIV3Schema"] == schema)
 }
 
 /// `status.storedVersions` against the versions: at least one, the storage version among

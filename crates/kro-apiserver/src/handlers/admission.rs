@@ -123,7 +123,7 @@ pub(super) fn admit_object(
     }
     let mut warnings = Vec::new();
     if crd::is_crd(&target.resource) {
-        errors.extend(crd::validate(object));
+        errors.extend(crd::validate(object, old));
     }
     let built_in = state.validator(&target.resource.gvk);
     let validator = match &target.resource.custom {
