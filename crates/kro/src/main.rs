@@ -11,6 +11,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// jemalloc, with its background thread returning freed pages to the system after about ten
+/// seconds. glibc's malloc kept what a burst of watches had freed in its per-thread arenas:
+/// after 1,100 watches of a 10 MB list `kro apiserver` held 408 MiB with none open (60 MiB
+/// before them); with jemalloc it is back to 59 MiB (mimalloc kept 611 MiB). Only this binary
+/// chooses the allocator; the library crates leave it to their users.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     // Logs go to stderr, filtered by `KRO_LOG` (tracing's directive syntax, e.g.
     // `kro_apiserver=debug`); warnings and errors only by default.

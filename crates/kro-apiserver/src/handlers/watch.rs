@@ -119,11 +119,21 @@ impl Inbox {
     }
 }
 
-/// One line of a watch stream.
+/// A watch event as it is encoded, borrowing its object.
+#[derive(serde::Serialize)]
+struct Event<'a> {
+    #[serde(rename = "type")]
+    event_type: &'a str,
+    object: &'a Value,
+}
+
+/// One line of a watch stream. The object is encoded where it is (a `json!` event would copy
+/// it first), and the line keeps no spare capacity: the watch's buffer is counted in line
+/// lengths, and a `Vec` grown by doubling can hold twice its length.
 pub(super) fn event_line(event_type: &str, object: &Value) -> Bytes {
-    let mut line =
-        serde_json::to_vec(&json!({ "type": event_type, "object": object })).unwrap_or_default();
+    let mut line = serde_json::to_vec(&Event { event_type, object }).unwrap_or_default();
     line.push(b'\n');
+    line.shrink_to_fit();
     Bytes::from(line)
 }
 
@@ -351,4 +361,21 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
         HeaderValue::from_static("no-cache, private"),
     );
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_line_is_the_type_then_the_object_as_kube_apiserver_writes_it() {
+        let object = json!({"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v\n"}});
+        let line = event_line("MODIFIED", &object);
+        assert_eq!(
+            String::from_utf8_lossy(&line),
+            "{\"type\":\"MODIFIED\",\"object\":{\"data\":{\"k\":\"v\\n\"},\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}}\n"
+        );
+        let parsed: Value = serde_json::from_slice(&line).expect("one JSON value");
+        assert_eq!(parsed, json!({"type": "MODIFIED", "object": object}));
+    }
 }
