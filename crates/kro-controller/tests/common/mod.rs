@@ -96,6 +96,21 @@ impl Cluster {
         Self::with_backend(Backend::Embedded(server), config, settings).await
     }
 
+    /// Starts the server with the simulated cluster's `simulation` knobs, and the controllers.
+    pub async fn start_with_simulation(simulation: kro_apiserver::SimulationKnobs) -> Cluster {
+        let server = kro_apiserver::start(ServerConfig {
+            token: None,
+            tls: false,
+            simulators: Simulators::all(),
+            simulation,
+            ..ServerConfig::default()
+        })
+        .await
+        .expect("the server starts");
+        let config = kube::Config::new(server.url().parse().expect("URL"));
+        Self::with_backend(Backend::Embedded(server), config, Settings::default()).await
+    }
+
     /// Starts the controllers against a real control plane.
     pub async fn start_real(control_plane: RealControlPlane) -> Cluster {
         let kubeconfig = kube::config::Kubeconfig::read_from(control_plane.kubeconfig())

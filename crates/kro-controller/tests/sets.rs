@@ -1,0 +1,360 @@
+//! `<Kind>Set` rollouts on the embedded server's simulated cluster, whose Pods take a while to
+//! become Ready (the stage delays): instances are updated oldest first, never more than
+//! `maxConcurrentUpdated` of them updated and not Ready, and an instance that never becomes
+//! Ready holds the rollout and says why.
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+use common::{Cluster, at, cluster_at};
+use kube::api::{ListParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+const RGD_API: &str = "kro.run/v1alpha1";
+
+/// A one-Pod Deployment per instance; an instance is Ready once its Deployment has rolled out
+/// the current template (no old Pod left, the new one available).
+const WEBS: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: webs}
+spec:
+  scaling: {kind: WebSet, method: replicas}
+  schema:
+    apiVersion: v1alpha1
+    kind: Web
+    spec:
+      version: string | default="1"
+      track: string | default="stable"
+  resources:
+    - id: deployment
+      readyWhen:
+        - ${deployment.?status.?observedGeneration.orValue(0) == deployment.metadata.generation}
+        - ${deployment.?status.?replicas.orValue(0) == 1}
+        - ${deployment.?status.?updatedReplicas.orValue(0) == 1}
+        - ${deployment.?status.?availableReplicas.orValue(0) == 1}
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: "${schema.metadata.name}"}
+        spec:
+          replicas: 1
+          selector:
+            matchLabels: {app: "${schema.metadata.name}"}
+          template:
+            metadata:
+              labels: {app: "${schema.metadata.name}", track: "${schema.spec.track}"}
+            spec:
+              containers:
+                - {name: web, image: "${'nginx:1.' + schema.spec.version}"}
+"#;
+
+fn web_set(replicas: u64, version: &str, track: &str) -> Value {
+    json!({"apiVersion": RGD_API, "kind": "WebSet",
+        "metadata": {"name": "team", "namespace": "default"},
+        "spec": {"replicas": replicas, "rollingUpdate": {"maxConcurrentUpdated": 2},
+            "template": {"spec": {"version": version, "track": track}}}})
+}
+
+/// One look at the Set's instances.
+#[derive(Debug, Clone)]
+struct Sample {
+    /// Oldest first (creation time, then name): name, template hash, Ready.
+    instances: Vec<(String, String, bool)>,
+}
+
+impl Sample {
+    async fn take(cluster: &Cluster) -> Sample {
+        let served = cluster
+            .kind_of(&json!({"apiVersion": RGD_API, "kind": "Web"}))
+            .await;
+        let list = served
+            .api(&cluster.client, Some("default"))
+            .list(&ListParams::default().labels("kro.run/set-name=team"))
+            .await
+            .expect("LIST");
+        let mut instances: Vec<(String, String, String, bool)> = list
+            .items
+            .into_iter()
+            .filter(|instance| instance.metadata.deletion_timestamp.is_none())
+            .map(|instance| {
+                let object = serde_json::to_value(&instance).expect("JSON");
+                let generation = object["metadata"]["generation"].clone();
+                let ready = object["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|condition| {
+                        condition["type"] == "Ready"
+                            && condition["status"] == "True"
+                            && condition["observedGeneration"] == generation
+                    });
+                (
+                    object["metadata"]["creationTimestamp"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned(),
+                    object["metadata"]["name"].as_str().unwrap_or("").to_owned(),
+                    object["metadata"]["labels"]["kro.run/set-template-hash"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned(),
+                    ready,
+                )
+            })
+            .collect();
+        instances.sort();
+        Sample {
+            instances: instances
+                .into_iter()
+                .map(|(_, name, hash, ready)| (name, hash, ready))
+                .collect(),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.instances
+            .iter()
+            .map(|(name, ..)| name.clone())
+            .collect()
+    }
+
+    /// Instances from template `hash` that are not Ready.
+    fn updated_not_ready(&self, hash: &str) -> usize {
+        self.instances
+            .iter()
+            .filter(|(_, current, ready)| current == hash && !ready)
+            .count()
+    }
+}
+
+async fn set_status(cluster: &Cluster) -> Value {
+    cluster
+        .get(at(RGD_API, "WebSet", "team"))
+        .await
+        .expect("the Set")
+}
+
+/// Waits until the Set reports `replicas` instances, all Ready and from its template.
+async fn settled(cluster: &Cluster, replicas: u64) -> Value {
+    cluster
+        .wait_for(at(RGD_API, "WebSet", "team"), "settled", |set| {
+            set.is_some_and(|set| {
+                let status = &set["status"];
+                status["replicas"] == replicas
+                    && status["readyReplicas"] == replicas
+                    && status["updatedReplicas"] == replicas
+                    && status["observedGeneration"] == set["metadata"]["generation"]
+            })
+        })
+        .await
+        .expect("the Set")
+}
+
+/// The hash of the template the instances run once `set` settled on it.
+async fn current_hash(cluster: &Cluster) -> String {
+    let sample = Sample::take(cluster).await;
+    let hashes: BTreeSet<&String> = sample.instances.iter().map(|(_, hash, _)| hash).collect();
+    assert_eq!(hashes.len(), 1, "{sample:?}");
+    hashes.into_iter().next().cloned().unwrap_or_default()
+}
+
+async fn start() -> Cluster {
+    let cluster = Cluster::start_with_simulation(kro_apiserver::SimulationKnobs {
+        failing_pods: Some("track=broken".parse().expect("a selector")),
+        ..kro_apiserver::SimulationKnobs::default()
+    })
+    .await;
+    cluster.apply_yaml(WEBS).await;
+    cluster
+        .wait_state(
+            cluster_at(RGD_API, "ResourceGraphDefinition", "webs"),
+            "Active",
+        )
+        .await;
+    cluster
+}
+
+/// The scaling design's acceptance scenario: a Set of 5 with `maxConcurrentUpdated: 2` and a
+/// template change, sampled all along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rolling_update_goes_oldest_first_two_at_a_time() {
+    let cluster = start().await;
+    cluster.apply(&web_set(5, "1", "stable")).await;
+    settled(&cluster, 5).await;
+    let before = Sample::take(&cluster).await;
+    let old_hash = current_hash(&cluster).await;
+    let oldest_first = before.names();
+
+    cluster.apply(&web_set(5, "2", "stable")).await;
+    let started = Instant::now();
+    let mut samples = 0;
+    let mut worst = 0;
+    let mut updated_order: Vec<String> = Vec::new();
+    loop {
+        let sample = Sample::take(&cluster).await;
+        samples += 1;
+        assert_eq!(
+            sample.names(),
+            oldest_first,
+            "instances are updated in place"
+        );
+        let updated: Vec<&String> = sample
+            .instances
+            .iter()
+            .filter(|(_, hash, _)| hash != &old_hash)
+            .map(|(name, ..)| name)
+            .collect();
+        // The updated instances are always the oldest ones.
+        assert_eq!(
+            updated,
+            oldest_first.iter().take(updated.len()).collect::<Vec<_>>(),
+            "an instance was updated before an older one: {sample:?}"
+        );
+        for name in updated {
+            if !updated_order.contains(name) {
+                updated_order.push(name.clone());
+            }
+        }
+        let new_hash = sample
+            .instances
+            .iter()
+            .map(|(_, hash, _)| hash)
+            .find(|hash| *hash != &old_hash)
+            .cloned()
+            .unwrap_or_default();
+        let waiting = sample.updated_not_ready(&new_hash);
+        worst = worst.max(waiting);
+        assert!(
+            waiting <= 2,
+            "{waiting} updated instances not Ready: {sample:?}"
+        );
+        let status = set_status(&cluster).await;
+        assert_eq!(status["status"]["replicas"], 5, "{status}");
+        let done = sample
+            .instances
+            .iter()
+            .all(|(_, hash, ready)| hash == &new_hash && *ready)
+            && status["status"]["updatedReplicas"] == 5
+            && status["status"]["readyReplicas"] == 5;
+        if done {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the rollout did not finish: {sample:?} {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    eprintln!(
+        "rolled 5 instances in {:?}; {samples} samples, at most {worst} updated and not Ready",
+        started.elapsed()
+    );
+    assert_eq!(updated_order, oldest_first);
+    assert_eq!(worst, 2, "the rollout used its concurrency");
+    let status = settled(&cluster, 5).await;
+    let ready = status["status"]["conditions"]
+        .as_array()
+        .and_then(|conditions| {
+            conditions
+                .iter()
+                .find(|condition| condition["type"] == "Ready")
+        })
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(ready["status"], "True", "{status}");
+
+    // Scale to 2: the three newest go.
+    let sets = cluster
+        .kind_of(&json!({"apiVersion": RGD_API, "kind": "WebSet"}))
+        .await
+        .api(&cluster.client, Some("default"));
+    let scale = |replicas: u64| {
+        let sets = sets.clone();
+        async move {
+            sets.patch_scale(
+                "team",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+            )
+            .await
+            .expect("the Set's scale subresource")
+        }
+    };
+    scale(2).await;
+    settled(&cluster, 2).await;
+    assert_eq!(Sample::take(&cluster).await.names(), oldest_first[..2]);
+    // And to 4 (what `kubectl scale websets/team --replicas=4` sends): two new names.
+    scale(4).await;
+    settled(&cluster, 4).await;
+    let names = Sample::take(&cluster).await.names();
+    assert_eq!(names[..2], oldest_first[..2]);
+    for name in &names[2..] {
+        assert!(!oldest_first.contains(name), "{name} was used before");
+    }
+    cluster.stop().await;
+}
+
+/// An update whose instances never become Ready holds the rollout at `maxConcurrentUpdated`
+/// instances, says which and why in the Set's conditions, and goes on once the template is
+/// fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_never_becomes_ready_holds_the_rollout() {
+    let cluster = start().await;
+    cluster.apply(&web_set(5, "1", "stable")).await;
+    settled(&cluster, 5).await;
+    let old_hash = current_hash(&cluster).await;
+
+    cluster.apply(&web_set(5, "1", "broken")).await;
+    let held = cluster
+        .wait_for(at(RGD_API, "WebSet", "team"), "held", |set| {
+            set.is_some_and(|set| {
+                set["status"]["updatedReplicas"] == 2
+                    && set["status"]["conditions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|condition| {
+                            condition["type"] == "Progressing"
+                                && condition["reason"] == "RollingUpdate"
+                                && condition["message"]
+                                    .as_str()
+                                    .is_some_and(|message| message.contains("waiting for"))
+                        })
+            })
+        })
+        .await
+        .expect("the Set");
+    let message = held["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|condition| condition["type"] == "Ready")
+        .map(|condition| condition["message"].as_str().unwrap_or("").to_owned())
+        .unwrap_or_default();
+    assert!(message.contains("3 more to update"), "{message}");
+    assert!(message.contains("Ready is False"), "{message}");
+    // It stays held: two updated and not Ready, three on the old template.
+    let mut counts: HashMap<(usize, usize), usize> = HashMap::new();
+    for _ in 0..30 {
+        let sample = Sample::take(&cluster).await;
+        let outdated = sample
+            .instances
+            .iter()
+            .filter(|(_, hash, _)| hash == &old_hash)
+            .count();
+        let not_ready = sample.instances.len() - outdated;
+        assert!(not_ready <= 2, "{sample:?}");
+        *counts.entry((outdated, not_ready)).or_default() += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(counts.get(&(3, 2)), Some(&30), "{counts:?}");
+
+    // Fixed: the template is the old one again, and the two are rolled back.
+    cluster.apply(&web_set(5, "1", "stable")).await;
+    settled(&cluster, 5).await;
+    assert_eq!(current_hash(&cluster).await, old_hash);
+    cluster.stop().await;
+}
