@@ -47,7 +47,14 @@ fn rgd_name(example: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_example_becomes_active_and_is_deleted_completely() {
     let cluster = Cluster::start().await;
-    for example in ["webapp", "workers", "data-node", "stack", "scalable-web"] {
+    for example in [
+        "webapp",
+        "workers",
+        "data-node",
+        "stack",
+        "scalable-web",
+        "site-set",
+    ] {
         let started = Instant::now();
         cluster.apply_example(example, "rgd.yaml").await;
         let rgd = rgd_name(example);

@@ -217,3 +217,87 @@ fn kubectl_scales_an_instance_and_an_autoscaler_keeps_it_in_range() {
     ]);
     assert_eq!(available, "3");
 }
+
+/// Phase 2 with the real kubectl on `kro dev`: the example SiteSet runs three Sites, `kubectl
+/// scale siteset/team` grows it, a template change reaches every Site, and deleting the Set
+/// deletes its Sites and what they made.
+#[test]
+fn kubectl_runs_scales_updates_and_deletes_a_set() {
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig: PathBuf = home.path().join("kubeconfig");
+    let _dev = start_dev(&kubeconfig);
+    let example = repository_root().join("examples/site-set");
+    let file = |name: &str| example.join(name).to_str().expect("a path").to_owned();
+    let kubectl = |args: &[&str]| kubectl(&kubeconfig, home.path(), args);
+    kubectl(&["apply", "-f", &file("rgd.yaml")]);
+    eventually("Active", || {
+        let table = kubectl(&["get", "rgd", "site"]);
+        table.contains("Active").then_some(table)
+    });
+    kubectl(&["apply", "-f", &file("set.yaml")]);
+    let counts = "jsonpath={.spec.replicas} {.status.replicas} {.status.readyReplicas} {.status.updatedReplicas}";
+    eventually("3 Sites ready", || {
+        let status = kubectl(&["get", "siteset", "team", "-o", counts]);
+        (status == "3 3 3 3").then_some(status)
+    });
+    let table = kubectl(&["get", "siteset", "team"]);
+    let header = table.lines().next().unwrap_or_default();
+    for column in ["DESIRED", "READY", "UPDATED", "AGE"] {
+        assert!(header.contains(column), "{table}");
+    }
+
+    let scaled = kubectl(&["scale", "siteset/team", "--replicas=5"]);
+    assert!(scaled.contains("scaled"), "{scaled}");
+    eventually("5 Sites ready", || {
+        let status = kubectl(&["get", "siteset", "team", "-o", counts]);
+        (status == "5 5 5 5").then_some(status)
+    });
+
+    kubectl(&[
+        "patch",
+        "siteset",
+        "team",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"version":"1.28"}}}}"#,
+    ]);
+    eventually("every Site on nginx:1.28", || {
+        let images = kubectl(&[
+            "get",
+            "deployments",
+            "-l",
+            "kro.run/instance-kind=Site",
+            "-o",
+            "jsonpath={.items[*].spec.template.spec.containers[0].image}",
+        ]);
+        let status = kubectl(&["get", "siteset", "team", "-o", counts]);
+        (images
+            .split_whitespace()
+            .filter(|image| *image == "nginx:1.28")
+            .count()
+            == 5
+            && status == "5 5 5 5")
+            .then_some(images)
+    });
+
+    kubectl(&["delete", "siteset", "team", "--wait=true"]);
+    eventually("Sites and their objects gone", || {
+        let left = kubectl(&[
+            "get",
+            "sites,deployments,services",
+            "-l",
+            "kro.run/set-name=team",
+            "-o",
+            "name",
+        ]);
+        let made = kubectl(&[
+            "get",
+            "deployments,services",
+            "-l",
+            "kro.run/instance-kind=Site",
+            "-o",
+            "name",
+        ]);
+        (left.trim().is_empty() && made.trim().is_empty()).then_some(left)
+    });
+}

@@ -155,6 +155,34 @@ fn a_scalable_web_has_a_scale_subresource_sized_from_its_spec() {
 }
 
 #[test]
+fn a_site_set_adds_a_set_kind() {
+    let (report, levels) = render("site-set");
+    assert_eq!(ids(&levels), [vec!["deployment", "service"]]);
+    assert_eq!(report["status"]["endpoint"], "http://blog.default");
+    let crds = kro(&[
+        "generate",
+        "crd",
+        "-f",
+        &example("site-set").join("rgd.yaml").to_string_lossy(),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        crds.status.success(),
+        "{}",
+        String::from_utf8_lossy(&crds.stderr)
+    );
+    let crds: Value = serde_json::from_slice(&crds.stdout).expect("a JSON list");
+    let names: Vec<&str> = crds["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|crd| crd["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["sites.kro.run", "sitesets.kro.run"]);
+}
+
+#[test]
 fn the_stack_has_seven_levels() {
     let (report, levels) = render("stack");
     assert_eq!(

@@ -102,7 +102,14 @@ async fn every_example_becomes_active_on_the_simulated_cluster() {
             kinds.insert((resource.group.clone(), resource.kind.clone()), resource);
         }
     }
-    for name in ["webapp", "workers", "data-node", "stack", "scalable-web"] {
+    for name in [
+        "webapp",
+        "workers",
+        "data-node",
+        "stack",
+        "scalable-web",
+        "site-set",
+    ] {
         let (took, objects) = run_to_active(&client, &kinds, name).await;
         eprintln!("{name}: ACTIVE after {took:?}, {objects} objects applied");
     }
