@@ -245,6 +245,16 @@ impl SetController {
         let members = self.members(shared, &set, &instances).await?;
         let plan = plan_set(&spec, &members);
         let mut outcome = Outcome::default();
+        if plan.create > 0 || !plan.delete.is_empty() {
+            let message = format!(
+                "scaling from {} to {} instance(s)",
+                plan.counts.replicas, spec.replicas
+            );
+            shared
+                .events
+                .record(&set, EventType::Normal, "Scaling", &message)
+                .await;
+        }
         for name in &plan.delete {
             self.delete_instance(shared, &set, &instances, name).await?;
         }
@@ -403,7 +413,7 @@ impl SetController {
                 ..PostParams::default()
             };
             match instances.create(&params, &instance).await {
-                Ok(_) => {
+                Ok(created) => {
                     shared
                         .events
                         .record(
@@ -411,6 +421,15 @@ impl SetController {
                             EventType::Normal,
                             "SuccessfulCreate",
                             &format!("created instance {name}"),
+                        )
+                        .await;
+                    shared
+                        .events
+                        .record(
+                            &to_json(&created)?,
+                            EventType::Normal,
+                            "CreatedBySet",
+                            &format!("created by {} {set_name}", self.kind.resource.kind),
                         )
                         .await;
                     return Ok(Created::Yes);
@@ -465,7 +484,20 @@ impl SetController {
             ..PatchParams::default()
         };
         match instances.patch(name, &params, &Patch::Merge(&patch)).await {
-            Ok(_) => {
+            Ok(updated) => {
+                shared
+                    .events
+                    .record(
+                        &to_json(&updated)?,
+                        EventType::Normal,
+                        "UpdatedBySet",
+                        &format!(
+                            "updated to the template of {} {}",
+                            self.kind.resource.kind,
+                            text(set, "/metadata/name")
+                        ),
+                    )
+                    .await;
                 shared
                     .events
                     .record(
@@ -503,8 +535,30 @@ impl SetController {
             preconditions: None::<Preconditions>,
             ..DeleteParams::background()
         };
+        let reference = ObjectRef::new_with(name, self.instance_kind.resource.clone());
+        let reference = match set.pointer("/metadata/namespace").and_then(Json::as_str) {
+            Some(namespace) => reference.within(namespace),
+            None => reference,
+        };
+        let instance = self.instances.get(&reference);
         match instances.delete(name, &params).await {
             Ok(_) => {
+                if let Some(instance) = instance {
+                    let message = format!(
+                        "deleted by {} {}: scaled down, newest first",
+                        self.kind.resource.kind,
+                        text(set, "/metadata/name")
+                    );
+                    shared
+                        .events
+                        .record(
+                            &to_json(&instance)?,
+                            EventType::Normal,
+                            "DeletedBySet",
+                            &message,
+                        )
+                        .await;
+                }
                 shared
                     .events
                     .record(

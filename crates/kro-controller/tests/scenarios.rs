@@ -847,10 +847,25 @@ async fn an_instance_scales_through_its_scale_subresource_and_an_autoscaler(clus
         })
         .await;
     let scale = instances.get_scale("web").await.expect("GET scale");
-    assert_eq!(scale.spec.and_then(|spec| spec.replicas), Some(3));
-    let status = scale.status.expect("the scale's status");
+    assert_eq!(scale.spec.as_ref().and_then(|spec| spec.replicas), Some(3));
+    let status = scale.status.clone().expect("the scale's status");
     assert_eq!(status.replicas, 3);
     assert_eq!(status.selector.as_deref(), Some("app=web"));
+    // What an HPA controller sends: PUT of the Scale it read, with a new size.
+    let mut resized = scale;
+    if let Some(spec) = resized.spec.as_mut() {
+        spec.replicas = Some(2);
+    }
+    let put = instances
+        .replace_scale("web", &kube::api::PostParams::default(), &resized)
+        .await
+        .expect("PUT scale");
+    assert_eq!(put.spec.and_then(|spec| spec.replicas), Some(2));
+    cluster
+        .wait_for(deployment, "scaled to 2", |deployment| {
+            deployment.is_some_and(|deployment| deployment["spec"]["replicas"] == 2)
+        })
+        .await;
 
     let autoscaler = cluster
         .apply(&json!({
@@ -1032,6 +1047,15 @@ async fn a_set_runs_scales_and_updates_its_instances(cluster: &Cluster) {
     );
     assert!(updated.iter().all(|(_, plan)| plan == "pro"), "{updated:?}");
 
+    let reasons = cluster.event_reasons("team").await;
+    for reason in ["Scaling", "SuccessfulCreate", "SuccessfulUpdate"] {
+        assert!(reasons.iter().any(|seen| seen == reason), "{reasons:?}");
+    }
+    let reasons = cluster.event_reasons(&members[0].0).await;
+    for reason in ["CreatedBySet", "UpdatedBySet"] {
+        assert!(reasons.iter().any(|seen| seen == reason), "{reasons:?}");
+    }
+
     // Scaling down keeps the oldest.
     let sets = cluster
         .kind_of(&json!({"apiVersion": RGD_API, "kind": "TenantSet"}))
@@ -1047,6 +1071,11 @@ async fn a_set_runs_scales_and_updates_its_instances(cluster: &Cluster) {
     set_settled(cluster, "team", 1).await;
     let kept = set_members(cluster, "team").await;
     assert_eq!(kept, updated[..1], "the newest two go");
+    let reasons = cluster.event_reasons(&updated[2].0).await;
+    assert!(
+        reasons.iter().any(|seen| seen == "DeletedBySet"),
+        "{reasons:?}"
+    );
 
     // Scaling up makes new names.
     sets.patch_scale(
@@ -1068,6 +1097,39 @@ async fn a_set_runs_scales_and_updates_its_instances(cluster: &Cluster) {
     }
     let scale = sets.get_scale("team").await.expect("GET scale");
     assert_eq!(scale.status.map(|status| status.replicas), Some(3));
+
+    // Without spec.scaling the Set controller stops: a Set change is no longer acted on.
+    let without_scaling = TENANTS.replace("  scaling: {kind: TenantSet, method: replicas}\n", "");
+    assert_ne!(without_scaling, TENANTS);
+    cluster.apply_yaml(&without_scaling).await;
+    cluster
+        .wait_for(
+            cluster_at(RGD_API, RGD_KIND, "tenants"),
+            "without the Set",
+            |rgd| {
+                rgd.is_some_and(|rgd| {
+                    condition(rgd, "KindReady")["message"]
+                        .as_str()
+                        .is_some_and(|message| !message.contains("TenantSet"))
+                })
+            },
+        )
+        .await;
+    sets.patch_scale(
+        "team",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .expect("the CRD stays");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        set_members(cluster, "team").await.len(),
+        3,
+        "no Set controller runs"
+    );
+    cluster.apply_yaml(TENANTS).await;
+    set_settled(cluster, "team", 4).await;
     let gvr = r#"{gvr="kro.run/v1alpha1, Resource=tenantsets"}"#;
     assert!(
         cluster.metric(&format!("set_reconcile_total{gvr}")) > Some(3.0),
@@ -1086,7 +1148,7 @@ async fn a_set_runs_scales_and_updates_its_instances(cluster: &Cluster) {
 
     if matches!(cluster.backend, common::Backend::Embedded(_)) {
         cluster.delete(at(RGD_API, "TenantSet", "team")).await;
-        for (name, _) in &grown {
+        for (name, _) in set_members(cluster, "team").await.iter().chain(&grown) {
             cluster.wait_gone(at(RGD_API, "Tenant", name)).await;
             cluster.wait_gone(at("v1", "ConfigMap", name)).await;
         }
