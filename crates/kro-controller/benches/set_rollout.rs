@@ -18,45 +18,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Cluster, at, cluster_at};
+use common::{Cluster, WEB_SET_RGD, at, cluster_at};
 use serde_json::{Value, json};
 
 const RGD_API: &str = "kro.run/v1alpha1";
 const INSTANCES: u64 = 20;
-
-const WEBS: &str = r#"
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: webs}
-spec:
-  scaling: {kind: WebSet, method: replicas}
-  schema:
-    apiVersion: v1alpha1
-    kind: Web
-    spec:
-      version: string | default="1"
-  resources:
-    - id: deployment
-      readyWhen:
-        - ${deployment.?status.?observedGeneration.orValue(0) == deployment.metadata.generation}
-        - ${deployment.?status.?replicas.orValue(0) == 1}
-        - ${deployment.?status.?updatedReplicas.orValue(0) == 1}
-        - ${deployment.?status.?availableReplicas.orValue(0) == 1}
-      template:
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {name: "${schema.metadata.name}"}
-        spec:
-          replicas: 1
-          selector:
-            matchLabels: {app: "${schema.metadata.name}"}
-          template:
-            metadata:
-              labels: {app: "${schema.metadata.name}"}
-            spec:
-              containers:
-                - {name: web, image: "${'nginx:1.' + schema.spec.version}"}
-"#;
 
 fn web_set(name: &str, replicas: u64, concurrency: u64, version: &str) -> Value {
     json!({"apiVersion": RGD_API, "kind": "WebSet",
@@ -112,7 +78,7 @@ fn main() {
         .expect("a runtime");
     let within_bound = runtime.block_on(async {
         let cluster = Cluster::start().await;
-        cluster.apply_yaml(WEBS).await;
+        cluster.apply_yaml(WEB_SET_RGD).await;
         cluster
             .wait_state(cluster_at(RGD_API, "ResourceGraphDefinition", "webs"), "Active")
             .await;

@@ -34,7 +34,7 @@ use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::metrics::{LiveSource, gvr_label};
 use crate::object_json::{merge_patch, now, text, to_json};
-use crate::queue::WorkQueue;
+use crate::queue::{Failures, WorkQueue};
 use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
 
 mod cleanup;
@@ -101,7 +101,7 @@ pub(crate) struct InstanceController {
     /// The state last written for each instance (by UID): the cache may lag behind a write,
     /// and a transition is counted once.
     written_states: Mutex<HashMap<String, String>>,
-    failures: Mutex<HashMap<InstanceRef, u32>>,
+    failures: Failures<InstanceRef>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
     pub(crate) sets: Arc<RwLock<Option<crate::set::SetListener>>>,
@@ -138,7 +138,7 @@ impl InstanceController {
             )
             .with_kinds(shared.kinds.clone()),
             written_states: Mutex::default(),
-            failures: Mutex::default(),
+            failures: Failures::default(),
             tasks: Mutex::default(),
             sets: Arc::default(),
         });
@@ -254,22 +254,13 @@ impl InstanceController {
             self.queue.done(&key);
             match outcome {
                 Ok(requeue) => {
-                    self.failures
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&key);
+                    self.failures.forget(&key);
                     if let Some(delay) = requeue {
                         self.queue.add_after(key, delay);
                     }
                 }
                 Err(error) => {
-                    let attempt = {
-                        let mut failures =
-                            self.failures.lock().unwrap_or_else(PoisonError::into_inner);
-                        let attempt = failures.entry(key.clone()).or_insert(0);
-                        *attempt = attempt.saturating_add(1);
-                        *attempt
-                    };
+                    let attempt = self.failures.failed(&key);
                     let delay = shared.settings.retry_delay(attempt);
                     tracing::warn!(kind = %self.kind.resource.kind, instance = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
                     self.queue.add_after(key, delay);
@@ -501,10 +492,7 @@ impl InstanceController {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|uid, _| live.contains(uid));
-        self.failures
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(key);
+        self.failures.forget(key);
     }
 
     /// Writes the plan's status when it differs from the instance's.

@@ -22,6 +22,34 @@ struct State<K> {
     shut_down: bool,
 }
 
+/// Consecutive failed reconciles per key, for the backoff of the next retry.
+#[derive(Debug)]
+pub(crate) struct Failures<K>(Mutex<std::collections::HashMap<K, u32>>);
+
+impl<K> Default for Failures<K> {
+    fn default() -> Self {
+        Failures(Mutex::default())
+    }
+}
+
+impl<K: Eq + Hash + Clone> Failures<K> {
+    /// `key` failed once more: how many times in a row now (from 1).
+    pub(crate) fn failed(&self, key: &K) -> u32 {
+        let mut failures = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let attempt = failures.entry(key.clone()).or_insert(0);
+        *attempt = attempt.saturating_add(1);
+        *attempt
+    }
+
+    /// `key` succeeded (or is gone): its count starts again.
+    pub(crate) fn forget(&self, key: &K) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+    }
+}
+
 /// The queue; clones share it.
 pub struct WorkQueue<K> {
     state: Arc<Mutex<State<K>>>,
@@ -145,6 +173,16 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_count_in_a_row_per_key_until_forgotten() {
+        let failures = Failures::default();
+        assert_eq!(failures.failed(&"a"), 1);
+        assert_eq!(failures.failed(&"a"), 2);
+        assert_eq!(failures.failed(&"b"), 1);
+        failures.forget(&"a");
+        assert_eq!(failures.failed(&"a"), 1);
+    }
 
     #[tokio::test]
     async fn a_key_waits_once_however_often_it_is_added() {

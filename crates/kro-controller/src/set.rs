@@ -9,7 +9,7 @@
 //! `blockOwnerDeletion`): deleting a Set lets the garbage collector delete its instances, each
 //! the kro way.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -30,7 +30,7 @@ use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::metrics::gvr_label;
 use crate::object_json::{merge_patch, now, text, to_json};
-use crate::queue::WorkQueue;
+use crate::queue::{Failures, WorkQueue};
 use crate::set_plan::{Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set};
 use crate::watches::{InstanceRef, ListedChanges};
 
@@ -83,7 +83,7 @@ pub(crate) struct SetController {
     /// The instance controller's cache of instances.
     instances: Store<DynamicObject>,
     queue: WorkQueue<InstanceRef>,
-    failures: Mutex<HashMap<InstanceRef, u32>>,
+    failures: Failures<InstanceRef>,
     /// The Sets whose rollout is in progress (a gauge per kind).
     rolling: Mutex<HashSet<InstanceRef>>,
     /// The kind as metrics label it (`group/version, Resource=plural`).
@@ -107,7 +107,7 @@ impl SetController {
             store: store.clone(),
             instances: instances.store.clone(),
             queue: queue.clone(),
-            failures: Mutex::default(),
+            failures: Failures::default(),
             rolling: Mutex::default(),
             gvr: gvr_label(
                 &kind.resource.group,
@@ -195,19 +195,10 @@ impl SetController {
                         sets.len()
                     };
                     shared.metrics.set_rollouts(&self.gvr, in_progress);
-                    self.failures
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&key);
+                    self.failures.forget(&key);
                 }
                 Err(error) => {
-                    let attempt = {
-                        let mut failures =
-                            self.failures.lock().unwrap_or_else(PoisonError::into_inner);
-                        let attempt = failures.entry(key.clone()).or_insert(0);
-                        *attempt = attempt.saturating_add(1);
-                        *attempt
-                    };
+                    let attempt = self.failures.failed(&key);
                     let delay = shared.settings.retry_delay(attempt);
                     tracing::warn!(kind = %self.kind.resource.kind, set = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
                     self.queue.add_after(key, delay);
@@ -348,6 +339,35 @@ impl SetController {
         Ok(members)
     }
 
+    /// The cache key of the Set's instance `name`.
+    fn instance_ref(&self, set: &Json, name: &str) -> ObjectRef<DynamicObject> {
+        let reference = ObjectRef::new_with(name, self.instance_kind.resource.clone());
+        match set.pointer("/metadata/namespace").and_then(Json::as_str) {
+            Some(namespace) => reference.within(namespace),
+            None => reference,
+        }
+    }
+
+    /// The API server refused what the template makes: a Warning event, and the reason for
+    /// the Set's conditions.
+    async fn refused(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        reason: &str,
+        status: &kube::core::Status,
+    ) -> Created {
+        let message = format!(
+            "the template does not make a valid {}: {}",
+            self.instance_kind.resource.kind, status.message
+        );
+        shared
+            .events
+            .record(set, EventType::Warning, reason, &message)
+            .await;
+        Created::Refused(message)
+    }
+
     fn owner_reference(&self, set: &Json) -> Json {
         json!({
             "apiVersion": self.kind.resource.api_version,
@@ -436,15 +456,7 @@ impl SetController {
                 }
                 Err(kube::Error::Api(status)) if status.code == 409 => last = Some(status),
                 Err(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
-                    let message = format!(
-                        "the template does not make a valid {}: {}",
-                        self.instance_kind.resource.kind, status.message
-                    );
-                    shared
-                        .events
-                        .record(set, EventType::Warning, "FailedCreate", &message)
-                        .await;
-                    return Ok(Created::Refused(message));
+                    return Ok(self.refused(shared, set, "FailedCreate", &status).await);
                 }
                 Err(error) => return Err(ReconcileError::api(Request::WriteSetInstance)(error)),
             }
@@ -462,12 +474,7 @@ impl SetController {
         instances: &Api<DynamicObject>,
         name: &str,
     ) -> Result<Created, ReconcileError> {
-        let reference = ObjectRef::new_with(name, self.instance_kind.resource.clone());
-        let reference = match set.pointer("/metadata/namespace").and_then(Json::as_str) {
-            Some(namespace) => reference.within(namespace),
-            None => reference,
-        };
-        let Some(instance) = self.instances.get(&reference) else {
+        let Some(instance) = self.instances.get(&self.instance_ref(set, name)) else {
             return Ok(Created::Yes);
         };
         let instance = to_json(&instance)?;
@@ -510,15 +517,7 @@ impl SetController {
                 Ok(Created::Yes)
             }
             Err(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
-                let message = format!(
-                    "the template does not make a valid {}: {}",
-                    self.instance_kind.resource.kind, status.message
-                );
-                shared
-                    .events
-                    .record(set, EventType::Warning, "FailedUpdate", &message)
-                    .await;
-                Ok(Created::Refused(message))
+                Ok(self.refused(shared, set, "FailedUpdate", &status).await)
             }
             Err(error) => Err(ReconcileError::api(Request::WriteSetInstance)(error)),
         }
@@ -535,12 +534,7 @@ impl SetController {
             preconditions: None::<Preconditions>,
             ..DeleteParams::background()
         };
-        let reference = ObjectRef::new_with(name, self.instance_kind.resource.clone());
-        let reference = match set.pointer("/metadata/namespace").and_then(Json::as_str) {
-            Some(namespace) => reference.within(namespace),
-            None => reference,
-        };
-        let instance = self.instances.get(&reference);
+        let instance = self.instances.get(&self.instance_ref(set, name));
         match instances.delete(name, &params).await {
             Ok(_) => {
                 if let Some(instance) = instance {

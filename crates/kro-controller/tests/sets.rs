@@ -8,48 +8,11 @@ mod common;
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
-use common::{Cluster, at, cluster_at};
+use common::{Cluster, WEB_SET_RGD, at, cluster_at};
 use kube::api::{ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 const RGD_API: &str = "kro.run/v1alpha1";
-
-/// A one-Pod Deployment per instance; an instance is Ready once its Deployment has rolled out
-/// the current template (no old Pod left, the new one available).
-const WEBS: &str = r#"
-apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata: {name: webs}
-spec:
-  scaling: {kind: WebSet, method: replicas}
-  schema:
-    apiVersion: v1alpha1
-    kind: Web
-    spec:
-      version: string | default="1"
-      track: string | default="stable"
-  resources:
-    - id: deployment
-      readyWhen:
-        - ${deployment.?status.?observedGeneration.orValue(0) == deployment.metadata.generation}
-        - ${deployment.?status.?replicas.orValue(0) == 1}
-        - ${deployment.?status.?updatedReplicas.orValue(0) == 1}
-        - ${deployment.?status.?availableReplicas.orValue(0) == 1}
-      template:
-        apiVersion: apps/v1
-        kind: Deployment
-        metadata: {name: "${schema.metadata.name}"}
-        spec:
-          replicas: 1
-          selector:
-            matchLabels: {app: "${schema.metadata.name}"}
-          template:
-            metadata:
-              labels: {app: "${schema.metadata.name}", track: "${schema.spec.track}"}
-            spec:
-              containers:
-                - {name: web, image: "${'nginx:1.' + schema.spec.version}"}
-"#;
 
 fn web_set(replicas: u64, version: &str, track: &str) -> Value {
     json!({"apiVersion": RGD_API, "kind": "WebSet",
@@ -167,7 +130,7 @@ async fn start() -> Cluster {
         ..kro_apiserver::SimulationKnobs::default()
     })
     .await;
-    cluster.apply_yaml(WEBS).await;
+    cluster.apply_yaml(WEB_SET_RGD).await;
     cluster
         .wait_state(
             cluster_at(RGD_API, "ResourceGraphDefinition", "webs"),

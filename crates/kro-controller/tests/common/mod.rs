@@ -13,6 +13,43 @@ use kro_test_support::RealControlPlane;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
+/// An RGD with a `WebSet` kind (`spec.scaling`): a one-Pod Deployment per `Web` instance; an instance is Ready once its Deployment has rolled out
+/// the current template (no old Pod left, the new one available).
+pub const WEB_SET_RGD: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: webs}
+spec:
+  scaling: {kind: WebSet, method: replicas}
+  schema:
+    apiVersion: v1alpha1
+    kind: Web
+    spec:
+      version: string | default="1"
+      track: string | default="stable"
+  resources:
+    - id: deployment
+      readyWhen:
+        - ${deployment.?status.?observedGeneration.orValue(0) == deployment.metadata.generation}
+        - ${deployment.?status.?replicas.orValue(0) == 1}
+        - ${deployment.?status.?updatedReplicas.orValue(0) == 1}
+        - ${deployment.?status.?availableReplicas.orValue(0) == 1}
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: "${schema.metadata.name}"}
+        spec:
+          replicas: 1
+          selector:
+            matchLabels: {app: "${schema.metadata.name}"}
+          template:
+            metadata:
+              labels: {app: "${schema.metadata.name}", track: "${schema.spec.track}"}
+            spec:
+              containers:
+                - {name: web, image: "${'nginx:1.' + schema.spec.version}"}
+"#;
+
 /// One object: apiVersion, kind, namespace, name.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {
