@@ -52,8 +52,9 @@ pub enum Simulator {
     /// The scheduler and a kubelet on one simulated node: pods bound, then Running and Ready
     /// (or failing, when chosen), Job pods Succeeded.
     Pods,
-    /// The service account controller (a `default` ServiceAccount per namespace) and a
-    /// load-balancer provider (LoadBalancer Services get an ingress IP).
+    /// The service account controller (a `default` ServiceAccount per namespace), the root CA
+    /// publisher (a `kube-root-ca.crt` ConfigMap per namespace, with TLS) and a load-balancer
+    /// provider (LoadBalancer Services get an ingress IP).
     Services,
     /// The volume binder: PersistentVolumeClaims become Bound.
     Volumes,
@@ -192,6 +193,16 @@ pub(crate) async fn spawn(
         return Ok(());
     }
     let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig)?;
+    let authority_pem = parsed
+        .clusters
+        .first()
+        .and_then(|cluster| cluster.cluster.as_ref())
+        .and_then(|cluster| cluster.certificate_authority_data.as_deref())
+        .and_then(|data| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.decode(data).ok()
+        })
+        .and_then(|pem| String::from_utf8(pem).ok());
     let mut config = kube::Config::from_custom_kubeconfig(parsed, &Default::default()).await?;
     // The test knobs (latency, injected failures, request counts) are for the clients under
     // test: the simulated cluster's own requests pass them by.
@@ -200,7 +211,11 @@ pub(crate) async fn spawn(
         http::HeaderValue::from_static("true"),
     ));
     let client = kube::Client::try_from(config)?;
-    let context = Arc::new(support::Context::new(client.clone(), knobs.clone()));
+    let context = Arc::new(support::Context::new(
+        client.clone(),
+        knobs.clone(),
+        authority_pem,
+    ));
     for simulator in &simulators.0 {
         let context = Arc::clone(&context);
         let stop = stop.clone();

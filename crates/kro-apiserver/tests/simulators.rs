@@ -842,3 +842,88 @@ async fn a_paused_deployment_waits_and_says_so_until_resumed() {
     })
     .await;
 }
+
+/// With TLS, every namespace has the `kube-root-ca.crt` ConfigMap with the authority that
+/// signed the server's certificate, as kube-controller-manager's root CA publisher makes it:
+/// new namespaces get it, and it is put back when deleted or changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_namespace_has_the_root_ca_config_map() {
+    let server = kro_apiserver::start(kro_apiserver::ServerConfig {
+        token: Some("secret".to_owned()),
+        tls: true,
+        simulators: Simulators::all(),
+        ..kro_apiserver::ServerConfig::default()
+    })
+    .await
+    .expect("the server starts");
+    let authority = server
+        .authority_pem()
+        .expect("TLS has an authority")
+        .to_owned();
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig()).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("a client configuration");
+    let client = kube::Client::try_from(config).expect("a client");
+    let ca = |namespace: &str| {
+        let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+        async move {
+            config_maps
+                .get_opt("kube-root-ca.crt")
+                .await
+                .expect("get")
+                .and_then(|config_map| config_map.data)
+                .and_then(|data| data.get("ca.crt").cloned())
+        }
+    };
+    for namespace in ["default", "kube-system", "kube-public"] {
+        eventually(&format!("{namespace} gets the root CA"), || async {
+            ca(namespace).await.as_deref() == Some(authority.as_str())
+        })
+        .await;
+    }
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({"metadata": {"name": "team"}})),
+        )
+        .await
+        .expect("create a namespace");
+    eventually("a new namespace gets the root CA", || async {
+        ca("team").await.as_deref() == Some(authority.as_str())
+    })
+    .await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "team");
+    let published = config_maps.get("kube-root-ca.crt").await.expect("get");
+    assert!(
+        published
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get("kubernetes.io/description"))
+            .is_some_and(|description| description.contains("CA bundle")),
+        "{published:?}"
+    );
+
+    config_maps
+        .patch(
+            "kube-root-ca.crt",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"data": {"ca.crt": "tampered"}})),
+        )
+        .await
+        .expect("patch");
+    eventually("a changed root CA is put back", || async {
+        ca("team").await.as_deref() == Some(authority.as_str())
+    })
+    .await;
+    config_maps
+        .delete("kube-root-ca.crt", &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("a deleted root CA is made again", || async {
+        ca("team").await.as_deref() == Some(authority.as_str())
+    })
+    .await;
+}

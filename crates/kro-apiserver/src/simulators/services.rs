@@ -1,11 +1,13 @@
-//! Two small controllers of a cluster's services: the service account controller (every
-//! active namespace has a `default` ServiceAccount, recreated when deleted) and a
+//! Small controllers of a cluster's services: the service account controller (every active
+//! namespace has a `default` ServiceAccount, recreated when deleted), the root CA publisher
+//! (with TLS, every active namespace has a `kube-root-ca.crt` ConfigMap holding the authority
+//! that signed the server's certificate, put back when deleted or changed) and a
 //! load-balancer provider (a `LoadBalancer` Service gets an ingress address after the knob's
 //! delay, as a cloud or MetalLB would give it; one that stops being a load balancer loses it).
 
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Namespace, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
 use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
@@ -19,20 +21,35 @@ use super::support::{Context, ReconcileError, Reconciled, drive, to_json};
 
 /// The service account every namespace gets.
 const DEFAULT_ACCOUNT: &str = "default";
+/// The ConfigMap of the cluster's root certificate authority every namespace gets.
+const ROOT_CA_CONFIG_MAP: &str = "kube-root-ca.crt";
+/// What kube-controller-manager's root CA publisher says of it.
+const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
 /// Runs the service account controller until `stop`.
 pub(super) async fn run_service_accounts(context: Arc<Context>, stop: watch::Receiver<bool>) {
     let namespaces: Api<Namespace> = Api::all(context.client.clone());
     let accounts: Api<ServiceAccount> = Api::all(context.client.clone());
-    let controller = Controller::new(namespaces, watcher::Config::default()).watches(
-        accounts,
-        watcher::Config::default().fields(&format!("metadata.name={DEFAULT_ACCOUNT}")),
-        |account| {
-            account
-                .namespace()
-                .map(|namespace| ObjectRef::new(&namespace))
-        },
-    );
+    let config_maps: Api<ConfigMap> = Api::all(context.client.clone());
+    let controller = Controller::new(namespaces, watcher::Config::default())
+        .watches(
+            accounts,
+            watcher::Config::default().fields(&format!("metadata.name={DEFAULT_ACCOUNT}")),
+            |account| {
+                account
+                    .namespace()
+                    .map(|namespace| ObjectRef::new(&namespace))
+            },
+        )
+        .watches(
+            config_maps,
+            watcher::Config::default().fields(&format!("metadata.name={ROOT_CA_CONFIG_MAP}")),
+            |config_map| {
+                config_map
+                    .namespace()
+                    .map(|namespace| ObjectRef::new(&namespace))
+            },
+        );
     drive("serviceaccounts", controller, ensure_account, context, stop).await;
 }
 
@@ -46,6 +63,7 @@ async fn ensure_account(namespace: Arc<Namespace>, context: Arc<Context>) -> Rec
     if !active {
         return Ok(Action::await_change());
     }
+    publish_root_ca(&namespace.name_any(), &context).await?;
     let accounts: Api<ServiceAccount> =
         Api::namespaced(context.client.clone(), &namespace.name_any());
     if accounts.get_opt(DEFAULT_ACCOUNT).await?.is_some() {
@@ -60,6 +78,65 @@ async fn ensure_account(namespace: Arc<Namespace>, context: Arc<Context>) -> Rec
         Err(kube::Error::Api(status)) if status.code == 409 || status.code == 403 => {
             Ok(Action::await_change())
         }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Makes the namespace's `kube-root-ca.crt` ConfigMap hold the server's authority, as
+/// kube-controller-manager's root CA publisher does (nothing without TLS: there is no
+/// authority to publish).
+async fn publish_root_ca(namespace: &str, context: &Context) -> Result<(), ReconcileError> {
+    let Some(authority) = context.authority_pem.as_deref() else {
+        return Ok(());
+    };
+    let config_maps: Api<ConfigMap> = Api::namespaced(context.client.clone(), namespace);
+    let wanted = json!({
+        "metadata": {
+            "name": ROOT_CA_CONFIG_MAP,
+            "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION},
+        },
+        "data": {"ca.crt": authority},
+    });
+    let outcome = match config_maps.get_opt(ROOT_CA_CONFIG_MAP).await? {
+        None => {
+            let config_map: ConfigMap = serde_json::from_value(wanted)
+                .map_err(|error| ReconcileError::Shape(error.to_string()))?;
+            config_maps
+                .create(&context.post_params(), &config_map)
+                .await
+                .map(|_| ())
+        }
+        Some(existing) => {
+            let current = to_json(&existing);
+            let description = current
+                .pointer("/metadata/annotations/kubernetes.io~1description")
+                .and_then(serde_json::Value::as_str);
+            if current
+                .pointer("/data/ca.crt")
+                .and_then(serde_json::Value::as_str)
+                == Some(authority)
+                && description == Some(ROOT_CA_DESCRIPTION)
+            {
+                return Ok(());
+            }
+            let patch = json!({
+                "metadata": {"annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION}},
+                "data": {"ca.crt": authority},
+            });
+            config_maps
+                .patch(
+                    ROOT_CA_CONFIG_MAP,
+                    &kube::api::PatchParams::default(),
+                    &kube::api::Patch::Merge(&patch),
+                )
+                .await
+                .map(|_| ())
+        }
+    };
+    match outcome {
+        Ok(()) => Ok(()),
+        // Made meanwhile, or the namespace started terminating.
+        Err(kube::Error::Api(status)) if status.code == 409 || status.code == 403 => Ok(()),
         Err(error) => Err(error.into()),
     }
 }

@@ -47,16 +47,24 @@ pub(super) type Reconciled = Result<Action, ReconcileError>;
 pub(crate) struct Context {
     pub(super) client: Client,
     pub(super) knobs: SimulationKnobs,
+    /// The PEM of the authority that signed the server's certificate (with TLS): what every
+    /// namespace's `kube-root-ca.crt` ConfigMap publishes.
+    pub(super) authority_pem: Option<String>,
     timers: Mutex<HashMap<(String, &'static str), Instant>>,
     next_pod_address: AtomicU32,
     next_ingress_address: AtomicU32,
 }
 
 impl Context {
-    pub(super) fn new(client: Client, knobs: SimulationKnobs) -> Self {
+    pub(super) fn new(
+        client: Client,
+        knobs: SimulationKnobs,
+        authority_pem: Option<String>,
+    ) -> Self {
         Context {
             client,
             knobs,
+            authority_pem,
             timers: Mutex::default(),
             next_pod_address: AtomicU32::new(0),
             next_ingress_address: AtomicU32::new(0),
