@@ -997,3 +997,45 @@ fn without_the_simulated_cluster_deployments_never_roll_out() {
     assert_eq!(phase, "Terminating");
     sandbox.ok(&["get", "deployment", "web", "-n", "shop"]);
 }
+
+/// `kubectl get events` prints kube-apiserver's Event columns (before: only NAME and CREATED
+/// AT, with kubectl 1.27, which reads the server's Table); `-o wide` adds the rest.
+#[test]
+fn get_events_prints_the_event_columns() {
+    for minor in [27, 33] {
+        let sandbox = Sandbox::start_with(minor, Simulators::all());
+        sandbox.ok_with(&["apply", "-f", "-"], Some(SHOP));
+        sandbox.ok(&[
+            "rollout",
+            "status",
+            "deployment/web",
+            "-n",
+            "shop",
+            "--timeout=60s",
+        ]);
+        let table = sandbox.ok(&["get", "events", "-n", "shop"]);
+        let header: Vec<&str> = table
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+            "kubectl 1.{minor}:\n{table}"
+        );
+        assert!(
+            table.lines().any(|line| line.contains("Normal")
+                && line.contains("ScalingReplicaSet")
+                && line.contains("deployment/web")
+                && line.contains("Scaled up replica set web-")),
+            "kubectl 1.{minor}:\n{table}"
+        );
+        let wide = sandbox.ok(&["get", "events", "-n", "shop", "-o", "wide"]);
+        let header = wide.lines().next().unwrap_or_default();
+        for column in ["SUBOBJECT", "SOURCE", "FIRST SEEN", "COUNT", "NAME"] {
+            assert!(header.contains(column), "kubectl 1.{minor}:\n{wide}");
+        }
+    }
+}

@@ -654,6 +654,91 @@ pub(super) fn lease(object: &Value) -> Vec<Value> {
     ]
 }
 
+/// The first non-empty string among `pointers` in `object`.
+fn first_text<'a>(object: &'a Value, pointers: &[&str]) -> &'a str {
+    pointers
+        .iter()
+        .map(|pointer| text(object, pointer))
+        .find(|value| !value.is_empty())
+        .unwrap_or_default()
+}
+
+/// An Event of core/v1 or events.k8s.io/v1 (whose fields have other names), as
+/// kube-apiserver prints it (wide: every column; kubectl hides the priority ones): last seen,
+/// type, reason, `kind/name` of the object, its field path, the source, the message, first
+/// seen, count and name.
+pub(super) fn event(object: &Value) -> Vec<Value> {
+    let since = |time: &str| {
+        if time.is_empty() {
+            "<unknown>".to_owned()
+        } else {
+            age_of(time)
+        }
+    };
+    let first = match first_text(object, &["/firstTimestamp", "/deprecatedFirstTimestamp"]) {
+        "" => since(text(object, "/eventTime")),
+        time => since(time),
+    };
+    let mut last = match first_text(object, &["/lastTimestamp", "/deprecatedLastTimestamp"]) {
+        "" => first.clone(),
+        time => since(time),
+    };
+    let mut count = object
+        .pointer("/count")
+        .or_else(|| object.pointer("/deprecatedCount"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if let Some(series) = object.get("series").filter(|series| series.is_object()) {
+        last = since(text(series, "/lastObservedTime"));
+        count = number(series, "/count");
+    } else if count == 0 {
+        count = 1;
+    }
+    let regarding = object
+        .get("involvedObject")
+        .or_else(|| object.get("regarding"))
+        .unwrap_or(&Value::Null);
+    let kind = text(regarding, "/kind").to_lowercase();
+    let target = match text(regarding, "/name") {
+        "" => kind,
+        name => format!("{kind}/{name}"),
+    };
+    let component = first_text(
+        object,
+        &[
+            "/source/component",
+            "/deprecatedSource/component",
+            "/reportingController",
+        ],
+    );
+    let instance = first_text(
+        object,
+        &[
+            "/source/host",
+            "/deprecatedSource/host",
+            "/reportingInstance",
+        ],
+    );
+    let source = match (component, instance) {
+        ("", "") => String::new(),
+        (component, "") => component.to_owned(),
+        (component, instance) => format!("{component}, {instance}"),
+    };
+    let message = first_text(object, &["/message", "/note"]).trim();
+    vec![
+        json!(last),
+        json!(text(object, "/type")),
+        json!(text(object, "/reason")),
+        json!(target),
+        json!(text(regarding, "/fieldPath")),
+        json!(source),
+        json!(message),
+        json!(first),
+        json!(count),
+        name(object),
+    ]
+}
+
 pub(super) fn built_in_printer(group: &str, plural: &str) -> Option<fn(&Value) -> Vec<Value>> {
     let printer: fn(&Value) -> Vec<Value> = match (group, plural) {
         ("", "configmaps") => config_map,
@@ -676,6 +761,7 @@ pub(super) fn built_in_printer(group: &str, plural: &str) -> Option<fn(&Value) -
         ("rbac.authorization.k8s.io", "roles" | "clusterroles") => role,
         ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => binding,
         ("coordination.k8s.io", "leases") => lease,
+        ("" | "events.k8s.io", "events") => event,
         _ => return None,
     };
     Some(printer)

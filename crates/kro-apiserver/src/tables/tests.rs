@@ -1,6 +1,6 @@
 //! Unit tests of Table output.
 
-use super::printers::{deployment, human_duration};
+use super::printers::{deployment, event, human_duration};
 use super::*;
 use crate::registry::Registry;
 
@@ -64,4 +64,66 @@ fn json_paths_reach_fields_and_items() {
         Some(&json!("Ready"))
     );
     assert_eq!(json_path(&object, ".spec.missing"), None);
+}
+
+#[test]
+fn events_print_as_kube_apiserver_prints_them_in_both_versions() {
+    let core = json!({
+        "metadata": {"name": "web.17f"},
+        "involvedObject": {"kind": "Deployment", "name": "web", "fieldPath": "spec"},
+        "reason": "ScalingReplicaSet", "type": "Normal",
+        "message": "Scaled up replica set web-1 to 2 ",
+        "source": {"component": "deployment-controller"},
+        "firstTimestamp": "2020-01-01T00:00:00Z", "lastTimestamp": "2020-01-01T00:00:00Z",
+        "count": 3,
+    });
+    let cells = event(&core);
+    assert_eq!(
+        cells[1..8],
+        [
+            json!("Normal"),
+            json!("ScalingReplicaSet"),
+            json!("deployment/web"),
+            json!("spec"),
+            json!("deployment-controller"),
+            json!("Scaled up replica set web-1 to 2"),
+            cells[7].clone(),
+        ]
+    );
+    assert!(
+        cells[0]
+            .as_str()
+            .is_some_and(|age| age.starts_with(char::is_numeric) && age.contains('y'))
+            && cells[0] == cells[7],
+        "{cells:?}"
+    );
+    assert_eq!(
+        (cells[8].clone(), cells[9].clone()),
+        (json!(3), json!("web.17f"))
+    );
+
+    // events.k8s.io/v1: regarding, note, reportingController/Instance, eventTime, no count.
+    let new = json!({
+        "metadata": {"name": "pod.1"},
+        "regarding": {"kind": "Pod", "name": "web-1"},
+        "reason": "Scheduled", "type": "Normal", "note": "assigned",
+        "reportingController": "default-scheduler", "reportingInstance": "node-1",
+        "eventTime": "2020-01-01T00:00:00.000000Z",
+    });
+    let cells = event(&new);
+    assert_eq!(cells[3], json!("pod/web-1"));
+    assert_eq!(cells[5], json!("default-scheduler, node-1"));
+    assert_eq!(cells[6], json!("assigned"));
+    assert_eq!(cells[0], cells[7], "last seen falls back to first seen");
+    assert_eq!(cells[8], json!(1), "a singleton counts 1");
+    // A series gives the count and the last time.
+    let mut series = new.clone();
+    series["series"] = json!({"count": 7, "lastObservedTime": "2021-01-01T00:00:00.000000Z"});
+    assert_eq!(event(&series)[8], json!(7));
+    // Nothing known: unknown times, the kind alone.
+    let bare = event(&json!({"metadata": {"name": "x"}, "involvedObject": {"kind": "Node"}}));
+    assert_eq!(
+        (bare[0].clone(), bare[3].clone()),
+        (json!("<unknown>"), json!("node"))
+    );
 }
