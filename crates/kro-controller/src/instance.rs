@@ -104,7 +104,7 @@ pub(crate) struct InstanceController {
     failures: Failures<InstanceRef>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
-    pub(crate) sets: Arc<RwLock<Option<crate::set::SetListener>>>,
+    pub(crate) sets: Arc<RwLock<Option<crate::watches::SetListener>>>,
 }
 
 impl InstanceController {

@@ -32,46 +32,13 @@ use crate::metrics::gvr_label;
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
 use crate::set_plan::{Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set};
-use crate::watches::{InstanceRef, ListedChanges};
+use crate::watches::{InstanceRef, ListedChanges, SetListener};
 
 /// How many names a create tries before it gives up for this reconcile (a name taken by
 /// another object is answered 409).
 const NAME_ATTEMPTS: usize = 5;
 /// The longest prefix of a generated name, as Kubernetes' generateName (63 - 5).
 const MAX_NAME_PREFIX: usize = 58;
-
-/// Tells the Set controller which Sets an instance change concerns: the Set that controls it,
-/// and the Set its [`SET_NAME_LABEL`] names (which may adopt it).
-pub(crate) struct SetListener {
-    set_kind: String,
-    queue: WorkQueue<InstanceRef>,
-}
-
-impl SetListener {
-    /// Queues the Sets `instance` concerns.
-    pub(crate) fn instance_changed(&self, instance: &DynamicObject) {
-        let namespace = instance.metadata.namespace.clone();
-        let owner = instance
-            .metadata
-            .owner_references
-            .iter()
-            .flatten()
-            .find(|owner| owner.controller == Some(true) && owner.kind == self.set_kind)
-            .map(|owner| owner.name.clone());
-        let labelled = instance
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|labels| labels.get(SET_NAME_LABEL))
-            .cloned();
-        for name in owner.into_iter().chain(labelled) {
-            self.queue.add(InstanceRef {
-                namespace: namespace.clone(),
-                name,
-            });
-        }
-    }
-}
 
 /// The controller of one `<Kind>Set` kind.
 pub(crate) struct SetController {
@@ -119,10 +86,8 @@ impl SetController {
         *instances
             .sets
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(SetListener {
-            set_kind: kind.resource.kind.clone(),
-            queue: queue.clone(),
-        });
+            .unwrap_or_else(PoisonError::into_inner) =
+            Some(SetListener::new(&kind.resource.kind, queue.clone()));
         let api = kind.api(&shared.client, None);
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
             .backoff(crate::watches::WatchBackoff::default());

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use futures_util::StreamExt;
 use kro_graph::metadata::{
     INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL, INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL,
-    OWNED_LABEL,
+    OWNED_LABEL, SET_NAME_LABEL,
 };
 use kube::Client;
 use kube::api::{ApiResource, DynamicObject};
@@ -220,6 +220,47 @@ impl Synced {
             Ok(Event::InitDone | Event::Apply(_) | Event::Delete(_)) => true,
         };
         self.0.store(synced, Ordering::Release);
+    }
+}
+
+/// Tells the Set controller which Sets an instance change concerns: the Set that controls it,
+/// and the Set its [`SET_NAME_LABEL`] names (which may adopt it).
+pub(crate) struct SetListener {
+    set_kind: String,
+    queue: WorkQueue<InstanceRef>,
+}
+
+impl SetListener {
+    /// Queues Sets of kind `set_kind` into `queue`.
+    pub(crate) fn new(set_kind: &str, queue: WorkQueue<InstanceRef>) -> Self {
+        SetListener {
+            set_kind: set_kind.to_owned(),
+            queue,
+        }
+    }
+
+    /// Queues the Sets `instance` concerns.
+    pub(crate) fn instance_changed(&self, instance: &DynamicObject) {
+        let namespace = instance.metadata.namespace.clone();
+        let owner = instance
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .find(|owner| owner.controller == Some(true) && owner.kind == self.set_kind)
+            .map(|owner| owner.name.clone());
+        let labelled = instance
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(SET_NAME_LABEL))
+            .cloned();
+        for name in owner.into_iter().chain(labelled) {
+            self.queue.add(InstanceRef {
+                namespace: namespace.clone(),
+                name,
+            });
+        }
     }
 }
 
