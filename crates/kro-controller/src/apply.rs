@@ -127,6 +127,8 @@ struct Applied {
     intent: u64,
     uid: String,
     fields: Option<Json>,
+    /// `metadata.generation` in the server's answer.
+    generation: Option<i64>,
 }
 
 /// Applies the desired objects of a plan, one level at a time, and remembers what it applied.
@@ -264,6 +266,37 @@ impl Applier {
         results
     }
 
+    /// Brings `current` (the object `key` as a watch cache holds it) up to what the server
+    /// answered this applier's last apply of it in `scope`, when the cache is older (the same
+    /// UID with a lower `metadata.generation`): its generation becomes the answered one, so its
+    /// status reads as not yet observed for what was last applied, as it is. A readiness check
+    /// on a cache that lags behind kro's own write would otherwise judge the object's previous
+    /// spec. `true` when `current` was changed.
+    pub fn catch_up(&self, scope: &str, key: &ObjectKey, current: &mut Json) -> bool {
+        let memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(record) = memory.get(scope).and_then(|records| records.get(key)) else {
+            return false;
+        };
+        let Some(applied) = record.generation else {
+            return false;
+        };
+        let cached = current
+            .pointer("/metadata/generation")
+            .and_then(Json::as_i64);
+        if text(current, "/metadata/uid") != record.uid
+            || cached.is_some_and(|cached| cached >= applied)
+        {
+            return false;
+        }
+        match current.pointer_mut("/metadata") {
+            Some(Json::Object(metadata)) => {
+                metadata.insert("generation".to_owned(), Json::from(applied));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Forgets what was applied in `scope`.
     pub fn forget(&self, scope: &str) {
         self.memory
@@ -320,6 +353,9 @@ impl Applier {
             intent: intent(&desired.object),
             uid: text(&applied, "/metadata/uid").to_owned(),
             fields: owned_fields(&applied, &self.config.field_manager).cloned(),
+            generation: applied
+                .pointer("/metadata/generation")
+                .and_then(Json::as_i64),
         };
         self.memory
             .lock()
@@ -370,6 +406,60 @@ mod tests {
 
     use super::*;
 
+    /// The flake this fixes: a Deployment just updated by kro, still cached with its previous
+    /// generation and a status that matched it, read as ready for the new spec.
+    #[tokio::test]
+    async fn a_cache_older_than_the_last_apply_is_brought_up_to_its_generation() {
+        let applier = Applier::new(
+            kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap()))
+                .unwrap(),
+            ApplyConfig::default(),
+        );
+        let key = ObjectKey {
+            group: "apps".to_owned(),
+            kind: "Deployment".to_owned(),
+            namespace: Some("default".to_owned()),
+            name: "web".to_owned(),
+        };
+        applier
+            .memory
+            .lock()
+            .unwrap()
+            .entry("scope".to_owned())
+            .or_default()
+            .insert(
+                key.clone(),
+                Applied {
+                    intent: 1,
+                    uid: "u1".to_owned(),
+                    fields: None,
+                    generation: Some(3),
+                },
+            );
+        let cached = |uid: &str, generation: i64| {
+            json!({"metadata": {"uid": uid, "generation": generation},
+                "status": {"observedGeneration": generation}})
+        };
+        let mut stale = cached("u1", 2);
+        assert!(applier.catch_up("scope", &key, &mut stale));
+        assert_eq!(stale["metadata"]["generation"], 3);
+        assert_eq!(
+            stale["status"]["observedGeneration"], 2,
+            "the status is left as seen"
+        );
+        for (mut current, why) in [
+            (cached("u1", 3), "as new as the answer"),
+            (cached("u1", 4), "newer than the answer"),
+            (cached("u2", 1), "another object (recreated)"),
+        ] {
+            assert!(!applier.catch_up("scope", &key, &mut current), "{why}");
+        }
+        assert!(
+            !applier.catch_up("other", &key, &mut cached("u1", 2)),
+            "another scope"
+        );
+    }
+
     #[test]
     fn an_object_is_applied_again_only_when_its_intent_or_owned_fields_changed() {
         let object = json!({
@@ -382,6 +472,7 @@ mod tests {
             intent: 7,
             uid: "u1".to_owned(),
             fields: Some(json!({"f:data": {}})),
+            generation: Some(1),
         };
         fn needs_apply(record: Option<&Applied>, intent: u64, current: Option<&Json>) -> bool {
             super::needs_apply(record, intent, current, APPLY_MANAGER)

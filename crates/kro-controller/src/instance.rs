@@ -355,7 +355,7 @@ impl InstanceController {
             if rounds >= limit {
                 return current;
             }
-            if fill(graph, &current, observed).await {
+            if fill(graph, &current, observed, &self.applier, &uid).await {
                 continue;
             }
             if facts.suspended || !problems.is_empty() {

@@ -5,11 +5,19 @@ use kro_runtime::{Observed, Plan, Read};
 use serde_json::Value as Json;
 
 use super::GraphVersion;
+use crate::apply::Applier;
 use crate::watches::cached;
 
-/// Fills `observed` with what the caches hold of the objects `current` needs and has not seen;
-/// `true` when anything was learned (so the plan is made again).
-pub(super) async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Observed) -> bool {
+/// Fills `observed` with what the caches hold of the objects `current` needs and has not seen,
+/// each brought up to the generation `applier` last wrote in `scope` (a cache may lag behind
+/// that write); `true` when anything was learned (so the plan is made again).
+pub(super) async fn fill(
+    graph: &GraphVersion,
+    current: &Plan,
+    observed: &mut Observed,
+    applier: &Applier,
+    scope: &str,
+) -> bool {
     let mut learned = false;
     for desired in current.nodes.iter().flat_map(|node| &node.desired) {
         if observed.is_known(&desired.key) {
@@ -21,7 +29,9 @@ pub(super) async fn fill(graph: &GraphVersion, current: &Plan, observed: &mut Ob
                 let _ = store.wait_until_ready().await;
                 match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
                     Some(object) => {
-                        observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
+                        let mut object = serde_json::to_value(&*object).unwrap_or(Json::Null);
+                        applier.catch_up(scope, key, &mut object);
+                        observed.insert(object);
                     }
                     None => observed.insert_absent(key.clone()),
                 }
