@@ -172,10 +172,7 @@ impl InstanceController {
                             {
                                 sets.instance_changed(&object);
                             }
-                            watch_queue.add(InstanceRef {
-                                namespace: object.metadata.namespace.clone(),
-                                name: object.metadata.name.clone().unwrap_or_default(),
-                            });
+                            watch_queue.add(InstanceRef::of(&object));
                         }
                     }
                     Err(error) => {
@@ -214,10 +211,7 @@ impl InstanceController {
     /// Queues every instance for a reconcile.
     pub(crate) fn enqueue_all(&self) {
         for instance in self.store.state() {
-            self.queue.add(InstanceRef {
-                namespace: instance.metadata.namespace.clone(),
-                name: instance.metadata.name.clone().unwrap_or_default(),
-            });
+            self.queue.add(InstanceRef::of(&instance));
         }
     }
 

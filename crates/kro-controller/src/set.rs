@@ -99,10 +99,7 @@ impl SetController {
                 match event {
                     Ok(event) => {
                         for set in changes.changed(event, &store) {
-                            queue.add(InstanceRef {
-                                namespace: set.metadata.namespace.clone(),
-                                name: set.metadata.name.clone().unwrap_or_default(),
-                            });
+                            queue.add(InstanceRef::of(&set));
                         }
                     }
                     Err(error) => {

@@ -34,6 +34,16 @@ pub struct InstanceRef {
     pub name: String,
 }
 
+impl InstanceRef {
+    /// The namespace and name of `object`.
+    pub(crate) fn of(object: &DynamicObject) -> InstanceRef {
+        InstanceRef {
+            namespace: object.metadata.namespace.clone(),
+            name: object.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
 impl std::fmt::Display for InstanceRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.namespace {
@@ -138,10 +148,7 @@ impl Router {
             .filter(|subscriber| subscriber.external.contains(kind))
         {
             for instance in subscriber.instances.state() {
-                subscriber.queue.add(InstanceRef {
-                    namespace: instance.metadata.namespace.clone(),
-                    name: instance.metadata.name.clone().unwrap_or_default(),
-                });
+                subscriber.queue.add(InstanceRef::of(&instance));
             }
         }
     }

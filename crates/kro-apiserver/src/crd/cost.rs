@@ -206,33 +206,10 @@ fn with_type_and_object_meta(schema: &Schema) -> Schema {
 
 /// The CEL name of a property (apiserver's `cel.Escape`), `None` when it has none.
 pub(super) fn escape(name: &str) -> Option<String> {
-    const RESERVED: &[&str] = &[
-        "true",
-        "false",
-        "null",
-        "in",
-        "as",
-        "break",
-        "const",
-        "continue",
-        "else",
-        "for",
-        "function",
-        "if",
-        "import",
-        "let",
-        "loop",
-        "package",
-        "namespace",
-        "return",
-        "var",
-        "void",
-        "while",
-    ];
     if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
-    if RESERVED.contains(&name) {
+    if kro_cel::is_reserved_word(name) {
         return Some(format!("__{name}__"));
     }
     if !name
