@@ -4,7 +4,9 @@
 //! level, data-node values, `forEach` expansion, `includeWhen`, readiness, instance status and
 //! conditions, and the deletion order. The controller and `kro render` both use this one
 //! evaluator (as the direct deploy engine will, when it is written), so no mode has semantics
-//! of its own.
+//! of its own. Also the per-kind readiness rules (`kind_readiness`: a Deployment's replicas
+//! available, a Job complete), which `PlanOptions::kind_readiness` applies to resources without
+//! readyWhen for the direct deploy engine; the controller never sets it.
 //!
 //! **Must not:** do I/O, read clocks or the environment, spawn tasks, or touch global state.
 //!
@@ -17,6 +19,7 @@
 //!     includeWhen false         -> Skipped
 //!     render (forEach expanded) -> desired objects / data value
 //!     observed + readyWhen      -> Ready or Waiting
+//!       (no readyWhen, kind_readiness on: the object's kind decides)
 //!   status: fields that resolved, conditions, state
 //! ```
 
@@ -26,6 +29,7 @@ mod converge;
 mod deletion;
 mod evaluate;
 mod foreach;
+mod kind_readiness;
 mod metadata;
 mod observed;
 mod plan;
@@ -36,6 +40,7 @@ pub use admission::{AdmissionError, Admitted, admit};
 pub use applyset::{Inventory, InventoryError, Parent};
 pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
+pub use kind_readiness::{KindReadiness, kind_readiness};
 pub use metadata::{applyset_id, is_label_value};
 pub use observed::{ListKey, ObjectKey, Observed, group_of};
 pub use plan::{

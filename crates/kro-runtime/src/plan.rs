@@ -66,6 +66,14 @@ pub struct PlanOptions {
     /// them in [`NodePlan::assumed`]: for previews (`kro render --assume-ready`), where no
     /// controller writes the status those conditions read. Never set by the controller.
     pub assume_ready: bool,
+    /// Hold a template resource without readyWhen until each of its objects is ready by the
+    /// rules of its kind ([`kind_readiness`](crate::kind_readiness)): a Deployment until its
+    /// replicas are available, a Job until it completes, and so on. An object that waits
+    /// gives [`Wait::Kind`] (through [`assume_ready`](Self::assume_ready) like any readiness
+    /// wait); one that failed (a Job out of retries) fails the node. For the direct deploy
+    /// engine, which applies once and must know when objects really are ready; never set by
+    /// the controller, which keeps upstream kro's rule that an observed object is ready.
+    pub kind_readiness: bool,
 }
 
 impl Default for PlanOptions {
@@ -77,6 +85,7 @@ impl Default for PlanOptions {
             now: None,
             controller: ControllerFacts::default(),
             assume_ready: false,
+            kind_readiness: false,
         }
     }
 }

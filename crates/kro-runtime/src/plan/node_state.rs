@@ -63,6 +63,14 @@ pub enum Wait {
     /// Objects of the node are being deleted (they carry a deletionTimestamp): the node waits
     /// until they are gone and can be created again.
     Terminating(Vec<ObjectKey>),
+    /// An object of a resource without readyWhen is not ready by the rules of its kind
+    /// ([`PlanOptions::kind_readiness`](crate::PlanOptions::kind_readiness)).
+    Kind {
+        /// The object.
+        key: ObjectKey,
+        /// What it waits for ("1 of 2 replicas available").
+        reason: String,
+    },
     /// The externalRef's object does not exist.
     NotFound(ObjectKey),
     /// The externalRef's object or list has not been read yet (see [`Plan::reads`]).
@@ -138,6 +146,7 @@ impl fmt::Display for Wait {
                 let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
                 write!(f, "{} is being deleted", keys.join(", "))
             }
+            Wait::Kind { key, reason } => write!(f, "{key}: {reason}"),
             Wait::NotFound(key) => write!(f, "{key} does not exist"),
             Wait::Read(Read::Object(key)) => write!(f, "{key} has not been read"),
             Wait::Read(Read::List(list)) => write!(f, "{} has not been listed", list_name(list)),

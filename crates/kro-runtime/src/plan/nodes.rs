@@ -11,6 +11,7 @@ use super::{
 };
 use crate::evaluate::{Scope, render};
 use crate::foreach::Iteration;
+use crate::kind_readiness::{KindReadiness, kind_readiness};
 use crate::metadata;
 use crate::observed::{ListKey, ObjectKey};
 use crate::selector::LabelSelector;
@@ -165,6 +166,14 @@ impl Planner<'_> {
         if !terminating.is_empty() {
             return NodeState::Waiting(Wait::Terminating(terminating));
         }
+        if node.ready_when.is_empty() && self.options.kind_readiness {
+            let keys: Vec<ObjectKey> = plan
+                .desired
+                .iter()
+                .map(|object| object.key.clone())
+                .collect();
+            return self.kind_readiness(node, &keys);
+        }
         self.readiness(node, &observed, is_collection)
     }
 
@@ -313,6 +322,34 @@ impl Planner<'_> {
                 {
                     return state;
                 }
+            }
+        }
+        NodeState::Ready
+    }
+
+    /// [`PlanOptions::kind_readiness`]: every object (observed, in desired order) ready by
+    /// the rules of its kind; the first failed one fails the node, the first waiting one
+    /// makes it wait (unless assumed ready, when the rest are checked still).
+    fn kind_readiness(&mut self, node: &CompiledNode, keys: &[ObjectKey]) -> NodeState {
+        let observed = self.observed;
+        for key in keys {
+            let Some(object) = observed.get(key) else {
+                continue;
+            };
+            let state = match kind_readiness(object) {
+                KindReadiness::Ready => continue,
+                KindReadiness::Waiting(reason) => NodeState::Waiting(Wait::Kind {
+                    key: key.clone(),
+                    reason,
+                }),
+                KindReadiness::Failed(reason) => NodeState::Failed(NodeError {
+                    path: resource_path(node.index),
+                    expression: None,
+                    message: format!("{key}: {reason}"),
+                }),
+            };
+            if let Some(state) = self.assume(node, state) {
+                return state;
             }
         }
         NodeState::Ready
