@@ -73,7 +73,7 @@ pub enum Wait {
     },
     /// The externalRef's object does not exist.
     NotFound(ObjectKey),
-    /// The externalRef's object or list has not been read yet (see [`Plan::reads`]).
+    /// The externalRef's object or list has not been read yet (see [`Plan::reads`](crate::Plan::reads)).
     Read(Read),
 }
 
