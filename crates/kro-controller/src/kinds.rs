@@ -112,6 +112,34 @@ impl Kinds {
         Ok(served)
     }
 
+    /// A served version of `group_kind` (an ApplySet inventory names kinds without versions),
+    /// found by discovery of its group: its preferred version, or any version serving it;
+    /// `None` when the server does not serve it.
+    ///
+    /// # Errors
+    /// When discovery fails.
+    pub async fn discover(
+        &self,
+        group_kind: &kro_schema::GroupKind,
+    ) -> Result<Option<ServedKind>, kube::Error> {
+        let discovery = kube::discovery::Discovery::new(self.client.clone())
+            .filter(&[group_kind.group()])
+            .run()
+            .await?;
+        let found = discovery
+            .groups()
+            .flat_map(|api_group| api_group.recommended_resources())
+            .find(|(resource, _)| resource.kind == group_kind.kind());
+        Ok(found.map(|(resource, capabilities)| {
+            let served = ServedKind {
+                resource,
+                namespaced: capabilities.scope == Scope::Namespaced,
+            };
+            self.insert(served.clone());
+            served
+        }))
+    }
+
     /// Forgets what is cached of a group (its CRD changed or went away).
     pub fn forget_group(&self, group: &str) {
         self.cache

@@ -22,7 +22,8 @@
 //!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
 //!   ApplySet inventory), `instance/observe` (what the caches hold for a plan) and
 //!   `instance/cleanup` (pruning and ordered deletion).
-//! - `apply`: the apply engine, usable on its own ([`Applier`]).
+//! - `apply`: the apply engine, usable on its own ([`Applier`]); [`direct`]: the same engine
+//!   and evaluator run once for one instance, with no controller (`kro apply`/`kro delete`).
 //! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
 //!   the work queue, and the schemas read from the API server.
 //! - `set`: the `<Kind>Set` controller (one per RGD with `spec.scaling`);
@@ -35,6 +36,7 @@
 
 mod apply;
 pub mod crd_plan;
+pub mod direct;
 mod error;
 mod established;
 pub mod events;

@@ -86,6 +86,12 @@ pub const SET_TEMPLATE_HASH_LABEL: &str = "kro.run/set-template-hash";
 pub const SET_NAME_LABEL: &str = "kro.run/set-name";
 /// Field manager of the `<Kind>Set` controller (instances it writes, its status).
 pub const SET_MANAGER: &str = "kro.run/set";
+/// Field manager of `kro apply` (a deploy with no controller): the objects it applies and
+/// the ConfigMap that stands in for the instance as their ApplySet parent.
+pub const DIRECT_MANAGER: &str = "kro.run/direct";
+/// The prefix of the name of the ConfigMap `kro apply` makes the ApplySet parent of an
+/// instance's objects: `kro-direct.<kind in lower case>.<instance name>`.
+pub const DIRECT_PARENT_PREFIX: &str = "kro-direct";
 
 /// The finalizer kro puts on instances and RGDs.
 pub const FINALIZER: &str = "kro.run/finalizer";

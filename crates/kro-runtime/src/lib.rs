@@ -33,6 +33,7 @@ mod kind_readiness;
 mod metadata;
 mod observed;
 mod plan;
+mod prune;
 mod selector;
 mod status;
 
@@ -47,6 +48,7 @@ pub use plan::{
     DEFAULT_MAX_COLLECTION_SIZE, DesiredObject, NodeError, NodePlan, NodeState, Plan, PlanOptions,
     Read, Scheduling, Skip, Wait, apply_orders, plan,
 };
+pub use prune::{desired_keys, prunable};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
 pub use status::{
     Condition, ControllerFacts, GRAPH_RESOLVED, INSTANCE_MANAGED, InstanceState, InstanceStatus,

@@ -74,6 +74,10 @@ pub struct PlanOptions {
     /// engine, which applies once and must know when objects really are ready; never set by
     /// the controller, which keeps upstream kro's rule that an observed object is ready.
     pub kind_readiness: bool,
+    /// The ApplySet the objects belong to (their `applyset.kubernetes.io/part-of`), when
+    /// their parent is not the instance itself: a deploy with no instance object in the
+    /// cluster (`kro apply`) stands a ConfigMap in for it. `None`: the instance's own id.
+    pub applyset: Option<String>,
 }
 
 impl Default for PlanOptions {
@@ -86,6 +90,7 @@ impl Default for PlanOptions {
             controller: ControllerFacts::default(),
             assume_ready: false,
             kind_readiness: false,
+            applyset: None,
         }
     }
 }
@@ -256,7 +261,10 @@ impl<'a> Planner<'a> {
         observed: &'a Observed,
         options: &'a PlanOptions,
     ) -> Self {
-        let info = InstanceInfo::of(graph, instance);
+        let mut info = InstanceInfo::of(graph, instance);
+        if let Some(applyset) = &options.applyset {
+            info.applyset.clone_from(applyset);
+        }
         let mut values = HashMap::new();
         values.insert("schema".to_owned(), schema_value(graph, instance));
         let apply_order = apply_orders(graph);

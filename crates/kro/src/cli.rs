@@ -18,6 +18,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the embedded Kubernetes-compatible API server (no cluster needed).
     Apiserver(crate::commands::apiserver::Args),
+    /// Deploy one instance of an RGD straight to a cluster, with no kro controller there.
+    Apply(crate::commands::apply::Args),
+    /// Delete what `kro apply` deployed for an instance.
+    Delete(crate::commands::delete::Args),
     /// Run the kro controllers against a cluster: RGDs become APIs, instances become resources.
     Controller(crate::commands::controller::Args),
     /// Run a whole kro environment in one process: the embedded API server with a simulated

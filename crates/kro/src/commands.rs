@@ -1,8 +1,10 @@
 //! One module per subcommand; `run` dispatches to them.
 
 pub mod apiserver;
+pub mod apply;
 pub mod completions;
 pub mod controller;
+pub mod delete;
 pub mod dev;
 pub mod eval;
 pub mod generate;
@@ -19,6 +21,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli { command } = cli;
     match command {
         Command::Apiserver(args) => apiserver::run(args),
+        Command::Apply(args) => apply::run(args),
+        Command::Delete(args) => delete::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Controller(args) => controller::run(args),
         Command::Dev(args) => dev::run(args),

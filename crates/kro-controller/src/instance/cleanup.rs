@@ -1,13 +1,14 @@
 //! Cleanup of an instance's objects: pruning what left the plan, and ordered deletion when the
 //! instance is deleted (highest apply order first, the finalizer last).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
-use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, FINALIZER, INSTANCE_ID_LABEL, NODE_ID_LABEL};
+use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, FINALIZER};
 use kro_runtime::{
-    ControllerFacts, Inventory, NodeState, ObjectKey, Observed, Plan, Wait, deletion_waves, plan,
+    ControllerFacts, Inventory, ObjectKey, Observed, Plan, deletion_waves, desired_keys, plan,
+    prunable,
 };
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
@@ -16,7 +17,6 @@ use super::parent::add_member;
 use super::{GraphVersion, InstanceController, plan_options};
 use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
-use crate::kinds::ServedKind;
 use crate::manager::Shared;
 use crate::object_json::{text, to_json};
 use crate::watches::{GroupKind, Selection};
@@ -36,37 +36,13 @@ impl InstanceController {
             .members(shared, graph, instance)
             .await
             .map_err(|error| ResourceError::ListMembers(Box::new(error)))?;
-        let desired: HashSet<&ObjectKey> = current
-            .nodes
-            .iter()
-            .flat_map(|node| node.desired.iter().map(|desired| &desired.key))
-            .collect();
+        let desired = desired_keys(current);
         let mut keep = Vec::new();
         let mut prune = Vec::new();
         for member in members {
-            let Some(key) = ObjectKey::of(&member) else {
-                continue;
-            };
-            let labels = &member["metadata"]["labels"];
-            if labels[INSTANCE_ID_LABEL] != uid.as_str() || desired.contains(&key) {
-                keep.push(key);
-                continue;
-            }
-            let node_id = labels[NODE_ID_LABEL].as_str().unwrap_or_default();
-            let gone = match current.node(node_id) {
-                None => true,
-                Some(node) => match &node.state {
-                    NodeState::Skipped(_) => true,
-                    NodeState::Ready
-                    | NodeState::Waiting(
-                        Wait::Applied(_) | Wait::ReadyWhen { .. } | Wait::Terminating(_),
-                    ) => true,
-                    NodeState::Waiting(_) | NodeState::Failed(_) => false,
-                },
-            };
-            if gone {
+            if prunable(current, &desired, &member, &uid) {
                 prune.push(member);
-            } else {
+            } else if let Some(key) = ObjectKey::of(&member) {
                 keep.push(key);
             }
         }
@@ -266,7 +242,9 @@ async fn list_members(
 ) -> Result<Vec<Json>, ReconcileError> {
     let kind = match graph.children.get(group_kind) {
         Some((kind, _)) => kind.clone(),
-        None => match discover_kind(shared, group_kind)
+        None => match shared
+            .kinds
+            .discover(group_kind)
             .await
             .map_err(ReconcileError::api(Request::Discover))?
         {
@@ -294,26 +272,6 @@ async fn list_members(
         .collect()
 }
 
-/// A served version of a group-kind (an inventory names kinds without versions), found by
-/// discovery of its group; `None` when the server does not serve it.
-async fn discover_kind(
-    shared: &Shared,
-    group_kind: &GroupKind,
-) -> Result<Option<ServedKind>, kube::Error> {
-    let discovery = kube::discovery::Discovery::new(shared.client.clone())
-        .filter(&[group_kind.group()])
-        .run()
-        .await?;
-    let found = discovery
-        .groups()
-        .flat_map(|api_group| api_group.recommended_resources())
-        .find(|(resource, _)| resource.kind == group_kind.kind());
-    Ok(found.map(|(resource, capabilities)| ServedKind {
-        resource,
-        namespaced: capabilities.scope == kube::discovery::Scope::Namespaced,
-    }))
-}
-
 /// Deletes one object (with a UID precondition when known); gone already is success.
 async fn delete_object(
     shared: &Shared,
@@ -328,7 +286,7 @@ async fn delete_object(
             .existing(&key.group_kind(), Selection::Managed)
         {
             Some((kind, _)) => kind,
-            None => match discover_kind(shared, &key.group_kind()).await? {
+            None => match shared.kinds.discover(&key.group_kind()).await? {
                 Some(kind) => kind,
                 None => return Ok(()),
             },

@@ -2,7 +2,7 @@
 //! the desired objects level by level, what waits and why, and the status it would write.
 //! The same evaluator as the controller (`kro-runtime`), so the preview cannot drift.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::bail;
@@ -14,7 +14,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::output::{OutputFormat, to_text};
-use crate::rgd_files::{InputArgs, LoadedRgd, load_and_build, read_yaml_documents};
+use crate::rgd_files::{
+    BuiltRgd, InputArgs, LoadedRgd, Workspace, load_and_build, read_yaml_documents,
+};
 
 /// The most plans `--assume-applied` computes before it stops.
 const MAX_ROUNDS: usize = 100;
@@ -64,34 +66,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if workspace.has_errors() {
         return Ok(ExitCode::FAILURE);
     }
-    let instance = read_instance(&args)?;
+    let instance = read_instance(&args.instance)?;
     if let Err(problem) = check_instance_names(&instance) {
         eprintln!("{}: {problem}", args.instance.display());
         return Ok(ExitCode::FAILURE);
     }
-    let api_version = instance["apiVersion"].as_str().unwrap_or_default();
-    let kind = instance["kind"].as_str().unwrap_or_default();
-    let Some(built) = workspace.rgds.iter().find(|built| {
-        built.graph.as_ref().is_some_and(|graph| {
-            graph.names.api_version() == api_version && graph.names.kind == kind
-        })
-    }) else {
-        let defined: Vec<String> = workspace
-            .rgds
-            .iter()
-            .filter_map(|built| built.graph.as_ref())
-            .map(|graph| format!("{} {}", graph.names.api_version(), graph.names.kind))
-            .collect();
-        bail!(
-            "{}: the instance is {api_version} {kind}, but the RGDs define {}",
-            args.instance.display(),
-            if defined.is_empty() {
-                "nothing".to_owned()
-            } else {
-                defined.join(", ")
-            }
-        );
-    };
+    let built = graph_of(&workspace, &args.instance, &instance)?;
     let Some(graph) = &built.graph else {
         return Ok(ExitCode::FAILURE);
     };
@@ -145,7 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn built_loaded(built: &crate::rgd_files::BuiltRgd) -> &LoadedRgd {
+fn built_loaded(built: &BuiltRgd) -> &LoadedRgd {
     &built.loaded
 }
 
@@ -173,23 +153,59 @@ fn print_errors(loaded: &LoadedRgd, planned: &Plan) -> bool {
     failed
 }
 
-fn read_instance(args: &Args) -> anyhow::Result<Value> {
-    let documents = read_yaml_documents(&args.instance, false)?;
+/// The one object in the instance file (or standard input).
+pub(crate) fn read_instance(path: &Path) -> anyhow::Result<Value> {
+    let documents = read_yaml_documents(path, false)?;
     match documents.as_slice() {
         [(_, document)] => Ok(document.value.clone()),
-        [] => bail!("{}: no object in the file", args.instance.display()),
+        [] => bail!("{}: no object in the file", path.display()),
         many => bail!(
-            "{}: {} objects in the file; render takes one instance",
-            args.instance.display(),
+            "{}: {} objects in the file; one instance is expected",
+            path.display(),
             many.len()
         ),
     }
 }
 
+/// The RGD of the workspace that defines the instance's kind.
+pub(crate) fn graph_of<'w>(
+    workspace: &'w Workspace,
+    path: &Path,
+    instance: &Value,
+) -> anyhow::Result<&'w BuiltRgd> {
+    let api_version = instance["apiVersion"].as_str().unwrap_or_default();
+    let kind = instance["kind"].as_str().unwrap_or_default();
+    workspace
+        .rgds
+        .iter()
+        .find(|built| {
+            built.graph.as_ref().is_some_and(|graph| {
+                graph.names.api_version() == api_version && graph.names.kind == kind
+            })
+        })
+        .ok_or_else(|| {
+            let defined: Vec<String> = workspace
+                .rgds
+                .iter()
+                .filter_map(|built| built.graph.as_ref())
+                .map(|graph| format!("{} {}", graph.names.api_version(), graph.names.kind))
+                .collect();
+            anyhow::anyhow!(
+                "{}: the instance is {api_version} {kind}, but the RGDs define {}",
+                path.display(),
+                if defined.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    defined.join(", ")
+                }
+            )
+        })
+}
+
 /// The instance's name and namespace as kube-apiserver checks them (a DNS-1123 subdomain and
 /// label): they end up in the names, labels and owner references of every object rendered, so
 /// a name such as `../../etc/passwd` is refused here rather than printed into them.
-fn check_instance_names(instance: &Value) -> Result<(), String> {
+pub(crate) fn check_instance_names(instance: &Value) -> Result<(), String> {
     let metadata = &instance["metadata"];
     match &metadata["name"] {
         Value::String(name) => NameRule::Subdomain

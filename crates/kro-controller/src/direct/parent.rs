@@ -1,0 +1,200 @@
+//! The ConfigMap that stands in for an instance deployed with no controller: the ApplySet
+//! parent (KEP-3659) of its objects. Its UID is the instance's UID in every object's
+//! `kro.run/instance-id` label; its inventory annotations say which kinds and namespaces the
+//! objects are in, so that they are found again (for pruning and `kro delete`) with no RGD.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kro_graph::CompiledGraph;
+use kro_graph::metadata::{
+    APPLYSET_ID_LABEL, DIRECT_PARENT_PREFIX, INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL,
+    INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL, INSTANCE_VERSION_LABEL, MANAGED_BY_LABEL,
+};
+use kro_runtime::{Inventory, Parent};
+use kube::Api;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
+use serde_json::{Value as Json, json};
+
+use super::DirectError;
+use crate::object_json::text;
+
+/// Where the parent ConfigMap of a directly deployed instance is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParentRef {
+    /// Its namespace: the instance's, or for a cluster-scoped instance the one chosen for it.
+    pub namespace: String,
+    /// `kro-direct.<kind in lower case>.<instance name>`.
+    pub name: String,
+}
+
+impl std::fmt::Display for ParentRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ConfigMap {}/{}", self.namespace, self.name)
+    }
+}
+
+impl ParentRef {
+    /// The parent of `instance` (named, and for a namespaced kind in a namespace) of
+    /// `graph`'s kind; a cluster-scoped instance's parent is put in `parent_namespace`.
+    ///
+    /// # Errors
+    /// [`DirectError::ParentName`] when the name would be longer than a ConfigMap's may be.
+    pub fn of_instance(
+        graph: &CompiledGraph,
+        instance: &Json,
+        parent_namespace: &str,
+    ) -> Result<ParentRef, DirectError> {
+        let name = format!(
+            "{DIRECT_PARENT_PREFIX}.{}.{}",
+            graph.names.kind.to_ascii_lowercase(),
+            text(instance, "/metadata/name")
+        );
+        if name.len() > 253 {
+            return Err(DirectError::ParentName(name));
+        }
+        let namespace = match text(instance, "/metadata/namespace") {
+            "" => parent_namespace,
+            namespace => namespace,
+        };
+        Ok(ParentRef {
+            namespace: namespace.to_owned(),
+            name,
+        })
+    }
+
+    /// Its ApplySet identity.
+    pub fn applyset(&self) -> Parent<'_> {
+        Parent {
+            name: &self.name,
+            namespace: &self.namespace,
+            kind: "ConfigMap",
+            group: "",
+        }
+    }
+
+    /// The ApplySet id its members carry in `applyset.kubernetes.io/part-of`.
+    pub fn id(&self) -> String {
+        self.applyset().id()
+    }
+
+    fn api(&self, client: &kube::Client) -> Api<ConfigMap> {
+        Api::namespaced(client.clone(), &self.namespace)
+    }
+
+    /// The parent as the server holds it, if it exists.
+    pub(super) async fn read(&self, client: &kube::Client) -> Result<Option<Json>, DirectError> {
+        let found = self
+            .api(client)
+            .get_opt(&self.name)
+            .await
+            .map_err(|source| DirectError::Parent {
+                parent: self.clone(),
+                source: Box::new(source),
+            })?;
+        found
+            .map(|config_map| serde_json::to_value(config_map).map_err(DirectError::Json))
+            .transpose()
+    }
+
+    /// The inventory an existing parent carries, checked as deletion trusts it.
+    pub(super) fn inventory(&self, existing: &Json) -> Result<Inventory, DirectError> {
+        let empty = serde_json::Map::new();
+        let map = |pointer: &str| {
+            existing
+                .pointer(pointer)
+                .and_then(Json::as_object)
+                .unwrap_or(&empty)
+        };
+        self.applyset()
+            .inventory(map("/metadata/labels"), map("/metadata/annotations"))
+            .map_err(|source| DirectError::Inventory {
+                parent: self.clone(),
+                source,
+            })
+    }
+
+    /// Writes the parent (server-side apply, force) with `inventory` and the labels naming
+    /// the instance; the server's answer.
+    pub(super) async fn write(
+        &self,
+        client: &kube::Client,
+        graph: &CompiledGraph,
+        instance: &Json,
+        inventory: &Inventory,
+        kro_version: &str,
+        params: &PatchParams,
+    ) -> Result<Json, DirectError> {
+        let mut metadata = self.applyset().metadata(inventory, kro_version);
+        metadata["name"] = json!(self.name);
+        metadata["namespace"] = json!(self.namespace);
+        let labels = &mut metadata["labels"];
+        labels[MANAGED_BY_LABEL] = json!("kro");
+        labels[INSTANCE_NAME_LABEL] = json!(text(instance, "/metadata/name"));
+        labels[INSTANCE_GROUP_LABEL] = json!(graph.names.group);
+        labels[INSTANCE_VERSION_LABEL] = json!(graph.names.version);
+        labels[INSTANCE_KIND_LABEL] = json!(graph.names.kind);
+        let namespace = text(instance, "/metadata/namespace");
+        if !namespace.is_empty() {
+            labels[INSTANCE_NAMESPACE_LABEL] = json!(namespace);
+        }
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata});
+        let answer = self
+            .api(client)
+            .patch(&self.name, params, &Patch::Apply(&body))
+            .await
+            .map_err(|source| DirectError::Parent {
+                parent: self.clone(),
+                source: Box::new(source),
+            })?;
+        serde_json::to_value(answer).map_err(DirectError::Json)
+    }
+
+    /// Deletes the parent (the ConfigMap with `uid`); gone already is success.
+    pub(super) async fn delete(&self, client: &kube::Client, uid: &str) -> Result<(), DirectError> {
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match self.api(client).delete(&self.name, &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(source) => Err(DirectError::Parent {
+                parent: self.clone(),
+                source: Box::new(source),
+            }),
+        }
+    }
+
+    /// The parents in `namespace` of instances named `name` (of any kind).
+    ///
+    /// # Errors
+    /// When the ConfigMaps cannot be listed.
+    pub async fn find(
+        client: &kube::Client,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<ParentRef>, DirectError> {
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+        let selector = format!("{INSTANCE_NAME_LABEL}={name},{APPLYSET_ID_LABEL}");
+        let list = api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|source| DirectError::FindParents {
+                namespace: namespace.to_owned(),
+                source: Box::new(source),
+            })?;
+        let prefix = format!("{DIRECT_PARENT_PREFIX}.");
+        Ok(list
+            .items
+            .into_iter()
+            .filter_map(|config_map| config_map.metadata.name)
+            .filter(|found| found.starts_with(&prefix) && found.ends_with(&format!(".{name}")))
+            .map(|found| ParentRef {
+                namespace: namespace.to_owned(),
+                name: found,
+            })
+            .collect())
+    }
+}

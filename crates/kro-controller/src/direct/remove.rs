@@ -1,0 +1,223 @@
+//! Finding and deleting what a direct deploy made: the members of its ApplySet, listed from
+//! the server by label, deleted in reverse apply order — each wave at once, and confirmed gone
+//! (through a watch) before the next starts.
+
+use std::collections::BTreeSet;
+
+use futures_util::{StreamExt, stream};
+use kro_graph::CompiledGraph;
+use kro_graph::metadata::APPLYSET_PART_OF_LABEL;
+use kro_runtime::{Inventory, ObjectKey, deletion_waves};
+use kube::Api;
+use kube::api::{DeleteParams, DynamicObject, ListParams, Preconditions, PropagationPolicy};
+use kube::runtime::watcher;
+use serde_json::Value as Json;
+use tokio::time::Instant;
+
+use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
+use crate::kinds::ServedKind;
+use crate::object_json::text;
+
+impl DirectEngine {
+    /// The members of the ApplySet `id` of every kind in `inventory`, in `namespaces` (for
+    /// namespaced kinds) or cluster-wide; kinds the server does not serve have none.
+    pub(super) async fn members(
+        &self,
+        id: &str,
+        inventory: &Inventory,
+        namespaces: &BTreeSet<String>,
+    ) -> Result<Vec<Json>, DirectError> {
+        let mut members = Vec::new();
+        let selector = format!("{APPLYSET_PART_OF_LABEL}={id}");
+        for group_kind in &inventory.group_kinds {
+            let Some(kind) =
+                self.kinds
+                    .discover(group_kind)
+                    .await
+                    .map_err(|source| DirectError::Discover {
+                        kind: group_kind.to_string(),
+                        source: Box::new(source),
+                    })?
+            else {
+                continue;
+            };
+            let scopes: Vec<Option<&str>> = if kind.namespaced {
+                namespaces
+                    .iter()
+                    .map(|namespace| Some(namespace.as_str()))
+                    .collect()
+            } else {
+                vec![None]
+            };
+            for namespace in scopes {
+                let list = kind
+                    .api(&self.client, namespace)
+                    .list(&ListParams::default().labels(&selector))
+                    .await
+                    .map_err(|source| DirectError::ListMembers {
+                        kind: group_kind.to_string(),
+                        source: Box::new(source),
+                    })?;
+                let types = kube::api::TypeMeta {
+                    api_version: kind.resource.api_version.clone(),
+                    kind: kind.resource.kind.clone(),
+                };
+                for mut object in list.items {
+                    object.types.get_or_insert_with(|| types.clone());
+                    members.push(serde_json::to_value(object).map_err(DirectError::Json)?);
+                }
+            }
+        }
+        Ok(members)
+    }
+
+    /// Deletes `members` in reverse apply order (the order their annotations or `graph`
+    /// give): each wave at once, confirmed gone before the next. Stops between waves when
+    /// `stop` says so, or at `deadline`. The objects deleted, in order.
+    pub(super) async fn delete_in_waves(
+        &self,
+        members: &[Json],
+        graph: Option<&CompiledGraph>,
+        report: Reporter<'_>,
+        stop: &Stop,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<ObjectKey>, DirectError> {
+        let mut deleted = Vec::new();
+        let waves = deletion_waves(members, graph);
+        for (position, wave) in waves.iter().enumerate() {
+            let remaining = || {
+                waves[position..]
+                    .iter()
+                    .flat_map(|wave| wave.objects.iter().map(ToString::to_string))
+                    .collect()
+            };
+            if stop.is_stopped() {
+                return Err(DirectError::Stopped {
+                    waiting: remaining(),
+                });
+            }
+            let deletions = wave.objects.iter().filter_map(|key| {
+                let member = members
+                    .iter()
+                    .find(|member| ObjectKey::of(member).as_ref() == Some(key))?;
+                let uid = text(member, "/metadata/uid").to_owned();
+                let api_version = text(member, "/apiVersion").to_owned();
+                Some(async move {
+                    let outcome = self.delete_object(key, &api_version, &uid, deadline).await;
+                    (key, outcome)
+                })
+            });
+            let outcomes: Vec<_> = stream::iter(deletions)
+                .buffer_unordered(self.config.concurrency.max(1))
+                .collect()
+                .await;
+            for (key, outcome) in outcomes {
+                match outcome {
+                    Ok(()) => {
+                        report(&Progress::Deleted {
+                            key: key.clone(),
+                            order: wave.order,
+                        });
+                        deleted.push(key.clone());
+                    }
+                    Err(DirectError::DeleteTimedOut { .. }) => {
+                        return Err(DirectError::TimedOut {
+                            waiting: remaining(),
+                        });
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Deletes one object (the one with `uid`: a namesake made since is left alone) and
+    /// waits until it is gone.
+    async fn delete_object(
+        &self,
+        key: &ObjectKey,
+        api_version: &str,
+        uid: &str,
+        deadline: Option<Instant>,
+    ) -> Result<(), DirectError> {
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        let kind = self
+            .kinds
+            .resolve(&key.group, version, &key.kind)
+            .await
+            .map_err(DirectError::Kind)?;
+        let api = kind.api(&self.client, key.namespace.as_deref());
+        let params = DeleteParams {
+            preconditions: (!uid.is_empty()).then(|| Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..DeleteParams::default()
+        };
+        match api.delete(&key.name, &params).await {
+            Ok(_) => {}
+            // Gone already, or replaced by a namesake (the UID precondition failed).
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {
+                return Ok(());
+            }
+            Err(source) => {
+                return Err(DirectError::Delete {
+                    key: Box::new(key.clone()),
+                    source: Box::new(source),
+                });
+            }
+        }
+        let gone = wait_gone(api, &kind, &key.name, uid);
+        match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, gone).await.map_err(|_| {
+                DirectError::DeleteTimedOut {
+                    key: Box::new(key.clone()),
+                }
+            })?,
+            None => gone.await,
+        }
+        .map_err(|source| DirectError::Delete {
+            key: Box::new(key.clone()),
+            source: Box::new(source),
+        })
+    }
+}
+
+/// Waits, through a watch of the one name, until the object with `uid` is gone.
+async fn wait_gone(
+    api: Api<DynamicObject>,
+    kind: &ServedKind,
+    name: &str,
+    uid: &str,
+) -> Result<(), kube::Error> {
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let stream = watcher::watcher(api, config);
+    let mut stream = std::pin::pin!(stream);
+    let mut present = false;
+    let is_it =
+        |object: &DynamicObject| uid.is_empty() || object.metadata.uid.as_deref() == Some(uid);
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(watcher::Event::Init) => present = false,
+            Ok(watcher::Event::InitApply(object) | watcher::Event::Apply(object)) => {
+                present |= is_it(&object);
+            }
+            Ok(watcher::Event::InitDone) if !present => return Ok(()),
+            Ok(watcher::Event::Delete(object)) if is_it(&object) => return Ok(()),
+            Ok(_) => {}
+            Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
+                if status.code == 404 =>
+            {
+                // The kind itself went away (its CRD was deleted): so did the object.
+                return Ok(());
+            }
+            Err(error) => {
+                tracing::debug!(kind = %kind.resource.kind, %name, %error, "watch failed; retrying");
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+        }
+    }
+    Ok(())
+}
