@@ -1,0 +1,539 @@
+//! `kro apply` / `kro delete` (direct deploy) against fresh `kro apiserver`s: for every
+//! example and an RGD with a collection, a data node and an includeWhen, the objects and the
+//! status are those the controller makes for the same instance on another fresh server
+//! (`kro dev`); re-applying prunes what left the plan; `kro delete` leaves nothing behind; a
+//! Deployment whose pods fail makes `kro apply` fail in time, naming it, and
+//! `--rollback-on-failure` removes what the run created.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use kro_test_support::{eventually, kubectl_succeeds, repository_root};
+use serde_json::{Value, json};
+
+/// A server process, killed on drop, and the kubeconfig it wrote.
+struct Server {
+    child: Child,
+    kubeconfig: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// `kro dev` (the API server and the controllers) or `kro apiserver` with `extra` flags;
+    /// returns once it serves.
+    fn start(command: &str, extra: &[&str]) -> Server {
+        let home = tempfile::tempdir().expect("a HOME");
+        let kubeconfig = home.path().join("kubeconfig");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+            .args([command, "--port", "0", "--kubeconfig-out"])
+            .arg(&kubeconfig)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kro starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        // Keep draining both so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in BufReader::new(stderr).lines() {});
+        let mut lines = BufReader::new(stdout).lines();
+        let server = Server {
+            child,
+            kubeconfig,
+            home,
+        };
+        if command == "dev" {
+            let first = lines.next().and_then(Result::ok).unwrap_or_default();
+            assert!(
+                first.contains("controllers running"),
+                "kro dev said: {first:?}"
+            );
+        }
+        std::thread::spawn(move || for _ in lines.by_ref() {});
+        eventually("the server serving", || {
+            (server.kubeconfig.is_file() && server.try_kubectl(&["get", "namespace", "default"]))
+                .then_some(())
+        });
+        server
+    }
+
+    fn try_kubectl(&self, args: &[&str]) -> bool {
+        kro_test_support::run_kubectl_binary(
+            &kro_test_support::kubectl_release(33),
+            &self.kubeconfig,
+            self.home.path(),
+            args,
+            None,
+        )
+        .status
+        .success()
+    }
+
+    fn kubectl(&self, args: &[&str]) -> String {
+        kubectl_succeeds(33, &self.kubeconfig, self.home.path(), args)
+    }
+
+    fn kubectl_json(&self, args: &[&str]) -> Value {
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        serde_json::from_str(&self.kubectl(&args)).expect("kubectl prints JSON")
+    }
+
+    /// Runs `kro <args> --kubeconfig <this server's>`.
+    fn kro(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_kro"))
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .output()
+            .expect("kro runs")
+    }
+
+    /// The objects labelled as the instance `name`'s, of the `types` given (but the parent
+    /// ConfigMap of a direct deploy, which carries the instance's name too).
+    fn instance_objects(&self, types: &[String], name: &str) -> Vec<Value> {
+        let list = self.kubectl_json(&[
+            "get",
+            &types.join(","),
+            "--all-namespaces",
+            "-l",
+            &format!("kro.run/instance-name={name}"),
+        ]);
+        list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|object| {
+                !object["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|name| name.starts_with("kro-direct."))
+            })
+            .cloned()
+            .collect()
+    }
+}
+
+fn path(path: &Path) -> &str {
+    path.to_str().expect("a UTF-8 path")
+}
+
+/// The kubectl resource types (`deployment.apps`) of the objects `kro render` plans for
+/// the instance.
+fn planned_types(rgd: &Path, instance: &Path) -> Vec<String> {
+    let output = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args([
+            "render",
+            "-f",
+            path(rgd),
+            "-i",
+            path(instance),
+            "--assume-ready",
+            "-o",
+            "json",
+        ])
+        .output()
+        .expect("kro render runs");
+    assert!(
+        output.status.success(),
+        "kro render: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+    let mut types: Vec<String> = report["levels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|level| level["nodes"].as_array().cloned().unwrap_or_default())
+        .flat_map(|node| node["objects"].as_array().cloned().unwrap_or_default())
+        .map(|object| {
+            let kind = object["kind"].as_str().unwrap_or_default().to_lowercase();
+            match object["apiVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .split_once('/')
+            {
+                Some((group, _)) => format!("{kind}.{group}"),
+                None => kind,
+            }
+        })
+        .collect();
+    types.sort();
+    types.dedup();
+    types
+}
+
+/// What must be equal between the controller's objects and direct deploy's: identity, kro's
+/// labels (but the instance UID and ApplySet id, which name different parents) and
+/// annotations, and the content (spec without allocated addresses, data).
+fn comparable(objects: &[Value]) -> BTreeMap<String, Value> {
+    objects
+        .iter()
+        .map(|object| {
+            let metadata = &object["metadata"];
+            let key = format!(
+                "{} {}/{}",
+                object["kind"].as_str().unwrap_or_default(),
+                metadata["namespace"].as_str().unwrap_or_default(),
+                metadata["name"].as_str().unwrap_or_default()
+            );
+            let mut labels = metadata["labels"].clone();
+            if let Some(labels) = labels.as_object_mut() {
+                labels.remove("kro.run/instance-id");
+                labels.remove("applyset.kubernetes.io/part-of");
+            }
+            let mut spec = without(&object["spec"], metadata["uid"].as_str().unwrap_or("-"));
+            if let Some(spec) = spec.as_object_mut() {
+                spec.remove("clusterIP");
+                spec.remove("clusterIPs");
+            }
+            let annotations: BTreeMap<String, Value> = metadata["annotations"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| key.contains("kro.run"))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+            let value = json!({
+                "apiVersion": object["apiVersion"],
+                "labels": labels,
+                "annotations": annotations,
+                "spec": spec,
+                "data": object["data"],
+                "stringData": object["stringData"],
+            });
+            (key, value)
+        })
+        .collect()
+}
+
+/// `value` with every string equal to `uid` (a Job's selector names its own UID) replaced.
+fn without(value: &Value, uid: &str) -> Value {
+    match value {
+        Value::String(text) if text == uid => json!("<uid>"),
+        Value::Array(items) => items.iter().map(|item| without(item, uid)).collect(),
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| (key.clone(), without(value, uid)))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
+/// A status with the times of its conditions left out.
+fn timeless(status: &Value) -> Value {
+    let mut status = status.clone();
+    if let Some(conditions) = status["conditions"].as_array_mut() {
+        for condition in conditions {
+            if let Some(condition) = condition.as_object_mut() {
+                condition.remove("lastTransitionTime");
+            }
+        }
+    }
+    status
+}
+
+/// Runs the instance through the controller on one fresh server and through `kro apply` on
+/// another, and holds the objects and the status equal; then `kro delete` on the second
+/// leaves nothing of the instance behind.
+fn parity(rgd: &Path, instance: &Path) {
+    let document: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(instance).expect("the instance"))
+            .expect("the instance is YAML");
+    let name = document["metadata"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+    let kind = document["kind"].as_str().expect("a kind").to_lowercase();
+    let types = planned_types(rgd, instance);
+
+    let controlled = Server::start("dev", &[]);
+    controlled.kubectl(&["apply", "-f", path(rgd)]);
+    let rgd_name = serde_saphyr::from_str::<Value>(&std::fs::read_to_string(rgd).expect("the RGD"))
+        .expect("the RGD is YAML")["metadata"]["name"]
+        .as_str()
+        .expect("an RGD name")
+        .to_owned();
+    eventually("the RGD Active", || {
+        let rgd = controlled.kubectl_json(&["get", "rgd", &rgd_name]);
+        (rgd["status"]["state"] == "Active").then_some(())
+    });
+    controlled.kubectl(&["apply", "-f", path(instance)]);
+    eventually("the instance ACTIVE under the controller", || {
+        let object = controlled.kubectl_json(&["get", &kind, &name]);
+        (object["status"]["state"] == "ACTIVE").then_some(())
+    });
+
+    let direct = Server::start("apiserver", &[]);
+    let applied = direct.kro(&["apply", "-f", path(rgd), "-i", path(instance), "-o", "json"]);
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(applied.status.success(), "kro apply failed:\n{stderr}");
+    let by_direct: Value = serde_json::from_slice(&applied.stdout).expect("kro apply prints JSON");
+
+    // The controller goes on updating the status as its objects' status changes (a field
+    // read from a Deployment's status appears once it is available); kro apply waited for
+    // readiness, so the controller's status must come to what kro apply printed.
+    let wanted = timeless(&by_direct["status"]);
+    let started = std::time::Instant::now();
+    loop {
+        let status = timeless(&controlled.kubectl_json(&["get", &kind, &name])["status"]);
+        if status == wanted {
+            break;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            assert_eq!(
+                wanted, status,
+                "kro apply's status differs from the controller's"
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let controller_objects = comparable(&controlled.instance_objects(&types, &name));
+    let direct_objects = comparable(&direct.instance_objects(&types, &name));
+    assert!(!direct_objects.is_empty(), "kro apply made nothing");
+    assert_eq!(
+        direct_objects.keys().collect::<Vec<_>>(),
+        controller_objects.keys().collect::<Vec<_>>(),
+        "kro apply made other objects than the controller"
+    );
+    for (key, object) in &direct_objects {
+        assert_eq!(object, &controller_objects[key], "{key} differs");
+    }
+    let unchanged = direct.kro(&["apply", "-f", path(rgd), "-i", path(instance), "-o", "json"]);
+    assert!(
+        unchanged.status.success(),
+        "applying again failed:\n{}",
+        String::from_utf8_lossy(&unchanged.stderr)
+    );
+
+    let deleted = direct.kro(&["delete", &name]);
+    assert!(
+        deleted.status.success(),
+        "kro delete failed:\n{}",
+        String::from_utf8_lossy(&deleted.stderr)
+    );
+    assert_eq!(direct.instance_objects(&types, &name), Vec::<Value>::new());
+    let parents = direct.kubectl_json(&["get", "configmaps", "-l", "applyset.kubernetes.io/id"]);
+    assert_eq!(parents["items"], json!([]), "the parent ConfigMap is left");
+}
+
+fn example(name: &str) {
+    let dir = repository_root().join("examples").join(name);
+    parity(&dir.join("rgd.yaml"), &dir.join("instance.yaml"));
+}
+
+fn test_data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/direct")
+        .join(name)
+}
+
+#[test]
+fn webapp_deploys_directly_as_under_the_controller() {
+    example("webapp");
+}
+
+#[test]
+fn workers_deploys_directly_as_under_the_controller() {
+    example("workers");
+}
+
+#[test]
+fn data_node_deploys_directly_as_under_the_controller() {
+    example("data-node");
+}
+
+#[test]
+fn stack_deploys_directly_as_under_the_controller() {
+    example("stack");
+}
+
+#[test]
+fn scalable_web_deploys_directly_as_under_the_controller() {
+    example("scalable-web");
+}
+
+#[test]
+fn site_set_deploys_directly_as_under_the_controller() {
+    example("site-set");
+}
+
+#[test]
+fn a_collection_a_data_node_and_an_include_when_deploy_directly_as_under_the_controller() {
+    parity(
+        &test_data("parity-rgd.yaml"),
+        &test_data("parity-instance.yaml"),
+    );
+}
+
+/// The parity instance with other regions and exposure, written to `dir`.
+fn regional_instance(dir: &Path, regions: &[&str], expose: bool) -> PathBuf {
+    let instance = json!({
+        "apiVersion": "kro.run/v1alpha1",
+        "kind": "RegionalApp",
+        "metadata": {"name": "maps", "namespace": "default"},
+        "spec": {"regions": regions, "expose": expose},
+    });
+    let file = dir.join(format!("maps-{}-{expose}.json", regions.join("-")));
+    std::fs::write(&file, instance.to_string()).expect("the instance is written");
+    file
+}
+
+fn names(objects: &[Value]) -> Vec<String> {
+    let mut names: Vec<String> = objects
+        .iter()
+        .map(|object| {
+            format!(
+                "{}/{}",
+                object["kind"].as_str().unwrap_or_default(),
+                object["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+const REGIONAL_TYPES: [&str; 3] = ["configmap", "deployment.apps", "service"];
+
+fn regional_types() -> Vec<String> {
+    REGIONAL_TYPES
+        .iter()
+        .map(|kind| (*kind).to_owned())
+        .collect()
+}
+
+#[test]
+fn applying_again_prunes_what_left_the_plan() {
+    let server = Server::start("apiserver", &[]);
+    let dir = tempfile::tempdir().expect("a directory");
+    let rgd = test_data("parity-rgd.yaml");
+    let first = server.kro(&[
+        "apply",
+        "-f",
+        path(&rgd),
+        "-i",
+        path(&regional_instance(dir.path(), &["eu", "us", "ap"], true)),
+    ]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(
+        names(&server.instance_objects(&regional_types(), "maps")),
+        [
+            "ConfigMap/maps-app-ap",
+            "ConfigMap/maps-app-eu",
+            "ConfigMap/maps-app-us",
+            "Deployment/maps-app",
+            "Service/maps-app"
+        ]
+    );
+    // The collection shrinks and the includeWhen turns false.
+    let second = server.kro(&[
+        "apply",
+        "-f",
+        path(&rgd),
+        "-i",
+        path(&regional_instance(dir.path(), &["eu"], false)),
+        "-o",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    for pruned in [
+        "ConfigMap/default/maps-app-us",
+        "ConfigMap/default/maps-app-ap",
+        "Service/default/maps-app",
+    ] {
+        assert!(
+            stderr.contains(&format!("pruned {pruned}")),
+            "{pruned} not pruned:\n{stderr}"
+        );
+    }
+    assert_eq!(
+        names(&server.instance_objects(&regional_types(), "maps")),
+        ["ConfigMap/maps-app-eu", "Deployment/maps-app"]
+    );
+    let status: Value = serde_json::from_slice(&second.stdout).expect("JSON");
+    assert_eq!(status["status"]["regions"], 1);
+    let parent = server.kubectl_json(&["get", "configmap", "kro-direct.regionalapp.maps"]);
+    assert_eq!(
+        parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
+        "ConfigMap,Deployment.apps",
+        "the inventory is trimmed to what remains"
+    );
+}
+
+#[test]
+fn a_deployment_whose_pods_fail_fails_the_apply_in_time_naming_it() {
+    let server = Server::start("apiserver", &["--fail-pods", "app=maps-app"]);
+    let rgd = test_data("parity-rgd.yaml");
+    let started = std::time::Instant::now();
+    let applied = server.kro(&[
+        "apply",
+        "-f",
+        path(&rgd),
+        "-i",
+        path(&test_data("parity-instance.yaml")),
+        "--timeout",
+        "5s",
+    ]);
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(!applied.status.success(), "kro apply succeeded:\n{stderr}");
+    assert!(
+        stderr.contains(
+            "error: timed out waiting for: app (level 2): Deployment.apps/default/maps-app"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("left in place"), "{stderr}");
+    assert!(
+        elapsed < std::time::Duration::from_secs(30),
+        "kro apply took {elapsed:?} with a 5 s timeout"
+    );
+    // What it made stays (no rollback was asked for).
+    assert_eq!(
+        names(&server.instance_objects(&regional_types(), "maps")).len(),
+        4,
+        "three ConfigMaps and the Deployment"
+    );
+}
+
+#[test]
+fn rollback_on_failure_leaves_nothing_behind() {
+    let server = Server::start("apiserver", &["--fail-pods", "app=maps-app"]);
+    let rgd = test_data("parity-rgd.yaml");
+    let applied = server.kro(&[
+        "apply",
+        "-f",
+        path(&rgd),
+        "-i",
+        path(&test_data("parity-instance.yaml")),
+        "--timeout",
+        "5s",
+        "--rollback-on-failure",
+    ]);
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(!applied.status.success(), "kro apply succeeded:\n{stderr}");
+    assert!(
+        stderr.contains("rolled back: deleted the 4 object(s) this run created"),
+        "{stderr}"
+    );
+    assert_eq!(
+        server.instance_objects(&regional_types(), "maps"),
+        Vec::<Value>::new()
+    );
+    let parents = server.kubectl_json(&["get", "configmaps", "-l", "applyset.kubernetes.io/id"]);
+    assert_eq!(parents["items"], json!([]), "the parent ConfigMap is left");
+}
