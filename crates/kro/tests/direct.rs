@@ -537,3 +537,96 @@ fn rollback_on_failure_leaves_nothing_behind() {
     let parents = server.kubectl_json(&["get", "configmaps", "-l", "applyset.kubernetes.io/id"]);
     assert_eq!(parents["items"], json!([]), "the parent ConfigMap is left");
 }
+
+/// Against the real kube-apiserver (no workload controllers there): a CRD and a custom
+/// resource of it, a ConfigMap, a Secret and a Service deploy, read back their status fields,
+/// apply again unchanged, and are deleted (the custom resource before its CRD).
+#[test]
+fn deploys_to_the_real_kube_apiserver_and_deletes_everything() {
+    let Some(control_plane) = kro_test_support::real_control_plane_or_skip("direct") else {
+        return;
+    };
+    let kubeconfig = control_plane.kubeconfig().to_path_buf();
+    let home = tempfile::tempdir().expect("a HOME");
+    let kro = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kro"))
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .output()
+            .expect("kro runs")
+    };
+    let kubectl = |args: &[&str]| -> Value {
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        serde_json::from_str(&kubectl_succeeds(33, &kubeconfig, home.path(), &args))
+            .expect("kubectl prints JSON")
+    };
+    let rgd = test_data("widgets-rgd.yaml");
+    let instance = test_data("widgets-instance.yaml");
+    let apply = || {
+        kro(&[
+            "apply",
+            "-f",
+            path(&rgd),
+            "-i",
+            path(&instance),
+            "-o",
+            "json",
+            "--timeout",
+            "60s",
+        ])
+    };
+    let applied = apply();
+    assert!(
+        applied.status.success(),
+        "kro apply failed:\n{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&applied.stdout).expect("JSON");
+    let status = &shown["status"];
+    assert_eq!(status["state"], "ACTIVE", "{shown}");
+    assert_eq!(status["crd"], "widgets.example.com");
+    assert_eq!(status["widgetColour"], "green");
+    assert!(
+        status["serviceIP"]
+            .as_str()
+            .is_some_and(|ip| !ip.is_empty()),
+        "{status}"
+    );
+    let labelled = "kro.run/instance-name=corner";
+    let objects = kubectl(&[
+        "get",
+        "configmaps,secrets,services,widgets.example.com",
+        "-l",
+        labelled,
+    ]);
+    assert_eq!(
+        names(objects["items"].as_array().expect("items")),
+        [
+            "ConfigMap/corner-settings",
+            "ConfigMap/kro-direct.widgetshop.corner",
+            "Secret/corner-secret",
+            "Service/corner",
+            "Widget/corner"
+        ]
+    );
+    let again = apply();
+    assert!(
+        again.status.success(),
+        "applying again failed:\n{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let deleted = kro(&["delete", "corner", "--timeout", "60s"]);
+    let stderr = String::from_utf8_lossy(&deleted.stderr);
+    assert!(deleted.status.success(), "kro delete failed:\n{stderr}");
+    let widget_first = stderr.find("Widget.example.com/default/corner");
+    let crd_after =
+        stderr.find("CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com");
+    assert!(
+        widget_first.is_some() && widget_first < crd_after,
+        "the custom resource goes before its CRD:\n{stderr}"
+    );
+    let left = kubectl(&["get", "configmaps,secrets,services,crds", "-l", labelled]);
+    assert_eq!(left["items"], json!([]), "left behind: {left}");
+}
