@@ -34,6 +34,7 @@ use crate::object_json::{now, text};
 
 mod parent;
 mod remove;
+mod through_kro;
 mod watch;
 
 pub use parent::ParentRef;
@@ -174,6 +175,25 @@ pub enum Progress {
         /// The object.
         key: ObjectKey,
     },
+    /// An object was handed to the controller (`apply_through_kro`).
+    Submitted {
+        /// The object.
+        key: ObjectKey,
+    },
+    /// An object handed to the controller is not there yet.
+    Awaiting {
+        /// The object.
+        key: ObjectKey,
+        /// What its status says.
+        reason: String,
+    },
+    /// An object handed to the controller is there.
+    Settled {
+        /// The object.
+        key: ObjectKey,
+        /// Its state.
+        state: String,
+    },
     /// An object was deleted and is gone.
     Deleted {
         /// The object.
@@ -212,6 +232,9 @@ impl fmt::Display for Progress {
                 reason,
             } => write!(f, "level {level}: {node} skipped: {reason}"),
             Progress::Pruned { key } => write!(f, "pruned {key}, which left the plan"),
+            Progress::Submitted { key } => write!(f, "{key} applied"),
+            Progress::Awaiting { key, reason } => write!(f, "{key} waiting: {reason}"),
+            Progress::Settled { key, state } => write!(f, "{key} {state}"),
             Progress::Deleted { key, order } => write!(f, "deleted {key} (apply order {order})"),
         }
     }
@@ -343,6 +366,27 @@ pub enum DirectError {
     Stopped {
         /// Each resource not done, with its state.
         waiting: Vec<String>,
+    },
+    /// The cluster does not serve ResourceGraphDefinitions.
+    #[error(
+        "the cluster does not serve ResourceGraphDefinitions (kro.run/v1alpha1): install kro, or deploy without it (--mode direct)"
+    )]
+    KroMissing,
+    /// The server refused an object handed to the controller.
+    #[error("applying {key}: {}", api_message(source))]
+    Submit {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// The controller refused an object for good.
+    #[error("{key}: {reason}")]
+    Refused {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// What its status says.
+        reason: String,
     },
     /// An answer could not be represented as JSON (a bug).
     #[error("an object cannot be represented as JSON: {0}")]

@@ -255,22 +255,31 @@ fn parity(rgd: &Path, instance: &Path) {
     let kind = document["kind"].as_str().expect("a kind").to_lowercase();
     let types = planned_types(rgd, instance);
 
+    // The controller's side goes through `kro apply --mode kro`: the RGD, then the instance,
+    // each waited for.
     let controlled = Server::start("dev", &[]);
-    controlled.kubectl(&["apply", "-f", path(rgd)]);
-    let rgd_name = serde_saphyr::from_str::<Value>(&std::fs::read_to_string(rgd).expect("the RGD"))
-        .expect("the RGD is YAML")["metadata"]["name"]
-        .as_str()
-        .expect("an RGD name")
-        .to_owned();
-    eventually("the RGD Active", || {
-        let rgd = controlled.kubectl_json(&["get", "rgd", &rgd_name]);
-        (rgd["status"]["state"] == "Active").then_some(())
-    });
-    controlled.kubectl(&["apply", "-f", path(instance)]);
-    eventually("the instance ACTIVE under the controller", || {
-        let object = controlled.kubectl_json(&["get", &kind, &name]);
-        (object["status"]["state"] == "ACTIVE").then_some(())
-    });
+    let through_kro = controlled.kro(&[
+        "apply",
+        "--mode",
+        "kro",
+        "-f",
+        path(rgd),
+        "-i",
+        path(instance),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        through_kro.status.success(),
+        "kro apply --mode kro failed:\n{}",
+        String::from_utf8_lossy(&through_kro.stderr)
+    );
+    let by_controller: Value =
+        serde_json::from_slice(&through_kro.stdout).expect("kro apply prints JSON");
+    assert_eq!(
+        by_controller["status"]["state"], "ACTIVE",
+        "{by_controller}"
+    );
 
     let direct = Server::start("apiserver", &[]);
     let applied = direct.kro(&["apply", "-f", path(rgd), "-i", path(instance), "-o", "json"]);
@@ -409,6 +418,27 @@ fn regional_types() -> Vec<String> {
         .iter()
         .map(|kind| (*kind).to_owned())
         .collect()
+}
+
+#[test]
+fn mode_kro_says_when_the_cluster_has_no_kro() {
+    let server = Server::start("apiserver", &[]);
+    let example = repository_root().join("examples/webapp");
+    let applied = server.kro(&[
+        "apply",
+        "--mode",
+        "kro",
+        "-f",
+        path(&example.join("rgd.yaml")),
+        "-i",
+        path(&example.join("instance.yaml")),
+    ]);
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(!applied.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error: the cluster does not serve ResourceGraphDefinitions"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! ([`kro_controller::direct`]). Progress on standard error, the instance with its status on
 //! standard output; exit 0 only when every resource is ready.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -40,6 +39,30 @@ pub struct Args {
     /// How to print the instance with its status.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
     output: OutputFormat,
+    /// `direct`: apply the instance's resources here, with no controller. `kro`: apply the
+    /// RGD and the instance for the kro controller running in the cluster and wait for them
+    /// (Active, then ACTIVE at the instance's generation).
+    #[arg(long, value_enum, default_value_t = Mode::Direct)]
+    mode: Mode,
+}
+
+/// How `kro apply` deploys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    /// Apply the resources from here, with kro's engine.
+    Direct,
+    /// Hand the RGD and the instance to the kro controller in the cluster.
+    Kro,
+}
+
+/// What an RGD file and an instance file give.
+pub(crate) struct Deployable {
+    /// The instance's compiled graph.
+    pub(crate) graph: CompiledGraph,
+    /// The RGD document.
+    pub(crate) rgd: Value,
+    /// The instance.
+    pub(crate) instance: Value,
 }
 
 /// The RGDs and the cluster: flags `kro apply` and `kro delete` share.
@@ -81,11 +104,11 @@ impl Target {
     }
 
     /// Builds the RGDs (with the schemas of the kinds they use read from the cluster) and
-    /// reads the instance: its graph and the instance. `None` when diagnostics were printed.
+    /// reads the instance. `None` when diagnostics were printed.
     pub(crate) fn graph_and_instance(
         &self,
         instance_path: &Path,
-    ) -> anyhow::Result<Option<(CompiledGraph, Value)>> {
+    ) -> anyhow::Result<Option<Deployable>> {
         let input = InputArgs {
             files: self.files.clone(),
             recursive: self.recursive,
@@ -103,7 +126,12 @@ impl Target {
             bail!("{}: {problem}", instance_path.display());
         }
         let built = graph_of(&workspace, instance_path, &instance)?;
-        Ok(built.graph.clone().map(|graph| (graph, instance)))
+        let rgd = serde_json::to_value(&built.loaded.rgd).context("the RGD as JSON")?;
+        Ok(built.graph.clone().map(|graph| Deployable {
+            graph,
+            rgd,
+            instance,
+        }))
     }
 
     /// A client for the cluster.
@@ -189,7 +217,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.target.has_files() {
         bail!("kro apply needs the RGD: pass it with -f");
     }
-    let Some((graph, mut instance)) = args.target.graph_and_instance(&args.instance)? else {
+    let Some(Deployable {
+        graph,
+        rgd,
+        mut instance,
+    }) = args.target.graph_and_instance(&args.instance)?
+    else {
         return Ok(ExitCode::FAILURE);
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -215,8 +248,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let engine = DirectEngine::new(client, config);
         let (handle, stop) = Stop::new();
         stop_on_ctrl_c(handle);
-        let interactive = std::io::stderr().is_terminal();
-        let _ = interactive;
+        if args.mode == Mode::Kro {
+            return match engine
+                .apply_through_kro(&rgd, &graph, &instance, &print_progress, &stop)
+                .await
+            {
+                Ok(instance) => {
+                    print!("{}", to_text(&shown(&instance), args.output)?);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    Ok(ExitCode::FAILURE)
+                }
+            };
+        }
         match engine
             .apply(&graph, &instance, &print_progress, &stop)
             .await

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use kro_controller::direct::{DirectConfig, DirectEngine, ParentRef, Progress, Stop};
 
-use crate::commands::apply::{Target, settle_namespace, stop_on_ctrl_c};
+use crate::commands::apply::{Deployable, Target, settle_namespace, stop_on_ctrl_c};
 
 /// Flags of `kro delete`.
 #[derive(Debug, clap::Args)]
@@ -60,7 +60,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let engine = DirectEngine::new(client, config);
         let (graph, parent) = match from_files {
-            Some((graph, mut instance)) => {
+            Some(Deployable {
+                graph,
+                mut instance,
+                ..
+            }) => {
                 settle_namespace(&graph, &mut instance, args.target.namespace.as_deref(), &default)?;
                 let parent = ParentRef::of_instance(&graph, &instance, &default)?;
                 (Some(graph), parent)
