@@ -28,6 +28,8 @@ pub struct ApplyConfig {
     /// The field manager of the applies: it owns the fields applied, and only its fields are
     /// compared to tell whether someone else changed an object.
     pub field_manager: String,
+    /// Send every apply with `dryRun=All`: the server checks and answers, and stores nothing.
+    pub dry_run: bool,
 }
 
 impl Default for ApplyConfig {
@@ -36,6 +38,7 @@ impl Default for ApplyConfig {
         ApplyConfig {
             concurrency: 16,
             field_manager: APPLY_MANAGER.to_owned(),
+            dry_run: false,
         }
     }
 }
@@ -45,6 +48,13 @@ impl ApplyConfig {
     #[must_use]
     pub fn concurrency(mut self, concurrency: usize) -> Self {
         self.concurrency = concurrency;
+        self
+    }
+
+    /// Applies with `dryRun=All` when `dry_run`.
+    #[must_use]
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
         self
     }
 
@@ -181,7 +191,8 @@ impl Applier {
     /// An applier writing through `client`, with a discovery cache of its own.
     pub fn new(client: kube::Client, config: ApplyConfig) -> Self {
         let kinds = Kinds::new(client.clone());
-        let params = PatchParams::apply(&config.field_manager).force();
+        let mut params = PatchParams::apply(&config.field_manager).force();
+        params.dry_run = config.dry_run;
         Applier {
             client,
             kinds,

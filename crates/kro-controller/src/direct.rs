@@ -66,6 +66,11 @@ pub struct DirectConfig {
     /// [`kro_runtime::kind_readiness`]); off, an object is ready once it exists, as under the
     /// controller.
     pub kind_readiness: bool,
+    /// Send every write with `dryRun=All` (kubectl's `--dry-run=server`): the server admits,
+    /// defaults and validates each object and stores nothing. Levels proceed as if the one
+    /// before were ready (readiness is assumed, as `kro render --assume-ready` does), nothing
+    /// is waited for, and what would be pruned is reported, not deleted.
+    pub dry_run: bool,
 }
 
 impl Default for DirectConfig {
@@ -80,6 +85,7 @@ impl Default for DirectConfig {
             kro_version: PlanOptions::default().kro_version,
             parent_namespace: "default".to_owned(),
             kind_readiness: true,
+            dry_run: false,
         }
     }
 }
@@ -175,6 +181,20 @@ pub enum Progress {
         /// The object.
         key: ObjectKey,
     },
+    /// A dry run could not check an object: its kind is not served (yet).
+    Unchecked {
+        /// The level of its node.
+        level: usize,
+        /// The object.
+        key: ObjectKey,
+        /// Why.
+        reason: String,
+    },
+    /// An object left the plan and would be pruned (a dry run deletes nothing).
+    WouldPrune {
+        /// The object.
+        key: ObjectKey,
+    },
     /// An object was handed to the controller (`apply_through_kro`).
     Submitted {
         /// The object.
@@ -232,6 +252,12 @@ impl fmt::Display for Progress {
                 reason,
             } => write!(f, "level {level}: {node} skipped: {reason}"),
             Progress::Pruned { key } => write!(f, "pruned {key}, which left the plan"),
+            Progress::Unchecked { level, key, reason } => {
+                write!(f, "level {level}: {key} not checked: {reason}")
+            }
+            Progress::WouldPrune { key } => {
+                write!(f, "would prune {key}, which left the plan")
+            }
             Progress::Submitted { key } => write!(f, "{key} applied"),
             Progress::Awaiting { key, reason } => write!(f, "{key} waiting: {reason}"),
             Progress::Settled { key, state } => write!(f, "{key} {state}"),
@@ -367,6 +393,9 @@ pub enum DirectError {
         /// Each resource not done, with its state.
         waiting: Vec<String>,
     },
+    /// Objects needed applying round after round (someone else keeps changing them).
+    #[error("these objects are changed again after every apply (another writer?): {}", .0.join(", "))]
+    Unsettled(Vec<String>),
     /// The cluster does not serve ResourceGraphDefinitions.
     #[error(
         "the cluster does not serve ResourceGraphDefinitions (kro.run/v1alpha1): install kro, or deploy without it (--mode direct)"
@@ -448,7 +477,7 @@ pub struct Deployed {
     pub parent: ParentRef,
     /// What this run created.
     pub created: Vec<ObjectKey>,
-    /// What this run pruned.
+    /// What this run pruned (in a dry run: would prune).
     pub pruned: Vec<ObjectKey>,
 }
 
@@ -485,10 +514,12 @@ impl DirectEngine {
             client.clone(),
             ApplyConfig::default()
                 .concurrency(config.concurrency)
-                .field_manager(config.field_manager.clone()),
+                .field_manager(config.field_manager.clone())
+                .dry_run(config.dry_run),
         )
         .with_kinds(kinds.clone());
-        let params = PatchParams::apply(&config.field_manager).force();
+        let mut params = PatchParams::apply(&config.field_manager).force();
+        params.dry_run = config.dry_run;
         DirectEngine {
             client,
             kinds,
@@ -571,7 +602,7 @@ impl DirectEngine {
             .write_parent(graph, &instance, &parent, &inventory)
             .await?;
         let uid = text(&written, "/metadata/uid").to_owned();
-        if existing.is_none() {
+        if existing.is_none() && !self.config.dry_run {
             run.parent_created = Some((parent.clone(), uid.clone()));
         }
         report(&Progress::Parent {
@@ -588,6 +619,7 @@ impl DirectEngine {
             now: Some(now()),
             applyset: Some(id.clone()),
             kind_readiness: self.config.kind_readiness,
+            assume_ready: self.config.dry_run,
             ..PlanOptions::default()
         };
         let versions = graph_versions(graph);
@@ -596,6 +628,11 @@ impl DirectEngine {
         let mut reads = BTreeSet::new();
         let mut reported = HashMap::new();
         let mut stop = stop.clone();
+        let mut unchecked = HashSet::new();
+        // Each round applies something; an object that needs applying again and again (a
+        // writer fighting over it) must not keep the deploy busy forever.
+        let mut rounds = 0;
+        let round_limit = 4 * graph.levels.len() + 8;
         let current = loop {
             let current = plan(graph, &instance, &observed, &options);
             if self
@@ -616,15 +653,43 @@ impl DirectEngine {
                     waiting: unsettled(&current),
                 });
             }
-            let (level, batch) = self.next_batch(&uid, &id, &current, &observed)?;
+            let (level, batch) = self.next_batch(&uid, &id, &current, &observed, &unchecked)?;
             if !batch.is_empty() {
                 self.grow_inventory(graph, &instance, &parent, &mut inventory, &batch)
                     .await?;
+                rounds += 1;
+                if rounds > round_limit {
+                    return Err(DirectError::Unsettled(
+                        batch
+                            .iter()
+                            .map(|desired| desired.key.to_string())
+                            .collect(),
+                    ));
+                }
                 for applied in self.applier.apply_level(&uid, &batch, &observed).await {
                     let (object, created) = match applied.outcome {
                         Ok(ApplyOutcome::Created(object)) => (object, true),
                         Ok(ApplyOutcome::Updated(object)) => (object, false),
                         Ok(ApplyOutcome::Unchanged) => continue,
+                        // A dry run stores no CRD, so the custom resources of a CRD the
+                        // graph creates cannot be checked; the plan goes on without them.
+                        Err(ApplyError::Kind(error)) if self.config.dry_run => {
+                            report(&Progress::Unchecked {
+                                level,
+                                key: applied.key.clone(),
+                                reason: format!(
+                                    "{} {} is not served (a dry run stores no CRD)",
+                                    error.api_version, error.kind
+                                ),
+                            });
+                            if let Some(desired) =
+                                batch.iter().find(|desired| desired.key == applied.key)
+                            {
+                                observed.insert(desired.object.clone());
+                            }
+                            unchecked.insert(applied.key);
+                            continue;
+                        }
                         Err(source) => {
                             return Err(DirectError::Apply {
                                 key: Box::new(applied.key),
@@ -638,14 +703,17 @@ impl DirectEngine {
                         key: applied.key,
                         created,
                     });
-                    if created {
+                    if created && !self.config.dry_run {
                         run.created.push(object.clone());
                     }
                     observed.insert(object);
                 }
                 continue;
             }
-            if current.status.state == InstanceState::Active || !self.config.wait {
+            if current.status.state == InstanceState::Active
+                || !self.config.wait
+                || self.config.dry_run
+            {
                 break current;
             }
             for (target, key) in watch_targets(&current, &reads, &versions, &observed, &id) {
@@ -870,6 +938,7 @@ impl DirectEngine {
         id: &str,
         current: &Plan,
         observed: &Observed,
+        unchecked: &HashSet<ObjectKey>,
     ) -> Result<(usize, Vec<DesiredObject>), DirectError> {
         for (level, indices) in current.levels.iter().enumerate() {
             let mut batch = Vec::new();
@@ -878,6 +947,9 @@ impl DirectEngine {
                 .filter_map(|index| current.nodes.get(*index))
                 .flat_map(|node| &node.desired)
             {
+                if unchecked.contains(&desired.key) {
+                    continue;
+                }
                 let existing = observed.get(&desired.key);
                 if let Some(existing) = existing {
                     if existing.pointer("/metadata/deletionTimestamp").is_some() {
@@ -949,6 +1021,13 @@ impl DirectEngine {
         let (prune, keep): (Vec<Json>, Vec<Json>) = members
             .into_iter()
             .partition(|member| prunable(current, &desired, member, uid));
+        if self.config.dry_run {
+            let would: Vec<ObjectKey> = prune.iter().filter_map(ObjectKey::of).collect();
+            for key in &would {
+                report(&Progress::WouldPrune { key: key.clone() });
+            }
+            return Ok(would);
+        }
         let pruned = self
             .delete_in_waves(&prune, Some(graph), &|_| {}, stop, deadline)
             .await?;

@@ -421,6 +421,38 @@ fn regional_types() -> Vec<String> {
 }
 
 #[test]
+fn a_server_dry_run_plans_every_level_and_stores_nothing() {
+    let server = Server::start("apiserver", &[]);
+    let applied = server.kro(&[
+        "apply",
+        "--dry-run=server",
+        "-f",
+        path(&test_data("parity-rgd.yaml")),
+        "-i",
+        path(&test_data("parity-instance.yaml")),
+        "-o",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(applied.status.success(), "{stderr}");
+    for line in [
+        "level 1: ConfigMap/default/maps-app-eu created (server dry run)",
+        "level 2: Deployment.apps/default/maps-app created (server dry run)",
+        "level 3: Service/default/maps-app created (server dry run)",
+    ] {
+        assert!(stderr.contains(line), "{line:?} missing:\n{stderr}");
+    }
+    let shown: Value = serde_json::from_slice(&applied.stdout).expect("JSON");
+    assert_eq!(shown["status"]["regions"], 3, "{shown}");
+    assert_eq!(
+        server.instance_objects(&regional_types(), "maps"),
+        Vec::<Value>::new()
+    );
+    let parents = server.kubectl_json(&["get", "configmaps", "-l", "applyset.kubernetes.io/id"]);
+    assert_eq!(parents["items"], json!([]), "a dry run stores no parent");
+}
+
+#[test]
 fn mode_kro_says_when_the_cluster_has_no_kro() {
     let server = Server::start("apiserver", &[]);
     let example = repository_root().join("examples/webapp");
@@ -594,6 +626,28 @@ fn deploys_to_the_real_kube_apiserver_and_deletes_everything() {
     };
     let rgd = test_data("widgets-rgd.yaml");
     let instance = test_data("widgets-instance.yaml");
+    let labelled = "kro.run/instance-name=corner";
+    // A server dry run first: the cluster checks every object and stores none; a dry run
+    // stores no CRD, so the custom resource of the graph's own CRD is reported unchecked.
+    let dry = kro(&[
+        "apply",
+        "--dry-run=server",
+        "-f",
+        path(&rgd),
+        "-i",
+        path(&instance),
+    ]);
+    let dry_stderr = String::from_utf8_lossy(&dry.stderr);
+    assert!(dry.status.success(), "the dry run failed:\n{dry_stderr}");
+    assert!(
+        dry_stderr.contains(
+            "level 1: Widget.example.com/default/corner not checked: example.com/v1 Widget is not served"
+        ),
+        "{dry_stderr}"
+    );
+    let stored = kubectl(&["get", "configmaps,secrets,services,crds", "-l", labelled]);
+    assert_eq!(stored["items"], json!([]), "a dry run stored: {stored}");
+
     let apply = || {
         kro(&[
             "apply",
@@ -624,7 +678,6 @@ fn deploys_to_the_real_kube_apiserver_and_deletes_everything() {
             .is_some_and(|ip| !ip.is_empty()),
         "{status}"
     );
-    let labelled = "kro.run/instance-name=corner";
     let objects = kubectl(&[
         "get",
         "configmaps,secrets,services,widgets.example.com",

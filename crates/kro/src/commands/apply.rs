@@ -33,6 +33,11 @@ pub struct Args {
     /// Apply what can be applied without waiting for readiness, and exit.
     #[arg(long)]
     no_wait: bool,
+    /// `server`: send every write with dryRun=All — the cluster admits and validates each
+    /// object and stores nothing; readiness is assumed and nothing is pruned (what would be
+    /// is listed). For a preview with no cluster at all, use `kro render`.
+    #[arg(long, value_enum, value_name = "STRATEGY", default_value_t = DryRun::None, num_args = 0..=1, default_missing_value = "server", require_equals = true)]
+    dry_run: DryRun,
     /// On failure, delete what this run created (in reverse levels).
     #[arg(long)]
     rollback_on_failure: bool,
@@ -44,6 +49,17 @@ pub struct Args {
     /// (Active, then ACTIVE at the instance's generation).
     #[arg(long, value_enum, default_value_t = Mode::Direct)]
     mode: Mode,
+}
+
+/// kubectl's dry-run strategies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum DryRun {
+    /// Write for real.
+    None,
+    /// The cluster checks every write and stores nothing.
+    Server,
+    /// Not offered: `kro render` is the offline preview.
+    Client,
 }
 
 /// How `kro apply` deploys.
@@ -202,6 +218,11 @@ fn print_progress(progress: &Progress) {
     eprintln!("{progress}");
 }
 
+/// Prints progress lines on standard error, marked as a dry run.
+fn print_dry_run_progress(progress: &Progress) {
+    eprintln!("{progress} (server dry run)");
+}
+
 /// Stops `handle` on Ctrl-C, saying so.
 pub(crate) fn stop_on_ctrl_c(handle: StopHandle) {
     tokio::spawn(async move {
@@ -229,6 +250,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    if args.dry_run == DryRun::Client {
+        bail!(
+            "--dry-run=client is not offered: `kro render -f RGD -i INSTANCE` previews offline; \
+             --dry-run=server has the cluster check every write"
+        );
+    }
+    let dry_run = args.dry_run == DryRun::Server;
+    if dry_run && args.mode == Mode::Kro {
+        bail!(
+            "--dry-run=server applies the resources (--mode direct); with --mode kro the controller would"
+        );
+    }
     runtime.block_on(async move {
         let client = args.target.client().await?;
         let default = args.target.namespace(&client);
@@ -243,6 +276,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             timeout: Some(args.timeout),
             rollback_on_failure: args.rollback_on_failure,
             parent_namespace: default,
+            dry_run,
             ..DirectConfig::default()
         };
         let engine = DirectEngine::new(client, config);
@@ -263,10 +297,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             };
         }
-        match engine
-            .apply(&graph, &instance, &print_progress, &stop)
-            .await
-        {
+        let print: &(dyn Fn(&Progress) + Send + Sync) = if dry_run {
+            &print_dry_run_progress
+        } else {
+            &print_progress
+        };
+        match engine.apply(&graph, &instance, print, &stop).await {
             Ok(deployed) => {
                 print!("{}", to_text(&shown(&deployed.instance), args.output)?);
                 if deployed.ready || args.no_wait {
