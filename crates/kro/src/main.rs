@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod live_schemas;
 mod output;
+mod progress;
 mod rgd_files;
 
 use std::process::ExitCode;

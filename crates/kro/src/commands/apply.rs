@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::commands::render::{check_instance_names, graph_of, read_instance};
 use crate::output::{OutputFormat, to_text};
+use crate::progress::Display;
 use crate::rgd_files::{InputArgs, load_and_build};
 
 /// Flags of `kro apply`.
@@ -213,16 +214,6 @@ pub(crate) fn settle_namespace(
     Ok(())
 }
 
-/// Prints progress lines on standard error.
-fn print_progress(progress: &Progress) {
-    eprintln!("{progress}");
-}
-
-/// Prints progress lines on standard error, marked as a dry run.
-fn print_dry_run_progress(progress: &Progress) {
-    eprintln!("{progress} (server dry run)");
-}
-
 /// Stops `handle` on Ctrl-C, saying so.
 pub(crate) fn stop_on_ctrl_c(handle: StopHandle) {
     tokio::spawn(async move {
@@ -282,11 +273,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let engine = DirectEngine::new(client, config);
         let (handle, stop) = Stop::new();
         stop_on_ctrl_c(handle);
+        let display = Display::new(if dry_run { " (server dry run)" } else { "" });
+        let show = |progress: &Progress| display.show(progress);
         if args.mode == Mode::Kro {
-            return match engine
-                .apply_through_kro(&rgd, &graph, &instance, &print_progress, &stop)
-                .await
-            {
+            let applied = engine
+                .apply_through_kro(&rgd, &graph, &instance, &show, &stop)
+                .await;
+            display.finish();
+            return match applied {
                 Ok(instance) => {
                     print!("{}", to_text(&shown(&instance), args.output)?);
                     Ok(ExitCode::SUCCESS)
@@ -297,12 +291,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
             };
         }
-        let print: &(dyn Fn(&Progress) + Send + Sync) = if dry_run {
-            &print_dry_run_progress
-        } else {
-            &print_progress
-        };
-        match engine.apply(&graph, &instance, print, &stop).await {
+        let applied = engine.apply(&graph, &instance, &show, &stop).await;
+        display.finish();
+        match applied {
             Ok(deployed) => {
                 print!("{}", to_text(&shown(&deployed.instance), args.output)?);
                 if deployed.ready || args.no_wait {

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use kro_controller::direct::{DirectConfig, DirectEngine, ParentRef, Progress, Stop};
 
 use crate::commands::apply::{Deployable, Target, settle_namespace, stop_on_ctrl_c};
+use crate::progress::Display;
 
 /// Flags of `kro delete`.
 #[derive(Debug, clap::Args)]
@@ -92,8 +93,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         let (handle, stop) = Stop::new();
         stop_on_ctrl_c(handle);
-        let print = |progress: &Progress| eprintln!("{progress}");
-        match engine.delete(&parent, graph.as_ref(), &print, &stop).await {
+        let display = Display::new("");
+        let show = |progress: &Progress| display.show(progress);
+        let deleted = engine.delete(&parent, graph.as_ref(), &show, &stop).await;
+        display.finish();
+        match deleted {
             Ok(deleted) => {
                 println!(
                     "deleted {} object(s) and {parent}",
