@@ -1302,3 +1302,129 @@ async fn sleep_until(deadline: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kro_graph::{BuiltinCatalog, ResourceGraphDefinition, build_graph};
+
+    use super::*;
+
+    /// An RGD of kind `App`: a ConfigMap, and a Deployment on the next level; an
+    /// externalRef by name and one by selector.
+    fn graph() -> CompiledGraph {
+        let rgd = json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+            "metadata": {"name": "apps"},
+            "spec": {"schema": {"apiVersion": "v1alpha1", "kind": "App", "spec": {}},
+                "resources": [
+                    {"id": "config", "template": {"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "${schema.metadata.name}"}}},
+                    {"id": "web", "template": {"apiVersion": "apps/v1", "kind": "Deployment",
+                        "metadata": {"name": "${config.metadata.name}"},
+                        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                            "template": {"metadata": {"labels": {"app": "web"}},
+                                "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}},
+                    {"id": "shared", "externalRef": {"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": "shared"}}},
+                ]}
+        });
+        let rgd = ResourceGraphDefinition::from_json(&rgd).expect("the RGD decodes");
+        build_graph(&rgd, &BuiltinCatalog).expect("the graph builds")
+    }
+
+    fn instance(name: &str) -> Json {
+        json!({"apiVersion": "kro.run/v1alpha1", "kind": "App",
+               "metadata": {"name": name, "namespace": "team", "uid": "u1", "generation": 1},
+               "spec": {}})
+    }
+
+    #[test]
+    fn the_parent_is_named_after_the_kind_and_the_instance_in_its_namespace() {
+        let parent =
+            ParentRef::of_instance(&graph(), &instance("shop"), "default").expect("a parent");
+        assert_eq!(parent.name, "kro-direct.app.shop");
+        assert_eq!(parent.namespace, "team");
+        assert_eq!(
+            parent.id(),
+            kro_runtime::applyset_id("kro-direct.app.shop", "team", "ConfigMap", ""),
+            "the ApplySet id is the ConfigMap's own, as KEP-3659 derives it"
+        );
+        let long = "a".repeat(240);
+        assert!(matches!(
+            ParentRef::of_instance(&graph(), &instance(&long), "default"),
+            Err(DirectError::ParentName(_))
+        ));
+    }
+
+    #[test]
+    fn an_older_state_of_the_same_object_is_recognised() {
+        let object = |uid: &str, version: &str| json!({"metadata": {"uid": uid, "resourceVersion": version}});
+        assert!(is_older(&object("u", "9"), &object("u", "10")));
+        assert!(!is_older(&object("u", "10"), &object("u", "10")));
+        assert!(!is_older(&object("u", "11"), &object("u", "10")));
+        assert!(
+            !is_older(&object("v", "9"), &object("u", "10")),
+            "a recreated object is newer whatever its version"
+        );
+        assert!(
+            !is_older(&object("u", "abc"), &object("u", "10")),
+            "versions that are not numbers are not compared"
+        );
+    }
+
+    #[test]
+    fn the_watches_follow_the_applied_objects_and_the_external_reads() {
+        let graph = graph();
+        let id = "applyset-x-v1";
+        let options = PlanOptions {
+            applyset: Some(id.to_owned()),
+            ..PlanOptions::default()
+        };
+        let mut observed = Observed::new();
+        let first = plan(&graph, &instance("shop"), &observed, &options);
+        let reads: BTreeSet<Read> = first.reads.iter().cloned().collect();
+        let versions = graph_versions(&graph);
+        // Nothing applied yet: only the externalRef is watched, by name.
+        let targets = watch_targets(&first, &reads, &versions, &observed, id);
+        assert_eq!(targets.len(), 1, "{targets:?}");
+        assert_eq!(
+            targets[0].0.selection,
+            Selection::Named("shared".to_owned())
+        );
+        assert_eq!(targets[0].0.api_version, "v1");
+        // The ConfigMap applied: its kind and namespace are watched by ApplySet label.
+        let config = first.nodes[0].desired[0].object.clone();
+        observed.insert(config);
+        let second = plan(&graph, &instance("shop"), &observed, &options);
+        let targets = watch_targets(&second, &reads, &versions, &observed, id);
+        let members = targets
+            .iter()
+            .find(|(target, _)| target.kind == "ConfigMap")
+            .expect("the ConfigMaps are watched");
+        assert_eq!(members.0.selection, Selection::Members(id.to_owned()));
+        assert_eq!(members.0.namespace.as_deref(), Some("team"));
+    }
+
+    #[test]
+    fn progress_reads_as_a_line_per_event() {
+        let key = ObjectKey {
+            group: "apps".to_owned(),
+            kind: "Deployment".to_owned(),
+            namespace: Some("team".to_owned()),
+            name: "web".to_owned(),
+        };
+        assert_eq!(
+            Progress::Applied {
+                level: 1,
+                key: key.clone(),
+                created: true
+            }
+            .to_string(),
+            "level 1: Deployment.apps/team/web created"
+        );
+        assert_eq!(
+            Progress::Deleted { key, order: 2 }.to_string(),
+            "deleted Deployment.apps/team/web (apply order 2)"
+        );
+    }
+}
