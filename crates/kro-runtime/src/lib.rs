@@ -2,9 +2,9 @@
 //!
 //! **Owns:** compiled graph + instance + observed objects → plan: the desired objects of each
 //! level, data-node values, `forEach` expansion, `includeWhen`, readiness, instance status and
-//! conditions, and the deletion order. The controller and `kro render` both use this one
-//! evaluator (as the direct deploy engine will, when it is written), so no mode has semantics
-//! of its own. Also the per-kind readiness rules (`kind_readiness`: a Deployment's replicas
+//! conditions, the deletion order, and which members of an instance's ApplySet may be pruned
+//! (`prunable`). The controller, `kro render` and the direct deploy engine (`kro apply`) all
+//! use this one evaluator, so no mode has semantics of its own. Also the per-kind readiness rules (`kind_readiness`: a Deployment's replicas
 //! available, a Job complete), which `PlanOptions::kind_readiness` applies to resources without
 //! readyWhen for the direct deploy engine; the controller never sets it.
 //!

@@ -194,7 +194,7 @@ fn current_condition<'a>(object: &'a Json, kind: &str) -> Option<&'a Json> {
 /// An RGD is done when Active and Ready at its generation; not accepted (it does not
 /// compile) is final.
 fn rgd_verdict(rgd: &Json) -> Verdict {
-    if let Some(accepted) = current_condition(rgd, "ResourceGraphAccepted")
+    if let Some(accepted) = current_condition(rgd, "GraphAccepted")
         && accepted["status"] == "False"
     {
         return Verdict::Failed(format!("not accepted: {}", text(accepted, "/message")));
@@ -260,7 +260,7 @@ mod tests {
     #[test]
     fn an_rgd_that_is_not_accepted_fails_and_an_active_one_is_done() {
         let refused = json!({"metadata": {"generation": 1}, "status": {"state": "Inactive",
-            "conditions": [{"type": "ResourceGraphAccepted", "status": "False",
+            "conditions": [{"type": "GraphAccepted", "status": "False",
                 "observedGeneration": 1, "message": "bad expression"}]}});
         assert!(matches!(
             rgd_verdict(&refused),
