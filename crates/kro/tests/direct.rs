@@ -713,3 +713,73 @@ fn deploys_to_the_real_kube_apiserver_and_deletes_everything() {
     let left = kubectl(&["get", "configmaps,secrets,services,crds", "-l", labelled]);
     assert_eq!(left["items"], json!([]), "left behind: {left}");
 }
+
+#[test]
+fn ctrl_c_stops_the_apply_and_says_what_was_left() {
+    let server = Server::start("apiserver", &["--fail-pods", "app=maps-app"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["apply", "-f"])
+        .arg(test_data("parity-rgd.yaml"))
+        .arg("-i")
+        .arg(test_data("parity-instance.yaml"))
+        .args(["--timeout", "2m", "--kubeconfig"])
+        .arg(&server.kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kro apply starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = received
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "kro apply never waited for the Deployment:\n{}",
+                    seen.join("\n")
+                )
+            });
+        let waiting = line.starts_with("level 2: app waiting: Deployment");
+        seen.push(line);
+        if waiting {
+            break;
+        }
+    }
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupted.success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("kro apply can be waited for") {
+            break status;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "kro apply did not stop on Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // The reader ends at the end of the pipe, which ends the channel.
+    while let Ok(line) = received.recv_timeout(std::time::Duration::from_secs(5)) {
+        seen.push(line);
+    }
+    let stderr = seen.join("\n");
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: stopped; left waiting: app (level 2): Deployment.apps/default/maps-app"
+        ),
+        "{stderr}"
+    );
+}
