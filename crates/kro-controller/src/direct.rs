@@ -40,6 +40,13 @@ mod watch;
 pub use parent::ParentRef;
 use watch::{Seen, Selection, Target, Watches};
 
+/// How long past the timeout a request under way may take before the whole run gives up.
+const REQUEST_GRACE: Duration = Duration::from_secs(2);
+
+/// How soon discovery is asked again about a kind the plan waits on and the server does not
+/// serve yet.
+const UNSERVED_RETRY: Duration = Duration::from_secs(2);
+
 /// How a [`DirectEngine`] deploys.
 #[derive(Debug, Clone)]
 pub struct DirectConfig {
@@ -552,7 +559,21 @@ impl DirectEngine {
         stop: &Stop,
     ) -> Result<Deployed, ApplyFailure> {
         let mut run = Run::default();
-        let outcome = self.deploy(graph, instance, report, stop, &mut run).await;
+        // The wait loop reports a timeout with what was waiting; this bounds the requests
+        // (a server that stops answering) a moment later, so the timeout always holds.
+        let outcome = match self.config.timeout {
+            Some(timeout) => tokio::time::timeout(
+                timeout + REQUEST_GRACE,
+                self.deploy(graph, instance, report, stop, &mut run),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(DirectError::TimedOut {
+                    waiting: vec!["an answer from the API server".to_owned()],
+                })
+            }),
+            None => self.deploy(graph, instance, report, stop, &mut run).await,
+        };
         let error = match outcome {
             Ok(deployed) => return Ok(deployed),
             Err(error) => error,
@@ -716,6 +737,7 @@ impl DirectEngine {
             {
                 break current;
             }
+            let mut unserved = false;
             for (target, key) in watch_targets(&current, &reads, &versions, &observed, &id) {
                 match self
                     .kinds
@@ -723,13 +745,17 @@ impl DirectEngine {
                     .await
                 {
                     Ok(kind) => watches.follow(target, &kind),
-                    // Not served yet (a CRD still being set up): the plan waits on it, and
-                    // the next round asks again.
-                    Err(error) => tracing::debug!(%error, "not watched yet"),
+                    // Not served yet (a CRD still being set up): nothing can watch it, so
+                    // discovery is asked again in a moment.
+                    Err(error) => {
+                        tracing::debug!(%error, "not watched yet");
+                        unserved = true;
+                    }
                 }
             }
             let seen = tokio::select! {
                 seen = watches.next() => seen,
+                () = tokio::time::sleep(UNSERVED_RETRY), if unserved => None,
                 () = sleep_until(deadline) => {
                     return Err(DirectError::TimedOut { waiting: unsettled(&current) });
                 }
@@ -1088,6 +1114,27 @@ impl DirectEngine {
         stop: &Stop,
     ) -> Result<Vec<ObjectKey>, DirectError> {
         let deadline = self.config.timeout.map(|timeout| Instant::now() + timeout);
+        let removal = self.remove_all(parent, graph, report, stop, deadline);
+        match self.config.timeout {
+            Some(timeout) => tokio::time::timeout(timeout + REQUEST_GRACE, removal)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(DirectError::TimedOut {
+                        waiting: vec!["an answer from the API server".to_owned()],
+                    })
+                }),
+            None => removal.await,
+        }
+    }
+
+    async fn remove_all(
+        &self,
+        parent: &ParentRef,
+        graph: Option<&CompiledGraph>,
+        report: Reporter<'_>,
+        stop: &Stop,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<ObjectKey>, DirectError> {
         let Some(existing) = parent.read(&self.client).await? else {
             return Err(DirectError::NotDeployed(parent.clone()));
         };
