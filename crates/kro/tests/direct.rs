@@ -783,3 +783,31 @@ fn ctrl_c_stops_the_apply_and_says_what_was_left() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_job_out_of_retries_fails_the_apply_at_once() {
+    let server = Server::start("apiserver", &["--fail-pods", "task=migrate"]);
+    let started = std::time::Instant::now();
+    let applied = server.kro(&[
+        "apply",
+        "-f",
+        path(&test_data("job-rgd.yaml")),
+        "-i",
+        path(&test_data("job-instance.yaml")),
+        "--timeout",
+        "2m",
+    ]);
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(!applied.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error: resource job (level 0): spec.resources[0]: Job.batch/default/migrate: BackoffLimitExceeded"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "a failed Job waited {:?}",
+        started.elapsed()
+    );
+    let after = server.kubectl_json(&["get", "configmaps", "-l", "kro.run/node-id=after"]);
+    assert_eq!(after["items"], json!([]), "the next level started: {after}");
+}
