@@ -611,30 +611,8 @@ impl DirectEngine {
             instance["metadata"]["namespace"] = json!("default");
         }
         let parent = ParentRef::of_instance(graph, &instance, &self.config.parent_namespace)?;
-        let existing = parent.read(&self.client).await?;
-        let previous = existing
-            .as_ref()
-            .map(|existing| parent.inventory(existing))
-            .transpose()?
-            .unwrap_or_default();
-        let mut inventory = previous.clone();
-        inventory.group_kinds.extend(template_kinds(graph));
-        let written = self
-            .write_parent(graph, &instance, &parent, &inventory)
-            .await?;
-        let uid = text(&written, "/metadata/uid").to_owned();
-        if existing.is_none() && !self.config.dry_run {
-            run.parent_created = Some((parent.clone(), uid.clone()));
-        }
-        report(&Progress::Parent {
-            parent: parent.clone(),
-            created: existing.is_none(),
-        });
-        instance["metadata"]["uid"] = json!(uid);
-        instance["metadata"]["generation"] = json!(1);
-        run.instance = Some(instance.clone());
         let id = parent.id();
-        let options = PlanOptions {
+        let mut options = PlanOptions {
             scheduling: self.config.scheduling,
             kro_version: self.config.kro_version.clone(),
             now: Some(now()),
@@ -645,6 +623,29 @@ impl DirectEngine {
         };
         let versions = graph_versions(graph);
         let mut observed = Observed::new();
+        let mut reads = BTreeSet::new();
+        // The parent is read and written while the first level's objects are read: those
+        // reads need only the objects' names, not the instance's UID.
+        let first = plan(graph, &instance, &observed, &options);
+        let (written, filled) = tokio::join!(
+            self.set_up_parent(graph, &instance, &parent),
+            self.fill(&first, &versions, &mut observed, &mut reads)
+        );
+        let (existing, mut inventory, written) = written?;
+        filled?;
+        let uid = text(&written, "/metadata/uid").to_owned();
+        let parent_is_new = existing.is_none();
+        if parent_is_new && !self.config.dry_run {
+            run.parent_created = Some((parent.clone(), uid.clone()));
+        }
+        report(&Progress::Parent {
+            parent: parent.clone(),
+            created: parent_is_new,
+        });
+        instance["metadata"]["uid"] = json!(uid);
+        instance["metadata"]["generation"] = json!(1);
+        run.instance = Some(instance.clone());
+        options.now = Some(now());
         let mut watches = Watches::new(self.client.clone());
         let mut reads = BTreeSet::new();
         let mut reported = HashMap::new();
@@ -770,6 +771,7 @@ impl DirectEngine {
         drop(watches);
         let pruned = self
             .prune(
+                parent_is_new,
                 graph,
                 &instance,
                 &parent,
@@ -790,6 +792,28 @@ impl DirectEngine {
             created: run.created.iter().filter_map(ObjectKey::of).collect(),
             pruned,
         })
+    }
+
+    /// Reads the parent ConfigMap (if it exists: its inventory) and writes it with that
+    /// inventory widened to the kinds `graph` creates: what existed, the inventory, and the
+    /// server's answer.
+    async fn set_up_parent(
+        &self,
+        graph: &CompiledGraph,
+        instance: &Json,
+        parent: &ParentRef,
+    ) -> Result<(Option<Json>, Inventory, Json), DirectError> {
+        let existing = parent.read(&self.client).await?;
+        let mut inventory = existing
+            .as_ref()
+            .map(|existing| parent.inventory(existing))
+            .transpose()?
+            .unwrap_or_default();
+        inventory.group_kinds.extend(template_kinds(graph));
+        let written = self
+            .write_parent(graph, instance, parent, &inventory)
+            .await?;
+        Ok((existing, inventory, written))
     }
 
     /// Writes the parent ConfigMap with `inventory`.
@@ -875,6 +899,19 @@ impl DirectEngine {
         if wanted.is_empty() && lists.is_empty() {
             return Ok(false);
         }
+        // Each kind is looked up once (at once), not once per object of it.
+        let mut kinds: Vec<(&str, &str, &str)> = wanted
+            .iter()
+            .map(|(key, version)| (key.group.as_str(), version.as_str(), key.kind.as_str()))
+            .collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        futures_util::future::join_all(
+            kinds
+                .into_iter()
+                .map(|(group, version, kind)| self.kinds.resolve(group, version, kind)),
+        )
+        .await;
         let gets: Vec<_> = wanted
             .iter()
             .map(|(key, version)| async move { (key, self.get(key, version).await) })
@@ -1030,6 +1067,7 @@ impl DirectEngine {
     #[allow(clippy::too_many_arguments)]
     async fn prune(
         &self,
+        parent_is_new: bool,
         graph: &CompiledGraph,
         instance: &Json,
         parent: &ParentRef,
@@ -1040,9 +1078,18 @@ impl DirectEngine {
         stop: &Stop,
         deadline: Option<Instant>,
     ) -> Result<Vec<ObjectKey>, DirectError> {
-        let members = self
-            .members(&parent.id(), inventory, &namespaces(parent, inventory))
-            .await?;
+        // Nothing but what this run applied can carry a parent made by this run.
+        let members = if parent_is_new {
+            Vec::new()
+        } else {
+            self.members(
+                &parent.id(),
+                inventory,
+                &namespaces(parent, inventory),
+                &graph_versions(graph),
+            )
+            .await?
+        };
         let desired = desired_keys(current);
         let (prune, keep): (Vec<Json>, Vec<Json>) = members
             .into_iter()
@@ -1142,8 +1189,14 @@ impl DirectEngine {
         if let Some(graph) = graph {
             inventory.group_kinds.extend(template_kinds(graph));
         }
+        let versions = graph.map(graph_versions).unwrap_or_default();
         let members = self
-            .members(&parent.id(), &inventory, &namespaces(parent, &inventory))
+            .members(
+                &parent.id(),
+                &inventory,
+                &namespaces(parent, &inventory),
+                &versions,
+            )
             .await?;
         let deleted = self
             .delete_in_waves(&members, graph, report, stop, deadline)

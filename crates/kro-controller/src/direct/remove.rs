@@ -2,12 +2,13 @@
 //! the server by label, deleted in reverse apply order — each wave at once, and confirmed gone
 //! (through a watch) before the next starts.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use futures_util::{StreamExt, stream};
 use kro_graph::CompiledGraph;
 use kro_graph::metadata::APPLYSET_PART_OF_LABEL;
 use kro_runtime::{Inventory, ObjectKey, deletion_waves};
+use kro_schema::GroupKind;
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Preconditions, PropagationPolicy};
 use kube::runtime::watcher;
@@ -20,25 +21,37 @@ use crate::object_json::text;
 
 impl DirectEngine {
     /// The members of the ApplySet `id` of every kind in `inventory`, in `namespaces` (for
-    /// namespaced kinds) or cluster-wide; kinds the server does not serve have none.
+    /// namespaced kinds) or cluster-wide; kinds the server does not serve have none. A kind
+    /// whose version `versions` gives is resolved from the discovery cache; others are
+    /// discovered.
     pub(super) async fn members(
         &self,
         id: &str,
         inventory: &Inventory,
         namespaces: &BTreeSet<String>,
+        versions: &HashMap<GroupKind, String>,
     ) -> Result<Vec<Json>, DirectError> {
         let mut members = Vec::new();
         let selector = format!("{APPLYSET_PART_OF_LABEL}={id}");
         for group_kind in &inventory.group_kinds {
-            let Some(kind) =
-                self.kinds
-                    .discover(group_kind)
+            let known = match versions.get(group_kind) {
+                Some(version) => self
+                    .kinds
+                    .resolve(group_kind.group(), version, group_kind.kind())
                     .await
-                    .map_err(|source| DirectError::Discover {
+                    .ok(),
+                None => None,
+            };
+            let found = match known {
+                Some(kind) => Some(kind),
+                None => self.kinds.discover(group_kind).await.map_err(|source| {
+                    DirectError::Discover {
                         kind: group_kind.to_string(),
                         source: Box::new(source),
-                    })?
-            else {
+                    }
+                })?,
+            };
+            let Some(kind) = found else {
                 continue;
             };
             let scopes: Vec<Option<&str>> = if kind.namespaced {
