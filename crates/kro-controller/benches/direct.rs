@@ -14,6 +14,10 @@
 //!
 //! `KRO_TRIALS=<n>` sets the number of trials per configuration (5 by default).
 
+#[path = "layers/mod.rs"]
+mod layers;
+
+use layers::{LEVELS, WIDTH, rgd};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,33 +29,10 @@ use kro_graph::{BuiltinCatalog, CompiledGraph, SchemaSources, build_graph, parse
 use kube::api::{Api, PostParams};
 use tower::util::MapRequestLayer;
 
-const LEVELS: usize = 4;
-const WIDTH: usize = 5;
 const LATENCY: Duration = Duration::from_millis(50);
 const DEFAULT_TRIALS: usize = 5;
 /// Requests that start within this long of the first of a round are counted in that round.
 const ROUND_WINDOW: Duration = Duration::from_millis(15);
-
-/// The `levels` bench's RGD: `LEVELS` levels of `WIDTH` ConfigMaps.
-fn rgd() -> String {
-    let mut yaml = String::from(
-        "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: layers}\nspec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Layers\n    spec: {}\n  resources:\n",
-    );
-    for level in 0..LEVELS {
-        for item in 0..WIDTH {
-            let id = format!("l{level}i{item}");
-            let from = if level == 0 {
-                "${schema.metadata.name}".to_owned()
-            } else {
-                format!("${{l{}i{item}.metadata.name}}", level - 1)
-            };
-            yaml.push_str(&format!(
-                "    - id: {id}\n      template:\n        apiVersion: v1\n        kind: ConfigMap\n        metadata: {{name: \"${{schema.metadata.name + '-{id}'}}\"}}\n        data: {{from: \"{from}\"}}\n"
-            ));
-        }
-    }
-    yaml
-}
 
 /// The RGD compiled against the built-in catalog (ConfigMaps only).
 fn graph() -> Result<CompiledGraph, String> {

@@ -11,34 +11,16 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
+#[path = "layers/mod.rs"]
+mod layers;
+
+use layers::{LEVELS, WIDTH, rgd};
 use std::time::{Duration, Instant};
 
 use common::{Cluster, at, cluster_at};
 use kro_controller::Settings;
 
-const LEVELS: usize = 4;
-const WIDTH: usize = 5;
 const LATENCY: Duration = Duration::from_millis(50);
-
-fn rgd() -> String {
-    let mut yaml = String::from(
-        "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata: {name: layers}\nspec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Layers\n    spec: {}\n  resources:\n",
-    );
-    for level in 0..LEVELS {
-        for item in 0..WIDTH {
-            let id = format!("l{level}i{item}");
-            let from = if level == 0 {
-                "${schema.metadata.name}".to_owned()
-            } else {
-                format!("${{l{}i{item}.metadata.name}}", level - 1)
-            };
-            yaml.push_str(&format!(
-                "    - id: {id}\n      template:\n        apiVersion: v1\n        kind: ConfigMap\n        metadata: {{name: \"${{schema.metadata.name + '-{id}'}}\"}}\n        data: {{from: \"{from}\"}}\n"
-            ));
-        }
-    }
-    yaml
-}
 
 /// The time from applying the instance to seeing it ACTIVE, and the requests by verb.
 async fn run(apply_concurrency: usize) -> (Duration, String) {

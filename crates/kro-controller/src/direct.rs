@@ -41,7 +41,7 @@ pub use parent::ParentRef;
 use watch::{Seen, Selection, Target, Watches};
 
 /// How long past the timeout a request under way may take before the whole run gives up.
-const REQUEST_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const REQUEST_GRACE: Duration = Duration::from_secs(2);
 
 /// How soon discovery is asked again about a kind the plan waits on and the server does not
 /// serve yet.
@@ -66,7 +66,8 @@ pub struct DirectConfig {
     pub scheduling: Scheduling,
     /// The version written into `kro.run/kro-version` labels and the ApplySet tooling.
     pub kro_version: String,
-    /// Where the parent ConfigMap of a cluster-scoped instance goes.
+    /// Where the parent ConfigMap of a cluster-scoped instance goes (`default`): one fixed
+    /// place, so that the instance is found again whatever namespace a later run works in.
     pub parent_namespace: String,
     /// Hold a resource without readyWhen until its objects are ready by the rules of their
     /// kind (a Deployment available, a Job complete, a claim bound: see
@@ -131,7 +132,7 @@ impl Stop {
     }
 
     /// Returns once stopping is asked (never, when no handle can ask any more).
-    async fn stopped(&mut self) {
+    pub(crate) async fn stopped(&mut self) {
         if self.0.wait_for(|stopped| *stopped).await.is_err() {
             std::future::pending::<()>().await;
         }
@@ -316,6 +317,14 @@ pub enum DirectError {
         level: usize,
         /// What went wrong, at its place in the RGD.
         error: NodeError,
+    },
+    /// A status field or an author condition of the RGD failed.
+    #[error("the instance status: {}", errors.join("; "))]
+    Status {
+        /// Each failure, at its place in the RGD.
+        errors: Vec<String>,
+        /// The first, as the planner reported it.
+        first: NodeError,
     },
     /// The server refused an object.
     #[error("{key} (level {level}): {}", apply_message(source))]
@@ -511,6 +520,8 @@ struct Run {
     created: Vec<Json>,
     parent_created: Option<(ParentRef, String)>,
     instance: Option<Json>,
+    /// Every resource was ready (what fails after is pruning).
+    ready: bool,
 }
 
 impl DirectEngine {
@@ -579,7 +590,8 @@ impl DirectEngine {
             Err(error) => error,
         };
         let created: Vec<ObjectKey> = run.created.iter().filter_map(ObjectKey::of).collect();
-        let rollback = if self.config.rollback_on_failure {
+        // A deploy that got everything ready and then failed to prune is not undone.
+        let rollback = if self.config.rollback_on_failure && !run.ready {
             match self.roll_back(graph, &run, report).await {
                 Ok(deleted) => Rollback::Done(deleted),
                 Err(error) => Rollback::Failed(Box::new(error)),
@@ -656,7 +668,18 @@ impl DirectEngine {
         let mut rounds = 0;
         let round_limit = 4 * graph.levels.len() + 8;
         let current = loop {
+            self.learn_scopes(graph, &mut options.served_scopes).await;
             let current = plan(graph, &instance, &observed, &options);
+            if stop.is_stopped() {
+                return Err(DirectError::Stopped {
+                    waiting: unsettled(&current),
+                });
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(DirectError::TimedOut {
+                    waiting: unsettled(&current),
+                });
+            }
             if self
                 .fill(&current, &versions, &mut observed, &mut reads)
                 .await?
@@ -669,6 +692,17 @@ impl DirectEngine {
             }
             if let Some(failed) = first_failure(&current) {
                 return Err(failed);
+            }
+            if let Some(error) = current.status.errors.first() {
+                return Err(DirectError::Status {
+                    errors: current
+                        .status
+                        .errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
+                    first: error.clone(),
+                });
             }
             if stop.is_stopped() {
                 return Err(DirectError::Stopped {
@@ -688,21 +722,20 @@ impl DirectEngine {
                             .collect(),
                     ));
                 }
+                let mut refused = None;
                 for applied in self.applier.apply_level(&uid, &batch, &observed).await {
                     let (object, created) = match applied.outcome {
                         Ok(ApplyOutcome::Created(object)) => (object, true),
                         Ok(ApplyOutcome::Updated(object)) => (object, false),
                         Ok(ApplyOutcome::Unchanged) => continue,
-                        // A dry run stores no CRD, so the custom resources of a CRD the
-                        // graph creates cannot be checked; the plan goes on without them.
-                        Err(ApplyError::Kind(error)) if self.config.dry_run => {
+                        // A dry run stores no CRD and no Namespace, so the objects of a kind
+                        // or in a namespace the graph itself creates cannot be checked; the
+                        // plan goes on without them.
+                        Err(error) if self.config.dry_run && unstored_by_dry_run(&error) => {
                             report(&Progress::Unchecked {
                                 level,
                                 key: applied.key.clone(),
-                                reason: format!(
-                                    "{} {} is not served (a dry run stores no CRD)",
-                                    error.api_version, error.kind
-                                ),
+                                reason: unchecked_reason(&error),
                             });
                             if let Some(desired) =
                                 batch.iter().find(|desired| desired.key == applied.key)
@@ -713,22 +746,28 @@ impl DirectEngine {
                             continue;
                         }
                         Err(source) => {
-                            return Err(DirectError::Apply {
+                            // Every answer of the batch is recorded first: what it created
+                            // must be known to a rollback.
+                            refused.get_or_insert(DirectError::Apply {
                                 key: Box::new(applied.key),
                                 level,
                                 source: Box::new(source),
                             });
+                            continue;
                         }
                     };
                     report(&Progress::Applied {
                         level,
-                        key: applied.key,
+                        key: applied.key.clone(),
                         created,
                     });
                     if created && !self.config.dry_run {
                         run.created.push(object.clone());
                     }
-                    observed.insert(object);
+                    observed.insert(filed_as(&applied.key, object));
+                }
+                if let Some(refused) = refused {
+                    return Err(refused);
                 }
                 continue;
             }
@@ -769,6 +808,7 @@ impl DirectEngine {
             }
         };
         drop(watches);
+        run.ready = current.status.state == InstanceState::Active;
         let pruned = self
             .prune(
                 parent_is_new,
@@ -814,6 +854,39 @@ impl DirectEngine {
             .write_parent(graph, instance, parent, &inventory)
             .await?;
         Ok((existing, inventory, written))
+    }
+
+    /// Learns from discovery whether the kinds `graph` uses are namespaced, for those whose
+    /// scope neither the graph's schemas nor the built-in catalog say (a kind not served yet
+    /// is asked about again next time).
+    async fn learn_scopes(
+        &self,
+        graph: &CompiledGraph,
+        scopes: &mut std::collections::BTreeMap<kro_schema::GroupKind, bool>,
+    ) {
+        for node in &graph.nodes {
+            let (gvk, known) = match &node.kind {
+                NodeKind::Template {
+                    gvk, namespaced, ..
+                } => (gvk, *namespaced),
+                NodeKind::ExternalRef { gvk, .. } => (gvk, None),
+                _ => continue,
+            };
+            let group_kind = gvk.group_kind();
+            if known.is_some()
+                || scopes.contains_key(&group_kind)
+                || kro_schema::Catalog::kubernetes_namespaced(gvk).is_some()
+            {
+                continue;
+            }
+            if let Ok(kind) = self
+                .kinds
+                .resolve(gvk.group(), gvk.version(), gvk.kind())
+                .await
+            {
+                scopes.insert(group_kind, kind.namespaced);
+            }
+        }
     }
 
     /// Writes the parent ConfigMap with `inventory`.
@@ -923,7 +996,7 @@ impl DirectEngine {
         for (key, answer) in answers {
             match answer? {
                 Some(object) => {
-                    observed.insert(object);
+                    observed.insert(filed_as(key, object));
                 }
                 None => observed.insert_absent(key.clone()),
             }
@@ -1058,7 +1131,31 @@ impl DirectEngine {
                 self.applier.catch_up(uid, &key, &mut object);
                 observed.insert(object);
             }
-            Seen::Gone(key) => observed.insert_absent(key),
+            Seen::Gone(key, uid) => {
+                // A deletion of an earlier object of the same name says nothing of this one.
+                let held = observed
+                    .get(&key)
+                    .map(|held| text(held, "/metadata/uid").to_owned());
+                if held.is_none_or(|held| uid.is_empty() || held == uid) {
+                    observed.insert_absent(key);
+                }
+            }
+            Seen::Listed {
+                target,
+                group,
+                present,
+            } => {
+                let gone: Vec<ObjectKey> = observed
+                    .objects()
+                    .filter(|(key, object)| {
+                        !present.contains(*key) && target.selects(&group, key, object)
+                    })
+                    .map(|(key, _)| key.clone())
+                    .collect();
+                for key in gone {
+                    observed.insert_absent(key);
+                }
+            }
         }
     }
 
@@ -1207,12 +1304,20 @@ impl DirectEngine {
         Ok(deleted)
     }
 
-    /// The parents of instances named `name` in `namespace` (see [`ParentRef::find`]).
+    /// The parents of instances named `name`: of namespaced instances in `namespace`, and of
+    /// cluster-scoped ones where their parents go
+    /// ([`parent_namespace`](DirectConfig::parent_namespace)).
     ///
     /// # Errors
     /// When ConfigMaps cannot be listed.
     pub async fn find(&self, namespace: &str, name: &str) -> Result<Vec<ParentRef>, DirectError> {
-        ParentRef::find(&self.client, namespace, name).await
+        let mut found = ParentRef::find(&self.client, namespace, name, false).await?;
+        if namespace != self.config.parent_namespace {
+            found.extend(
+                ParentRef::find(&self.client, &self.config.parent_namespace, name, true).await?,
+            );
+        }
+        Ok(found)
     }
 }
 
@@ -1236,6 +1341,47 @@ fn graph_versions(graph: &CompiledGraph) -> HashMap<kro_schema::GroupKind, Strin
             _ => None,
         })
         .collect()
+}
+
+/// `object` as the plan asked for it by `key`: a cluster-scoped object the plan took for
+/// namespaced (its kind's scope unknown) comes back without the namespace, and is filed under
+/// the key asked for, so that it is not read or applied again and again.
+fn filed_as(key: &ObjectKey, mut object: Json) -> Json {
+    if let Some(namespace) = &key.namespace
+        && text(&object, "/metadata/namespace").is_empty()
+        && let Some(metadata) = object.get_mut("metadata").and_then(Json::as_object_mut)
+    {
+        metadata.insert("namespace".to_owned(), json!(namespace));
+    }
+    object
+}
+
+/// Whether a dry run refused an object only because an earlier object of the same run was
+/// not stored: its kind (a CRD of the graph) or its namespace (a Namespace of the graph).
+fn unstored_by_dry_run(error: &ApplyError) -> bool {
+    match error {
+        ApplyError::Kind(_) => true,
+        ApplyError::Api(kube::Error::Api(status)) => {
+            status.code == 404
+                && status
+                    .details
+                    .as_ref()
+                    .is_some_and(|details| details.kind == "namespaces")
+        }
+        _ => false,
+    }
+}
+
+/// Why a dry run could not check an object.
+fn unchecked_reason(error: &ApplyError) -> String {
+    match error {
+        ApplyError::Kind(error) => format!(
+            "{} {} is not served (a dry run stores no CRD)",
+            error.api_version, error.kind
+        ),
+        ApplyError::Api(error) => format!("{} (a dry run stores no Namespace)", api_message(error)),
+        other => other.to_string(),
+    }
 }
 
 /// The version of an apiVersion (`apps/v1` → `v1`).
@@ -1442,11 +1588,11 @@ mod tests {
     fn the_parent_is_named_after_the_kind_and_the_instance_in_its_namespace() {
         let parent =
             ParentRef::of_instance(&graph(), &instance("shop"), "default").expect("a parent");
-        assert_eq!(parent.name, "kro-direct.app.shop");
+        assert_eq!(parent.name, "kro-direct.app.kro.run.shop");
         assert_eq!(parent.namespace, "team");
         assert_eq!(
             parent.id(),
-            kro_runtime::applyset_id("kro-direct.app.shop", "team", "ConfigMap", ""),
+            kro_runtime::applyset_id("kro-direct.app.kro.run.shop", "team", "ConfigMap", ""),
             "the ApplySet id is the ConfigMap's own, as KEP-3659 derives it"
         );
         let long = "a".repeat(240);

@@ -90,7 +90,7 @@ pub const SET_MANAGER: &str = "kro.run/set";
 /// the ConfigMap that stands in for the instance as their ApplySet parent.
 pub const DIRECT_MANAGER: &str = "kro.run/direct";
 /// The prefix of the name of the ConfigMap `kro apply` makes the ApplySet parent of an
-/// instance's objects: `kro-direct.<kind in lower case>.<instance name>`.
+/// instance's objects: `kro-direct.<kind in lower case>.<group>.<instance name>`.
 pub const DIRECT_PARENT_PREFIX: &str = "kro-direct";
 
 /// The finalizer kro puts on instances and RGDs.

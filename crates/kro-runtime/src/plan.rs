@@ -78,6 +78,11 @@ pub struct PlanOptions {
     /// their parent is not the instance itself: a deploy with no instance object in the
     /// cluster (`kro apply`) stands a ConfigMap in for it. `None`: the instance's own id.
     pub applyset: Option<String>,
+    /// Whether kinds are namespaced, as the API server serves them (discovery), for the kinds
+    /// whose scope the graph's schemas did not say (custom kinds, a CRD the graph itself
+    /// creates): a cluster-scoped object is then known by its name alone. Without an entry
+    /// a kind the built-in catalog does not know is taken as namespaced.
+    pub served_scopes: std::collections::BTreeMap<kro_schema::GroupKind, bool>,
 }
 
 impl Default for PlanOptions {
@@ -91,6 +96,7 @@ impl Default for PlanOptions {
             assume_ready: false,
             kind_readiness: false,
             applyset: None,
+            served_scopes: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -434,8 +440,8 @@ impl<'a> Planner<'a> {
             NodeKind::Template {
                 gvk, namespaced, ..
             } => {
-                let namespaced = *namespaced;
-                let _ = gvk;
+                let namespaced = namespaced
+                    .or_else(|| self.options.served_scopes.get(&gvk.group_kind()).copied());
                 self.evaluate_template(node, iterations, namespaced, plan)
             }
             NodeKind::ExternalRef { gvk, by_selector } => {

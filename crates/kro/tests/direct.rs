@@ -528,7 +528,7 @@ fn applying_again_prunes_what_left_the_plan() {
     );
     let status: Value = serde_json::from_slice(&second.stdout).expect("JSON");
     assert_eq!(status["status"]["regions"], 1);
-    let parent = server.kubectl_json(&["get", "configmap", "kro-direct.regionalapp.maps"]);
+    let parent = server.kubectl_json(&["get", "configmap", "kro-direct.regionalapp.kro.run.maps"]);
     assert_eq!(
         parent["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"],
         "ConfigMap,Deployment.apps",
@@ -688,7 +688,7 @@ fn deploys_to_the_real_kube_apiserver_and_deletes_everything() {
         names(objects["items"].as_array().expect("items")),
         [
             "ConfigMap/corner-settings",
-            "ConfigMap/kro-direct.widgetshop.corner",
+            "ConfigMap/kro-direct.widgetshop.kro.run.corner",
             "Secret/corner-secret",
             "Service/corner",
             "Widget/corner"
@@ -810,4 +810,152 @@ fn a_job_out_of_retries_fails_the_apply_at_once() {
     );
     let after = server.kubectl_json(&["get", "configmaps", "-l", "kro.run/node-id=after"]);
     assert_eq!(after["items"], json!([]), "the next level started: {after}");
+}
+
+/// Applies `rgd` and `instance` (test data files) with `extra` flags.
+fn apply_files(server: &Server, rgd: &str, instance: &str, extra: &[&str]) -> Output {
+    let (rgd, instance) = (test_data(rgd), test_data(instance));
+    let mut args = vec!["apply", "-f", path(&rgd), "-i", path(&instance)];
+    args.extend(extra);
+    server.kro(&args)
+}
+
+#[test]
+fn a_rollback_removes_every_object_its_batch_created_even_after_a_refusal() {
+    let server = Server::start("apiserver", &[]);
+    // Sixteen ConfigMaps in one level, one with a name the server refuses.
+    let applied = apply_files(
+        &server,
+        "bad-item-collection.yaml",
+        "bad-item-collection-instance.yaml",
+        &["--rollback-on-failure", "--timeout", "30s"],
+    );
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(!applied.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("ConfigMap/default/BAD_NAME (level 0)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("rolled back: deleted the 15 object(s) this run created"),
+        "{stderr}"
+    );
+    let left = server.kubectl_json(&["get", "configmaps", "-l", "kro.run/instance-name=co"]);
+    assert_eq!(left["items"], json!([]), "left behind: {left}");
+}
+
+#[test]
+fn a_failing_status_expression_fails_the_apply_at_once_naming_the_field() {
+    let server = Server::start("apiserver", &[]);
+    let started = std::time::Instant::now();
+    let applied = apply_files(
+        &server,
+        "failing-status.yaml",
+        "failing-status-instance.yaml",
+        &["--timeout", "60s"],
+    );
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(!applied.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error: the instance status: spec.schema.status.port: expression \"int(config.data.port)\""),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "it waited {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn an_external_ref_to_a_cluster_scoped_custom_kind_is_read() {
+    let server = Server::start("apiserver", &[]);
+    server.kubectl(&["apply", "-f", path(&test_data("cluster-widget-crd.yaml"))]);
+    eventually("the Widget kind served", || {
+        server
+            .try_kubectl(&["get", "widgets.example.com"])
+            .then_some(())
+    });
+    server.kubectl(&["apply", "-f", path(&test_data("cluster-widget.yaml"))]);
+    let applied = apply_files(
+        &server,
+        "cluster-external-ref.yaml",
+        "cluster-external-ref-instance.yaml",
+        &["--timeout", "30s"],
+    );
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(applied.status.success(), "{stderr}");
+    let config = server.kubectl_json(&["get", "configmap", "uw"]);
+    assert_eq!(config["data"]["color"], "red");
+}
+
+#[test]
+fn a_graph_owning_a_cluster_scoped_crd_and_its_objects_settles() {
+    let server = Server::start("apiserver", &[]);
+    let applied = apply_files(
+        &server,
+        "own-cluster-crd.yaml",
+        "own-cluster-crd-instance.yaml",
+        &["--timeout", "30s"],
+    );
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(applied.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("Thing.example.com/things.example.com-x created")
+            .count(),
+        1,
+        "the Thing is created once:\n{stderr}"
+    );
+    let deleted = server.kro(&["delete", "oc"]);
+    assert!(
+        deleted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&deleted.stderr)
+    );
+}
+
+#[test]
+fn instances_of_same_named_kinds_in_two_groups_do_not_prune_each_other() {
+    let server = Server::start("apiserver", &[]);
+    for (rgd, instance) in [
+        ("same-kind-a.yaml", "same-kind-a-instance.yaml"),
+        ("same-kind-b.yaml", "same-kind-b-instance.yaml"),
+    ] {
+        let applied = apply_files(&server, rgd, instance, &["--timeout", "30s"]);
+        let stderr = String::from_utf8_lossy(&applied.stderr);
+        assert!(applied.status.success(), "{stderr}");
+        assert!(!stderr.contains("pruned"), "{stderr}");
+    }
+    let both = server.kubectl_json(&["get", "configmaps", "-l", "kro.run/instance-name=shop"]);
+    assert_eq!(
+        names(both["items"].as_array().expect("items")),
+        [
+            "ConfigMap/kro-direct.app.a.example.com.shop",
+            "ConfigMap/kro-direct.app.b.example.com.shop",
+            "ConfigMap/shop-a",
+            "ConfigMap/shop-b"
+        ]
+    );
+}
+
+#[test]
+fn a_server_dry_run_of_a_graph_with_its_own_namespace_checks_what_it_can() {
+    let server = Server::start("apiserver", &[]);
+    let applied = apply_files(
+        &server,
+        "own-namespace.yaml",
+        "own-namespace-instance.yaml",
+        &["--dry-run=server"],
+    );
+    let stderr = String::from_utf8_lossy(&applied.stderr);
+    assert!(applied.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("level 1: ConfigMap/team-ns/cfg not checked"),
+        "{stderr}"
+    );
+    assert!(
+        !server.try_kubectl(&["get", "namespace", "team-ns"]),
+        "a dry run made the namespace"
+    );
 }

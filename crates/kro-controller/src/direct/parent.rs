@@ -22,7 +22,7 @@ use crate::object_json::text;
 pub struct ParentRef {
     /// Its namespace: the instance's, or for a cluster-scoped instance the one chosen for it.
     pub namespace: String,
-    /// `kro-direct.<kind in lower case>.<instance name>`.
+    /// `kro-direct.<kind in lower case>.<group>.<instance name>`.
     pub name: String,
 }
 
@@ -44,8 +44,9 @@ impl ParentRef {
         parent_namespace: &str,
     ) -> Result<ParentRef, DirectError> {
         let name = format!(
-            "{DIRECT_PARENT_PREFIX}.{}.{}",
+            "{DIRECT_PARENT_PREFIX}.{}.{}.{}",
             graph.names.kind.to_ascii_lowercase(),
+            graph.names.group,
             text(instance, "/metadata/name")
         );
         if name.len() > 253 {
@@ -167,7 +168,9 @@ impl ParentRef {
         }
     }
 
-    /// The parents in `namespace` of instances named `name` (of any kind).
+    /// The parents in `namespace` of instances named `name` (of any kind); with
+    /// `cluster_scoped_only`, of cluster-scoped instances only (their parents live in the
+    /// namespace chosen for them, among the parents of namespaced instances).
     ///
     /// # Errors
     /// When the ConfigMaps cannot be listed.
@@ -175,9 +178,13 @@ impl ParentRef {
         client: &kube::Client,
         namespace: &str,
         name: &str,
+        cluster_scoped_only: bool,
     ) -> Result<Vec<ParentRef>, DirectError> {
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-        let selector = format!("{INSTANCE_NAME_LABEL}={name},{APPLYSET_ID_LABEL}");
+        let mut selector = format!("{INSTANCE_NAME_LABEL}={name},{APPLYSET_ID_LABEL}");
+        if cluster_scoped_only {
+            selector.push_str(&format!(",!{INSTANCE_NAMESPACE_LABEL}"));
+        }
         let list = api
             .list(&ListParams::default().labels(&selector))
             .await

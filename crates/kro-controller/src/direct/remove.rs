@@ -116,7 +116,9 @@ impl DirectEngine {
                 let uid = text(member, "/metadata/uid").to_owned();
                 let api_version = text(member, "/apiVersion").to_owned();
                 Some(async move {
-                    let outcome = self.delete_object(key, &api_version, &uid, deadline).await;
+                    let outcome = self
+                        .delete_object(key, &api_version, &uid, deadline, stop)
+                        .await;
                     (key, outcome)
                 })
             });
@@ -138,6 +140,11 @@ impl DirectEngine {
                             waiting: remaining(),
                         });
                     }
+                    Err(DirectError::Stopped { .. }) => {
+                        return Err(DirectError::Stopped {
+                            waiting: remaining(),
+                        });
+                    }
                     Err(error) => return Err(error),
                 }
             }
@@ -153,6 +160,7 @@ impl DirectEngine {
         api_version: &str,
         uid: &str,
         deadline: Option<Instant>,
+        stop: &Stop,
     ) -> Result<(), DirectError> {
         let version = api_version.rsplit('/').next().unwrap_or(api_version);
         let kind = self
@@ -183,18 +191,17 @@ impl DirectEngine {
             }
         }
         let gone = wait_gone(api, &kind, &key.name, uid);
-        match deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline, gone).await.map_err(|_| {
-                DirectError::DeleteTimedOut {
-                    key: Box::new(key.clone()),
-                }
-            })?,
-            None => gone.await,
+        let mut stop = stop.clone();
+        tokio::select! {
+            gone = gone => gone.map_err(|source| DirectError::Delete {
+                key: Box::new(key.clone()),
+                source: Box::new(source),
+            }),
+            () = super::sleep_until(deadline) => Err(DirectError::DeleteTimedOut {
+                key: Box::new(key.clone()),
+            }),
+            () = stop.stopped() => Err(DirectError::Stopped { waiting: Vec::new() }),
         }
-        .map_err(|source| DirectError::Delete {
-            key: Box::new(key.clone()),
-            source: Box::new(source),
-        })
     }
 }
 

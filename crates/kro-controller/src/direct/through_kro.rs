@@ -44,6 +44,28 @@ impl DirectEngine {
         stop: &Stop,
     ) -> Result<Json, DirectError> {
         let deadline = self.config.timeout.map(|timeout| Instant::now() + timeout);
+        let handing = self.hand_to_kro(rgd, graph, instance, report, stop, deadline);
+        match self.config.timeout {
+            Some(timeout) => tokio::time::timeout(timeout + super::REQUEST_GRACE, handing)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(DirectError::TimedOut {
+                        waiting: vec!["an answer from the API server".to_owned()],
+                    })
+                }),
+            None => handing.await,
+        }
+    }
+
+    async fn hand_to_kro(
+        &self,
+        rgd: &Json,
+        graph: &CompiledGraph,
+        instance: &Json,
+        report: Reporter<'_>,
+        stop: &Stop,
+        deadline: Option<Instant>,
+    ) -> Result<Json, DirectError> {
         let rgd_key = ObjectKey {
             group: kro_graph::metadata::GROUP.to_owned(),
             kind: RGD_KIND.to_owned(),

@@ -40,8 +40,38 @@ pub(super) struct Target {
 pub(super) enum Seen {
     /// An object as it is now.
     Object(Json),
-    /// An object is gone.
-    Gone(ObjectKey),
+    /// An object is gone: its key and UID.
+    Gone(ObjectKey, String),
+    /// A (re-)list of the target ended: every object it selects is in `present`, so one held
+    /// and not there was deleted while no watch was open.
+    Listed {
+        /// What was listed.
+        target: Target,
+        /// The group of its kind.
+        group: String,
+        /// The objects listed.
+        present: HashSet<ObjectKey>,
+    },
+}
+
+impl Target {
+    /// Whether `object` (known by `key`) is one this target selects.
+    pub(super) fn selects(&self, group: &str, key: &ObjectKey, object: &Json) -> bool {
+        key.group == group
+            && key.kind == self.kind
+            && (self.namespace.is_none() || key.namespace == self.namespace)
+            && match &self.selection {
+                Selection::Members(id) => {
+                    object
+                        .pointer("/metadata/labels")
+                        .and_then(|labels| labels.get(kro_graph::metadata::APPLYSET_PART_OF_LABEL))
+                        .and_then(Json::as_str)
+                        == Some(id.as_str())
+                }
+                Selection::Named(name) => key.name == *name,
+                Selection::All => true,
+            }
+    }
 }
 
 /// The watches of one deploy; they stop when it is dropped.
@@ -96,19 +126,35 @@ impl Watches {
             kind: kind.resource.kind.clone(),
         };
         let sender = self.sender.clone();
+        let group = kind.resource.group.clone();
         self.tasks.push(tokio::spawn(async move {
             let stream = watcher::watcher(api, config).default_backoff();
             let mut stream = std::pin::pin!(stream);
+            let mut listed = HashSet::new();
             while let Some(event) = stream.next().await {
                 let seen = match event {
-                    Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
-                        as_json(object, &types).map(Seen::Object)
+                    Ok(watcher::Event::Apply(object)) => as_json(object, &types).map(Seen::Object),
+                    Ok(watcher::Event::InitApply(object)) => as_json(object, &types)
+                        .inspect(|object| {
+                            listed.extend(ObjectKey::of(object));
+                        })
+                        .map(Seen::Object),
+                    Ok(watcher::Event::Delete(object)) => {
+                        let uid = object.metadata.uid.clone().unwrap_or_default();
+                        as_json(object, &types)
+                            .as_ref()
+                            .and_then(ObjectKey::of)
+                            .map(|key| Seen::Gone(key, uid))
                     }
-                    Ok(watcher::Event::Delete(object)) => as_json(object, &types)
-                        .as_ref()
-                        .and_then(ObjectKey::of)
-                        .map(Seen::Gone),
-                    Ok(watcher::Event::Init | watcher::Event::InitDone) => None,
+                    Ok(watcher::Event::Init) => {
+                        listed.clear();
+                        None
+                    }
+                    Ok(watcher::Event::InitDone) => Some(Seen::Listed {
+                        target: target.clone(),
+                        group: group.clone(),
+                        present: std::mem::take(&mut listed),
+                    }),
                     Err(error) => {
                         tracing::debug!(%error, "watch failed; retrying");
                         None

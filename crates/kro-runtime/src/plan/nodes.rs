@@ -194,7 +194,13 @@ impl Planner<'_> {
             .filter(|namespace| !namespace.is_empty())
             .map(str::to_owned);
         let namespaced =
-            kro_schema::Catalog::kubernetes_namespaced(&kro_schema::Gvk::new(group, "", kind));
+            kro_schema::Catalog::kubernetes_namespaced(&kro_schema::Gvk::new(group, "", kind))
+                .or_else(|| {
+                    self.options
+                        .served_scopes
+                        .get(&kro_schema::GroupKind::new(group, kind))
+                        .copied()
+                });
         if by_selector {
             let selector = match LabelSelector::parse(&rendered["selector"]) {
                 Ok(selector) => selector,
@@ -375,6 +381,10 @@ impl Planner<'_> {
         namespaced: Option<bool>,
     ) -> Result<(), String> {
         if namespaced == Some(false) {
+            // The API server ignores a namespace on a cluster-scoped object; so does the key.
+            if let Some(metadata) = object.get_mut("metadata").and_then(Json::as_object_mut) {
+                metadata.remove("namespace");
+            }
             return Ok(());
         }
         let has_namespace = object

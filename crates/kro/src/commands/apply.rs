@@ -218,8 +218,14 @@ pub(crate) fn settle_namespace(
 pub(crate) fn stop_on_ctrl_c(handle: StopHandle) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted: finishing what is in flight, starting nothing new");
+            eprintln!(
+                "interrupted: finishing what is in flight, starting nothing new (Ctrl-C again to exit at once)"
+            );
             handle.stop();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("interrupted again: exiting now, leaving what is in flight");
+                std::process::exit(130);
+            }
         }
     });
 }
@@ -266,7 +272,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             wait: !args.no_wait,
             timeout: Some(args.timeout),
             rollback_on_failure: args.rollback_on_failure,
-            parent_namespace: default,
             dry_run,
             ..DirectConfig::default()
         };

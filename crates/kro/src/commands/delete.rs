@@ -56,7 +56,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let default = args.target.namespace(&client);
         let config = DirectConfig {
             timeout: Some(args.timeout),
-            parent_namespace: default.clone(),
             ..DirectConfig::default()
         };
         let engine = DirectEngine::new(client, config);
@@ -67,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ..
             }) => {
                 settle_namespace(&graph, &mut instance, args.target.namespace.as_deref(), &default)?;
-                let parent = ParentRef::of_instance(&graph, &instance, &default)?;
+                let parent = ParentRef::of_instance(&graph, &instance, &engine.config().parent_namespace)?;
                 (Some(graph), parent)
             }
             None => {
