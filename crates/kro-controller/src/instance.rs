@@ -51,6 +51,10 @@ pub(crate) struct GraphVersion {
     children: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
     /// Every object, by the kinds externalRefs read.
     external: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
+    /// Whether each kind the graph uses is namespaced, as the server serves it: the planner
+    /// needs it for kinds the graph's schemas leave unscoped (a cluster-scoped custom kind
+    /// an externalRef reads is known by its name alone).
+    scopes: std::collections::BTreeMap<GroupKind, bool>,
 }
 
 impl GraphVersion {
@@ -79,11 +83,17 @@ impl GraphVersion {
             let store = shared.watches.store(&kind, selection);
             into.insert(key, (kind, store));
         }
+        let scopes = children
+            .iter()
+            .chain(&external)
+            .map(|(group_kind, (kind, _))| (group_kind.clone(), kind.namespaced))
+            .collect();
         Ok(GraphVersion {
             graph,
             rgd,
             children,
             external,
+            scopes,
         })
     }
 }
@@ -316,7 +326,7 @@ impl InstanceController {
                 &graph.graph,
                 &instance,
                 &observed,
-                &plan_options(shared, &facts),
+                &plan_options(shared, &graph, &facts),
             );
         }
         self.report(shared, &instance, &current, problems).await
@@ -344,7 +354,7 @@ impl InstanceController {
                 &graph.graph,
                 instance,
                 observed,
-                &plan_options(shared, facts),
+                &plan_options(shared, graph, facts),
             );
             if rounds >= limit {
                 return current;
@@ -530,9 +540,11 @@ impl InstanceController {
     }
 }
 
-/// The options of a plan: the settings, the time now, and the controller's `facts`.
-fn plan_options(shared: &Shared, facts: &ControllerFacts) -> PlanOptions {
+/// The options of a plan: the settings, the kinds' scopes, the time now, and the controller's
+/// `facts`.
+fn plan_options(shared: &Shared, graph: &GraphVersion, facts: &ControllerFacts) -> PlanOptions {
     PlanOptions {
+        served_scopes: graph.scopes.clone(),
         scheduling: shared.settings.scheduling,
         kro_version: shared.settings.kro_version.clone(),
         now: Some(now()),

@@ -182,6 +182,91 @@ spec:
         data: {from: "${optional.metadata.name}"}
 "#;
 
+const GIZMO_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gizmos.scoped.example.com}
+spec:
+  group: scoped.example.com
+  scope: Cluster
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo, listKind: GizmoList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                colour: {type: string}
+"#;
+
+const GIZMO_READER: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: gizmo-reader}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: GizmoReader
+    spec: {}
+    status:
+      colour: ${gizmo.spec.colour}
+  resources:
+    - id: gizmo
+      externalRef:
+        apiVersion: scoped.example.com/v1
+        kind: Gizmo
+        metadata: {name: g1}
+    - id: copy
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name + '-gizmo'}"}
+        data:
+          colour: ${gizmo.spec.colour}
+"#;
+
+/// An externalRef to a cluster-scoped custom kind (whose scope no built-in schema knows) is
+/// read by its name alone, not looked for in the instance's namespace.
+async fn an_external_ref_reads_a_cluster_scoped_custom_kind(cluster: &Cluster) {
+    cluster.apply_yaml(GIZMO_CRD).await;
+    let gizmo = json!({"apiVersion": "scoped.example.com/v1", "kind": "Gizmo",
+        "metadata": {"name": "g1"}, "spec": {"colour": "teal"}});
+    let mut attempts = 0;
+    loop {
+        let kinds = kro_controller::kinds::Kinds::new(cluster.client.clone());
+        if kinds
+            .resolve("scoped.example.com", "v1", "Gizmo")
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        attempts += 1;
+        assert!(attempts < 100, "the Gizmo kind is never served");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    cluster.apply(&gizmo).await;
+    rgd_active(cluster, GIZMO_READER, "gizmo-reader").await;
+    let instance = at(RGD_API, "GizmoReader", "reader");
+    cluster
+        .apply(&json!({"apiVersion": RGD_API, "kind": "GizmoReader", "metadata": {"name": "reader", "namespace": "default"}, "spec": {}}))
+        .await;
+    let active = cluster.wait_state(instance, "ACTIVE").await;
+    assert_eq!(active["status"]["colour"], "teal", "{active}");
+    let copy = cluster
+        .get(at("v1", "ConfigMap", "reader-gizmo"))
+        .await
+        .expect("the copy");
+    assert_eq!(copy["data"]["colour"], "teal");
+    cluster.delete(instance).await;
+    cluster.wait_gone(instance).await;
+}
+
 async fn include_when_skips_contagiously_and_flipping_it_creates_and_prunes(cluster: &Cluster) {
     rgd_active(cluster, INCLUDE_WHEN, "toggles").await;
     let toggle = |enabled: bool| json!({"apiVersion": RGD_API, "kind": "Toggle", "metadata": {"name": "t", "namespace": "default"}, "spec": {"enabled": enabled}});
@@ -1195,6 +1280,7 @@ macro_rules! scenarios {
 scenarios!(
     a_resync_in_steady_state_writes_nothing,
     external_refs_wait_for_their_object_then_follow_its_changes,
+    an_external_ref_reads_a_cluster_scoped_custom_kind,
     include_when_skips_contagiously_and_flipping_it_creates_and_prunes,
     collections_grow_shrink_chain_empty_and_repair_drift,
     suspension_stops_changes_until_lifted,

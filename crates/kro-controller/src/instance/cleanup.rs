@@ -148,7 +148,7 @@ impl InstanceController {
             deleting: true,
             ..ControllerFacts::default()
         };
-        let options = plan_options(shared, &facts);
+        let options = plan_options(shared, graph, &facts);
         let status = plan(&graph.graph, instance, &Observed::new(), &options);
         self.write_status(shared, instance, &status).await?;
         let mut members = self.members(shared, graph, instance).await?;
