@@ -41,6 +41,8 @@ fn help_lists_every_subcommand() {
         commands,
         [
             "apiserver",
+            "apply",
+            "delete",
             "controller",
             "dev",
             "completions",
