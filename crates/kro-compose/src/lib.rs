@@ -1,0 +1,58 @@
+//! Typed compositions in Rust that emit kro ResourceGraphDefinitions.
+//!
+//! **Owns:** the typed side of an RGD's schema: `#[derive(KroSchema)]` on spec and status
+//! structs gives their SimpleSchema ([`simple_schema`]) and typed references into them
+//! ([`spec`]: `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`] at `schema.spec.replicas`).
+//!
+//! **Must not:** evaluate or check CEL itself, or do I/O: what it emits is checked by
+//! kro-graph's compiler, the same as `kro validate`.
+//!
+//! **Status:** the schema and its references. Resources, expressions, backends and deploying
+//! are the next pieces of this crate.
+//!
+//! ```
+//! use kro_compose::{KroSchema, simple_schema, spec};
+//!
+//! #[derive(KroSchema)]
+//! struct WebAppSpec {
+//!     #[kro(default = "nginx:1.27")]
+//!     image: String,
+//!     #[kro(default = 2, minimum = 1, maximum = 20)]
+//!     replicas: i64,
+//! }
+//!
+//! let schema = simple_schema::<WebAppSpec>();
+//! assert_eq!(schema.spec["replicas"], "integer | default=2 minimum=1 maximum=20");
+//! assert_eq!(spec::<WebAppSpec>().replicas().to_string(), "${schema.spec.replicas}");
+//! ```
+
+mod reference;
+mod schema;
+
+pub use kro_compose_derive::KroSchema;
+pub use reference::{FromPath, Ref, spec, status};
+pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};
+
+/// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and
+/// maps of them, and structs and unit enums with `#[derive(KroSchema)]`.
+pub trait KroSchema {
+    /// How a reference to a value of this type is typed: [`Ref<Self>`] for scalars and
+    /// collections, a generated `<Struct>Ref` with a method per field for structs.
+    type Ref: FromPath;
+
+    /// Its SimpleSchema type; structs used in lists or maps are added to `types` under their
+    /// name.
+    fn schema_type(types: &mut Types) -> SchemaType;
+
+    /// The name of a struct, under which it is a custom type when a list or map holds it;
+    /// `None` for every other type.
+    fn type_name() -> Option<&'static str> {
+        None
+    }
+}
+
+/// What the derive macro's generated code uses; not for users.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde_json;
+}
