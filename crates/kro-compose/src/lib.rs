@@ -7,8 +7,8 @@
 //! **Must not:** evaluate or check CEL itself, or do I/O: what it emits is checked by
 //! kro-graph's compiler, the same as `kro validate`.
 //!
-//! **Status:** the schema and its references. Resources, expressions, backends and deploying
-//! are the next pieces of this crate.
+//! **Status:** the schema, its references and typed expressions over them ([`expr`]).
+//! Resources, `cel!`/`fmt_cel!`, backends and deploying are the next pieces of this crate.
 //!
 //! ```
 //! use kro_compose::{KroSchema, simple_schema, spec};
@@ -26,6 +26,7 @@
 //! assert_eq!(spec::<WebAppSpec>().replicas().to_string(), "${schema.spec.replicas}");
 //! ```
 
+pub mod expr;
 mod reference;
 mod schema;
 

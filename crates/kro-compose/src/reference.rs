@@ -12,10 +12,13 @@ pub trait FromPath {
     fn from_path(path: String) -> Self;
 }
 
-/// A reference to a value of type `T`: CEL reading it. Displays as `${...}`, as a template
-/// field holding it is written.
+/// A reference to a value of type `T`: CEL reading it (a path into the instance or a
+/// resource, or an expression built from others with the combinators of [`expr`](crate::expr)).
+/// Displays as `${...}`, as a template field holding it is written.
 pub struct Ref<T> {
     expression: String,
+    /// Whether the expression needs no parentheses as an operand (a path, a literal, a call).
+    atomic: bool,
     value: PhantomData<fn() -> T>,
 }
 
@@ -24,12 +27,46 @@ impl<T> Ref<T> {
     pub fn expression(&self) -> &str {
         &self.expression
     }
+
+    /// A reference of type `T` to raw CEL (the escape hatch: nothing checks that the
+    /// expression is of type `T` until the RGD is compiled).
+    pub fn raw(expression: impl Into<String>) -> Self {
+        Ref::compound(expression.into())
+    }
+
+    /// An expression that needs parentheses as an operand.
+    pub(crate) fn compound(expression: String) -> Self {
+        Ref {
+            expression,
+            atomic: false,
+            value: PhantomData,
+        }
+    }
+
+    /// An expression that needs no parentheses as an operand.
+    pub(crate) fn atom(expression: String) -> Self {
+        Ref {
+            expression,
+            atomic: true,
+            value: PhantomData,
+        }
+    }
+
+    /// The expression as an operand: parenthesized unless atomic.
+    pub(crate) fn operand(&self) -> String {
+        if self.atomic {
+            self.expression.clone()
+        } else {
+            format!("({})", self.expression)
+        }
+    }
 }
 
 impl<T> Clone for Ref<T> {
     fn clone(&self) -> Self {
         Ref {
             expression: self.expression.clone(),
+            atomic: self.atomic,
             value: PhantomData,
         }
     }
@@ -55,10 +92,7 @@ impl<T> fmt::Display for Ref<T> {
 
 impl<T> FromPath for Ref<T> {
     fn from_path(path: String) -> Self {
-        Ref {
-            expression: path,
-            value: PhantomData,
-        }
+        Ref::atom(path)
     }
 }
 

@@ -1,0 +1,268 @@
+//! Expressions built from references, typed: comparisons, boolean logic, conditionals,
+//! defaults, sizes and the list macros. Each gives a [`Ref`] of the result's type, written as
+//! kro's CEL. An operand that is itself an operation is always parenthesized, so that no
+//! precedence is left to the reader.
+//!
+//! ```
+//! use kro_compose::{KroSchema, spec};
+//! use kro_compose::expr::cond;
+//!
+//! #[derive(KroSchema)]
+//! struct AppSpec {
+//!     replicas: i64,
+//!     production: bool,
+//! }
+//!
+//! let app = spec::<AppSpec>();
+//! let busy = app.replicas().gt(3).and(app.production());
+//! assert_eq!(busy.expression(), "(schema.spec.replicas > 3) && schema.spec.production");
+//! let size = cond(&busy, "large", "small");
+//! assert_eq!(
+//!     size.expression(),
+//!     "((schema.spec.replicas > 3) && schema.spec.production) ? \"large\" : \"small\""
+//! );
+//! ```
+
+use std::cell::Cell;
+
+use crate::{FromPath, KroSchema, Ref};
+
+/// A value usable where a `T` is expected: a reference to one, or a Rust literal of it.
+pub trait Operand<T> {
+    /// The value as a CEL operand (parenthesized where needed).
+    fn cel(&self) -> String;
+}
+
+impl<T> Operand<T> for Ref<T> {
+    fn cel(&self) -> String {
+        self.operand()
+    }
+}
+
+impl<T> Operand<T> for &Ref<T> {
+    fn cel(&self) -> String {
+        self.operand()
+    }
+}
+
+macro_rules! integer_operands {
+    ($($ty:ty),*) => {
+        $(
+            impl Operand<$ty> for $ty {
+                fn cel(&self) -> String {
+                    self.to_string()
+                }
+            }
+        )*
+    };
+}
+
+integer_operands!(i8, i16, i32, i64, u8, u16, u32);
+
+impl Operand<f64> for f64 {
+    fn cel(&self) -> String {
+        float_literal(*self)
+    }
+}
+
+impl Operand<f32> for f32 {
+    fn cel(&self) -> String {
+        float_literal(f64::from(*self))
+    }
+}
+
+impl Operand<bool> for bool {
+    fn cel(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Operand<String> for &str {
+    fn cel(&self) -> String {
+        string_literal(self)
+    }
+}
+
+impl Operand<String> for String {
+    fn cel(&self) -> String {
+        string_literal(self)
+    }
+}
+
+/// A CEL double literal (always with a decimal point or exponent, so it is not an int).
+fn float_literal(value: f64) -> String {
+    let text = format!("{value:?}");
+    if text.contains(['.', 'e', 'E']) || !value.is_finite() {
+        text
+    } else {
+        format!("{text}.0")
+    }
+}
+
+/// A CEL string literal: JSON's escapes are CEL's.
+fn string_literal(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+/// `a op b` of type `R`.
+fn binary<R>(left: String, operator: &str, right: String) -> Ref<R> {
+    Ref::compound(format!("{left} {operator} {right}"))
+}
+
+impl<T> Ref<T> {
+    /// `self == other`.
+    pub fn eq(&self, other: impl Operand<T>) -> Ref<bool> {
+        binary(self.operand(), "==", other.cel())
+    }
+
+    /// `self != other`.
+    pub fn ne(&self, other: impl Operand<T>) -> Ref<bool> {
+        binary(self.operand(), "!=", other.cel())
+    }
+
+    /// `has(self)`: whether the field is set (a path only; an optional field before use).
+    pub fn has(&self) -> Ref<bool> {
+        Ref::atom(format!("has({})", self.expression()))
+    }
+
+    /// `self` when set, else `fallback`: `has(self) ? self : fallback`.
+    pub fn or_default(&self, fallback: impl Operand<T>) -> Ref<T> {
+        Ref::compound(format!(
+            "has({}) ? {} : {}",
+            self.expression(),
+            self.operand(),
+            fallback.cel()
+        ))
+    }
+}
+
+/// Kinds whose values CEL orders (`<`, `>`).
+pub trait Ordered {}
+impl Ordered for i8 {}
+impl Ordered for i16 {}
+impl Ordered for i32 {}
+impl Ordered for i64 {}
+impl Ordered for u8 {}
+impl Ordered for u16 {}
+impl Ordered for u32 {}
+impl Ordered for f32 {}
+impl Ordered for f64 {}
+impl Ordered for String {}
+
+impl<T: Ordered> Ref<T> {
+    /// `self > other`.
+    pub fn gt(&self, other: impl Operand<T>) -> Ref<bool> {
+        binary(self.operand(), ">", other.cel())
+    }
+
+    /// `self >= other`.
+    pub fn ge(&self, other: impl Operand<T>) -> Ref<bool> {
+        binary(self.operand(), ">=", other.cel())
+    }
+
+    /// `self < other`.
+    pub fn lt(&self, other: impl Operand<T>) -> Ref<bool> {
+        binary(self.operand(), "<", other.cel())
+    }
+
+    /// `self <= other`.
+    pub fn le(&self, other: impl Operand<T>) -> Ref<bool> {
+        binary(self.operand(), "<=", other.cel())
+    }
+}
+
+impl Ref<bool> {
+    /// `self && other`.
+    pub fn and(&self, other: impl Operand<bool>) -> Ref<bool> {
+        binary(self.operand(), "&&", other.cel())
+    }
+
+    /// `self || other`.
+    pub fn or(&self, other: impl Operand<bool>) -> Ref<bool> {
+        binary(self.operand(), "||", other.cel())
+    }
+
+    /// `!self`.
+    pub fn not(&self) -> Ref<bool> {
+        Ref::atom(format!("!{}", self.operand()))
+    }
+}
+
+impl Ref<String> {
+    /// `size(self)`: the length in code points.
+    pub fn size(&self) -> Ref<i64> {
+        Ref::atom(format!("size({})", self.expression()))
+    }
+
+    /// `self + other`.
+    pub fn concat(&self, other: impl Operand<String>) -> Ref<String> {
+        binary(self.operand(), "+", other.cel())
+    }
+}
+
+/// `condition ? then : otherwise`.
+pub fn cond<T>(condition: &Ref<bool>, then: impl Operand<T>, otherwise: impl Operand<T>) -> Ref<T> {
+    Ref::compound(format!(
+        "{} ? {} : {}",
+        condition.operand(),
+        then.cel(),
+        otherwise.cel()
+    ))
+}
+
+thread_local! {
+    /// How deep in list macros the expression being built is: each level names its variable
+    /// after it, so nested macros never shadow each other and the text is deterministic.
+    static MACRO_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Calls `body` with a fresh macro variable (typed as `E`, a reference to an element); the
+/// variable's name and the body.
+fn with_variable<E: FromPath, R>(body: impl FnOnce(E) -> Ref<R>) -> (String, Ref<R>) {
+    let depth = MACRO_DEPTH.with(|depth| {
+        let next = depth.get() + 1;
+        depth.set(next);
+        next
+    });
+    let name = format!("x{depth}");
+    let result = body(E::from_path(name.clone()));
+    MACRO_DEPTH.with(|depth| depth.set(depth.get() - 1));
+    (name, result)
+}
+
+impl<T: KroSchema> Ref<Vec<T>> {
+    /// `size(self)`.
+    pub fn size(&self) -> Ref<i64> {
+        Ref::atom(format!("size({})", self.expression()))
+    }
+
+    /// `self.exists(x, predicate(x))`.
+    pub fn exists(&self, predicate: impl FnOnce(T::Ref) -> Ref<bool>) -> Ref<bool> {
+        let (name, body) = with_variable(predicate);
+        Ref::atom(format!(
+            "{}.exists({name}, {})",
+            self.operand(),
+            body.expression()
+        ))
+    }
+
+    /// `self.all(x, predicate(x))`.
+    pub fn all(&self, predicate: impl FnOnce(T::Ref) -> Ref<bool>) -> Ref<bool> {
+        let (name, body) = with_variable(predicate);
+        Ref::atom(format!(
+            "{}.all({name}, {})",
+            self.operand(),
+            body.expression()
+        ))
+    }
+
+    /// `self.map(x, transform(x))`.
+    pub fn map<R>(&self, transform: impl FnOnce(T::Ref) -> Ref<R>) -> Ref<Vec<R>> {
+        let (name, body) = with_variable(transform);
+        Ref::atom(format!(
+            "{}.map({name}, {})",
+            self.operand(),
+            body.expression()
+        ))
+    }
+}
