@@ -28,6 +28,63 @@ pub fn derive_kro_schema(input: TokenStream) -> TokenStream {
     }
 }
 
+/// `cel!("expression")`: raw CEL, parsed by kro-cel while the program compiles — a syntax
+/// error is a compile error at the string. Gives a `kro_compose::Ref` whose type is inferred
+/// from where it is used.
+#[proc_macro]
+pub fn cel(input: TokenStream) -> TokenStream {
+    let literal = parse_macro_input!(input as LitStr);
+    let text = literal.value();
+    match kro_cel::parse(&text) {
+        Ok(_) => quote!(::kro_compose::Ref::raw(#text)).into(),
+        Err(error) => syn::Error::new(literal.span(), format!("CEL syntax error: {error}"))
+            .to_compile_error()
+            .into(),
+    }
+}
+
+/// `fmt_cel!("http://{}:{}", name, port)`: a string template of CEL values — strings as they
+/// are, numbers and booleans through `string(...)`. The number of `{}` must match the values
+/// (checked while the program compiles).
+#[proc_macro]
+pub fn fmt_cel(input: TokenStream) -> TokenStream {
+    let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+    let arguments = parse_macro_input!(input with parser);
+    let mut arguments = arguments.into_iter();
+    let Some(Expr::Lit(ExprLit {
+        lit: Lit::Str(template),
+        ..
+    })) = arguments.next()
+    else {
+        return syn::Error::new(
+            Span::call_site(),
+            "fmt_cel! takes a string literal template first",
+        )
+        .to_compile_error()
+        .into();
+    };
+    let values: Vec<Expr> = arguments.collect();
+    let text = template.value();
+    let pieces: Vec<&str> = text.split("{}").collect();
+    if pieces.len() - 1 != values.len() {
+        return syn::Error::new(
+            template.span(),
+            format!(
+                "the template has {} placeholder(s) `{{}}` but {} value(s) follow",
+                pieces.len() - 1,
+                values.len()
+            ),
+        )
+        .to_compile_error()
+        .into();
+    }
+    quote!(::kro_compose::expr::__template(
+        &[#(#pieces),*],
+        &[#(::kro_compose::expr::CelText::cel_text(&(#values))),*],
+    ))
+    .into()
+}
+
 fn derive(input: &DeriveInput) -> syn::Result<Tokens> {
     if !input.generics.params.is_empty() {
         return Err(syn::Error::new(

@@ -22,6 +22,31 @@
 //!     "((schema.spec.replicas > 3) && schema.spec.production) ? \"large\" : \"small\""
 //! );
 //! ```
+//!
+//! `cel!` is raw CEL, parsed by kro-cel while the program compiles; a syntax error is a
+//! compile error at the string (`CEL syntax error: ... mismatched input end of input`):
+//!
+//! ```compile_fail
+//! let broken: kro_compose::Ref<i64> = kro_compose::cel!("schema.spec.replicas +");
+//! ```
+//!
+//! `fmt_cel!` counts its placeholders against its values while compiling:
+//!
+//! ```compile_fail
+//! let url: kro_compose::Ref<String> = kro_compose::fmt_cel!("{}:{}", "host");
+//! ```
+//!
+//! and a reference of one type does not go where another is expected:
+//!
+//! ```compile_fail
+//! use kro_compose::{KroSchema, spec};
+//! #[derive(KroSchema)]
+//! struct AppSpec {
+//!     name: String,
+//!     replicas: i64,
+//! }
+//! let wrong = spec::<AppSpec>().replicas().gt(spec::<AppSpec>().name());
+//! ```
 
 use std::cell::Cell;
 
@@ -264,5 +289,69 @@ impl<T: KroSchema> Ref<Vec<T>> {
             self.operand(),
             body.expression()
         ))
+    }
+}
+
+/// A value a string template (`fmt_cel!`) can hold: strings as they are, other kinds through
+/// `string(...)`.
+pub trait CelText {
+    /// The value as a CEL string operand.
+    fn cel_text(&self) -> String;
+}
+
+impl CelText for Ref<String> {
+    fn cel_text(&self) -> String {
+        self.operand()
+    }
+}
+
+impl CelText for &str {
+    fn cel_text(&self) -> String {
+        string_literal(self)
+    }
+}
+
+impl CelText for String {
+    fn cel_text(&self) -> String {
+        string_literal(self)
+    }
+}
+
+macro_rules! text_through_string {
+    ($($ty:ty),*) => {
+        $(
+            impl CelText for Ref<$ty> {
+                fn cel_text(&self) -> String {
+                    format!("string({})", self.expression())
+                }
+            }
+        )*
+    };
+}
+
+text_through_string!(i8, i16, i32, i64, u8, u16, u32, f32, f64, bool);
+
+impl<T: CelText> CelText for &T {
+    fn cel_text(&self) -> String {
+        (*self).cel_text()
+    }
+}
+
+/// Used by `fmt_cel!`: the template's literal pieces and its values, joined with `+`.
+#[doc(hidden)]
+pub fn __template(pieces: &[&str], values: &[String]) -> Ref<String> {
+    let mut parts = Vec::new();
+    for (index, piece) in pieces.iter().enumerate() {
+        if !piece.is_empty() {
+            parts.push(string_literal(piece));
+        }
+        if let Some(value) = values.get(index) {
+            parts.push(value.clone());
+        }
+    }
+    match parts.as_slice() {
+        [] => Ref::atom(string_literal("")),
+        [one] => Ref::compound(one.clone()),
+        _ => Ref::compound(parts.join(" + ")),
     }
 }

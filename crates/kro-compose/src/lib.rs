@@ -30,7 +30,7 @@ pub mod expr;
 mod reference;
 mod schema;
 
-pub use kro_compose_derive::KroSchema;
+pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
 pub use reference::{FromPath, Ref, spec, status};
 pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};
 

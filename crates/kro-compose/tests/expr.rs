@@ -104,3 +104,24 @@ fn list_macros_name_their_variables_by_depth() {
         "schema.spec.zones.exists(x1, schema.spec.ports.exists(x2, x2.name == x1))",
     );
 }
+
+#[test]
+fn string_templates_join_pieces_and_values() {
+    let app = spec::<AppSpec>();
+    writes(
+        &kro_compose::fmt_cel!("http://{}:{}/", app.name(), app.replicas()),
+        "\"http://\" + schema.spec.name + \":\" + string(schema.spec.replicas) + \"/\"",
+    );
+    writes(
+        &kro_compose::fmt_cel!("{}", app.production()),
+        "string(schema.spec.production)",
+    );
+    writes(&kro_compose::fmt_cel!("plain"), "\"plain\"");
+}
+
+#[test]
+fn cel_is_parsed_while_compiling_and_typed_where_used() {
+    let replicas: Ref<i64> = kro_compose::cel!("schema.spec.replicas * 2");
+    writes(&replicas, "schema.spec.replicas * 2");
+    writes(&replicas.gt(4), "(schema.spec.replicas * 2) > 4");
+}
