@@ -1,14 +1,18 @@
 //! Typed compositions in Rust that emit kro ResourceGraphDefinitions.
 //!
-//! **Owns:** the typed side of an RGD's schema: `#[derive(KroSchema)]` on spec and status
-//! structs gives their SimpleSchema ([`simple_schema`]) and typed references into them
-//! ([`spec`]: `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`] at `schema.spec.replicas`).
+//! **Owns:** compositions written in Rust: `#[derive(KroSchema)]` on spec and status structs
+//! gives their SimpleSchema ([`simple_schema`]) and typed references into them ([`spec`]:
+//! `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`] at `schema.spec.replicas`); [`expr`]
+//! combines references into typed CEL; a [`Composition`] holds resources (JSON templates with
+//! references in them), their conditions and the status, and emits the RGD
+//! ([`Composition::to_rgd`]) once kro-graph's compiler accepts it.
 //!
 //! **Must not:** evaluate or check CEL itself, or do I/O: what it emits is checked by
 //! kro-graph's compiler, the same as `kro validate`.
 //!
-//! **Status:** the schema, its references and typed expressions over them ([`expr`]).
-//! Resources, `cel!`/`fmt_cel!`, backends and deploying are the next pieces of this crate.
+//! **Status:** partial. Templates are JSON (typed k8s-openapi templates and references into
+//! built-in kinds, forEach, data nodes, externalRefs, nested compositions and deploying are
+//! the next pieces).
 //!
 //! ```
 //! use kro_compose::{KroSchema, simple_schema, spec};
@@ -26,12 +30,14 @@
 //! assert_eq!(spec::<WebAppSpec>().replicas().to_string(), "${schema.spec.replicas}");
 //! ```
 
+mod composition;
 pub mod expr;
 mod reference;
 mod schema;
 
+pub use composition::{ComposeError, Composition, Resource};
 pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
-pub use reference::{FromPath, Ref, spec, status};
+pub use reference::{FromPath, Ref, instance_name, instance_namespace, spec, status};
 pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};
 
 /// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and

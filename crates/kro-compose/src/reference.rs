@@ -34,6 +34,11 @@ impl<T> Ref<T> {
         Ref::compound(expression.into())
     }
 
+    /// A reference reading the path `path` (`deployment.status.availableReplicas`).
+    pub(crate) fn raw_path(path: String) -> Self {
+        Ref::atom(path)
+    }
+
     /// An expression that needs parentheses as an operand.
     pub(crate) fn compound(expression: String) -> Self {
         Ref {
@@ -94,6 +99,23 @@ impl<T> FromPath for Ref<T> {
     fn from_path(path: String) -> Self {
         Ref::atom(path)
     }
+}
+
+impl<T> serde::Serialize for Ref<T> {
+    /// As a template field holding it is written: `${...}`.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The instance's name (`schema.metadata.name`).
+pub fn instance_name() -> Ref<String> {
+    Ref::atom("schema.metadata.name".to_owned())
+}
+
+/// The instance's namespace (`schema.metadata.namespace`).
+pub fn instance_namespace() -> Ref<String> {
+    Ref::atom("schema.metadata.namespace".to_owned())
 }
 
 /// References into the instance's spec (`schema.spec`) of type `T`.

@@ -1,0 +1,228 @@
+//! A composition: the instance's schema, its resources (JSON templates holding typed
+//! references), their conditions, and the status; emitted as a ResourceGraphDefinition that
+//! kro-graph's compiler has checked.
+
+use serde_json::{Map, Value as Json, json};
+
+use crate::{KroSchema, Ref, SimpleSchema, simple_schema};
+
+/// Why a composition is not a valid RGD.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ComposeError {
+    /// kro's compiler refused the RGD: the same errors as `kro validate`.
+    #[error("the composition {name} is not a valid RGD: {errors}")]
+    Invalid {
+        /// The composition's name.
+        name: String,
+        /// What the compiler said, field paths included.
+        errors: kro_graph::BuildErrors,
+    },
+    /// The emitted RGD does not decode (a bug of this crate).
+    #[error("the composition {name} does not decode as an RGD: {message}")]
+    Decode {
+        /// The composition's name.
+        name: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// One resource of a composition, as [`Composition::resource`] returns it: its id, and
+/// references into what the server will hold of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resource {
+    id: String,
+}
+
+impl Resource {
+    /// Its id in the RGD.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// A reference to a field of the object, by its path (`status.availableReplicas`).
+    pub fn path<T>(&self, path: &str) -> Ref<T> {
+        Ref::raw_path(format!("{}.{path}", self.id))
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> Ref<String> {
+        self.path("metadata.name")
+    }
+
+    /// `metadata.namespace`.
+    pub fn namespace(&self) -> Ref<String> {
+        self.path("metadata.namespace")
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ResourceEntry {
+    id: String,
+    template: Json,
+    include_when: Vec<String>,
+    ready_when: Vec<String>,
+}
+
+/// A composition of resources behind a typed API (see the crate docs).
+#[derive(Debug, Clone)]
+pub struct Composition {
+    name: String,
+    kind: String,
+    version: String,
+    group: Option<String>,
+    schema: SimpleSchema,
+    status: Map<String, Json>,
+    resources: Vec<ResourceEntry>,
+}
+
+impl Composition {
+    /// A composition named `name` (the RGD's name) defining the kind `kind` (version
+    /// `v1alpha1`, kro's group) whose spec is `Spec`.
+    pub fn new<Spec: KroSchema>(name: &str, kind: &str) -> Composition {
+        Composition {
+            name: name.to_owned(),
+            kind: kind.to_owned(),
+            version: "v1alpha1".to_owned(),
+            group: None,
+            schema: simple_schema::<Spec>(),
+            status: Map::new(),
+            resources: Vec::new(),
+        }
+    }
+
+    /// In the API group `group` (kro's own by default).
+    #[must_use]
+    pub fn group(mut self, group: &str) -> Composition {
+        self.group = Some(group.to_owned());
+        self
+    }
+
+    /// At API version `version` (`v1alpha1` by default).
+    #[must_use]
+    pub fn version(mut self, version: &str) -> Composition {
+        self.version = version.to_owned();
+        self
+    }
+
+    /// Adds a resource: `template` is the object, with typed references where fields are
+    /// computed (a [`Ref`] serializes as `${...}`).
+    pub fn resource(&mut self, id: &str, template: Json) -> Resource {
+        self.resources.push(ResourceEntry {
+            id: id.to_owned(),
+            template,
+            include_when: Vec::new(),
+            ready_when: Vec::new(),
+        });
+        Resource { id: id.to_owned() }
+    }
+
+    /// The resource is part of the instance only while `condition` holds (`includeWhen`).
+    pub fn include_when(&mut self, resource: &Resource, condition: &Ref<bool>) {
+        if let Some(entry) = self.entry(resource) {
+            entry.include_when.push(condition.to_string());
+        }
+    }
+
+    /// The resource is ready only when `condition` holds (`readyWhen`).
+    pub fn ready_when(&mut self, resource: &Resource, condition: &Ref<bool>) {
+        if let Some(entry) = self.entry(resource) {
+            entry.ready_when.push(condition.to_string());
+        }
+    }
+
+    /// The status field at `field` (dotted: `endpoints.public`) is `value`.
+    pub fn status<T>(&mut self, field: &str, value: &Ref<T>) {
+        let mut map = &mut self.status;
+        let mut parts = field.split('.').peekable();
+        while let Some(part) = parts.next() {
+            if parts.peek().is_none() {
+                map.insert(part.to_owned(), json!(value.to_string()));
+                break;
+            }
+            let next = map
+                .entry(part.to_owned())
+                .or_insert_with(|| Json::Object(Map::new()));
+            if !next.is_object() {
+                *next = Json::Object(Map::new());
+            }
+            let Json::Object(inner) = next else {
+                break;
+            };
+            map = inner;
+        }
+    }
+
+    fn entry(&mut self, resource: &Resource) -> Option<&mut ResourceEntry> {
+        self.resources
+            .iter_mut()
+            .find(|entry| entry.id == resource.id)
+    }
+
+    /// The RGD, checked by kro's compiler against the built-in Kubernetes schemas (the
+    /// errors are `kro validate`'s).
+    ///
+    /// # Errors
+    /// [`ComposeError::Invalid`] with every problem the compiler found.
+    pub fn to_rgd(&self) -> Result<Json, ComposeError> {
+        let rgd = self.rgd_json();
+        let decoded = kro_graph::ResourceGraphDefinition::from_json(&rgd).map_err(|error| {
+            ComposeError::Decode {
+                name: self.name.clone(),
+                message: error.to_string(),
+            }
+        })?;
+        kro_graph::build_graph(&decoded, &kro_graph::BuiltinCatalog).map_err(|errors| {
+            ComposeError::Invalid {
+                name: self.name.clone(),
+                errors,
+            }
+        })?;
+        Ok(rgd)
+    }
+
+    /// The RGD as JSON, in kro's field order, unchecked.
+    fn rgd_json(&self) -> Json {
+        let mut schema = Map::new();
+        schema.insert("apiVersion".to_owned(), json!(self.version));
+        schema.insert("kind".to_owned(), json!(self.kind));
+        if let Some(group) = &self.group {
+            schema.insert("group".to_owned(), json!(group));
+        }
+        schema.insert("spec".to_owned(), self.schema.spec.clone());
+        if self
+            .schema
+            .types
+            .as_object()
+            .is_some_and(|types| !types.is_empty())
+        {
+            schema.insert("types".to_owned(), self.schema.types.clone());
+        }
+        if !self.status.is_empty() {
+            schema.insert("status".to_owned(), Json::Object(self.status.clone()));
+        }
+        let resources: Vec<Json> = self
+            .resources
+            .iter()
+            .map(|entry| {
+                let mut resource = Map::new();
+                resource.insert("id".to_owned(), json!(entry.id));
+                if !entry.include_when.is_empty() {
+                    resource.insert("includeWhen".to_owned(), json!(entry.include_when));
+                }
+                if !entry.ready_when.is_empty() {
+                    resource.insert("readyWhen".to_owned(), json!(entry.ready_when));
+                }
+                resource.insert("template".to_owned(), entry.template.clone());
+                Json::Object(resource)
+            })
+            .collect();
+        json!({
+            "apiVersion": kro_graph::metadata::API_VERSION,
+            "kind": kro_graph::metadata::RGD_KIND,
+            "metadata": {"name": self.name},
+            "spec": {"schema": Json::Object(schema), "resources": resources},
+        })
+    }
+}
