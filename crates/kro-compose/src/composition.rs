@@ -166,6 +166,11 @@ impl Composition {
     /// # Errors
     /// [`ComposeError::Invalid`] with every problem the compiler found.
     pub fn to_rgd(&self) -> Result<Json, ComposeError> {
+        self.compile().map(|(rgd, _)| rgd)
+    }
+
+    /// The RGD and its compiled graph.
+    pub(crate) fn compile(&self) -> Result<(Json, kro_graph::CompiledGraph), ComposeError> {
         let rgd = self.rgd_json();
         let decoded = kro_graph::ResourceGraphDefinition::from_json(&rgd).map_err(|error| {
             ComposeError::Decode {
@@ -173,13 +178,28 @@ impl Composition {
                 message: error.to_string(),
             }
         })?;
-        kro_graph::build_graph(&decoded, &kro_graph::BuiltinCatalog).map_err(|errors| {
-            ComposeError::Invalid {
-                name: self.name.clone(),
-                errors,
-            }
-        })?;
-        Ok(rgd)
+        let graph =
+            kro_graph::build_graph(&decoded, &kro_graph::BuiltinCatalog).map_err(|errors| {
+                ComposeError::Invalid {
+                    name: self.name.clone(),
+                    errors,
+                }
+            })?;
+        Ok((rgd, graph))
+    }
+
+    /// The `apiVersion` of its instances.
+    pub fn api_version(&self) -> String {
+        format!(
+            "{}/{}",
+            self.group.as_deref().unwrap_or(kro_graph::metadata::GROUP),
+            self.version
+        )
+    }
+
+    /// The kind of its instances.
+    pub fn kind(&self) -> &str {
+        &self.kind
     }
 
     /// The RGD as JSON, in kro's field order, unchecked.

@@ -5,14 +5,16 @@
 //! `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`] at `schema.spec.replicas`); [`expr`]
 //! combines references into typed CEL; a [`Composition`] holds resources (JSON templates with
 //! references in them), their conditions and the status, and emits the RGD
-//! ([`Composition::to_rgd`]) once kro-graph's compiler accepts it.
+//! ([`Composition::to_rgd`]) once kro-graph's compiler accepts it; with the default feature
+//! `deploy`, `Composition::deploy` runs it through a kro controller (`Mode::Kro`) or kro's
+//! direct engine (`Mode::Direct`) and reads the status back, typed.
 //!
 //! **Must not:** evaluate or check CEL itself, or do I/O: what it emits is checked by
 //! kro-graph's compiler, the same as `kro validate`.
 //!
 //! **Status:** partial. Templates are JSON (typed k8s-openapi templates and references into
-//! built-in kinds, forEach, data nodes, externalRefs, nested compositions and deploying are
-//! the next pieces).
+//! built-in kinds, forEach, data nodes, externalRefs and nested compositions are the next
+//! pieces).
 //!
 //! ```
 //! use kro_compose::{KroSchema, simple_schema, spec};
@@ -31,11 +33,15 @@
 //! ```
 
 mod composition;
+#[cfg(feature = "deploy")]
+mod deploy;
 pub mod expr;
 mod reference;
 mod schema;
 
 pub use composition::{ComposeError, Composition, Resource};
+#[cfg(feature = "deploy")]
+pub use deploy::{DeployError, Deployment, Mode};
 pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
 pub use reference::{FromPath, Ref, instance_name, instance_namespace, spec, status};
 pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};

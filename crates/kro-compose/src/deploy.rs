@@ -1,0 +1,138 @@
+//! Deploying a composition (feature `deploy`): through a kro controller in the cluster
+//! ([`Mode::Kro`]) or straight from here with kro's own engine ([`Mode::Direct`],
+//! `kro_controller::direct`), with the status read back into the status struct.
+
+use kro_controller::direct::{
+    ApplyFailure, DirectConfig, DirectEngine, DirectError, ParentRef, Progress, Stop,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value as Json, json};
+
+use crate::{ComposeError, Composition};
+
+/// How a composition is deployed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Apply the RGD and the instance for the kro controller in the cluster, and wait.
+    Kro,
+    /// Apply the instance's resources from here with kro's engine; no controller needed.
+    Direct,
+}
+
+/// Why a deploy failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeployError {
+    /// The composition is not a valid RGD, or the spec does not serialize.
+    #[error(transparent)]
+    Compose(#[from] ComposeError),
+    /// The spec could not be written as JSON.
+    #[error("the spec cannot be written as JSON: {0}")]
+    Spec(#[source] serde_json::Error),
+    /// Deploying failed (the resource, its level and why).
+    #[error(transparent)]
+    Apply(Box<ApplyFailure>),
+    /// Handing the RGD and the instance to kro failed.
+    #[error(transparent)]
+    Kro(Box<DirectError>),
+    /// The status does not read as the status struct.
+    #[error("the instance's status does not read as the status type: {0}")]
+    Status(#[source] serde_json::Error),
+}
+
+/// A deployed instance: its status, typed, and the instance as JSON.
+#[derive(Debug)]
+pub struct Deployment<Status> {
+    /// The status read into the status struct.
+    pub status: Status,
+    /// The instance with its status.
+    pub instance: Json,
+}
+
+impl Composition {
+    /// The instance `name` (in `namespace`, for a namespaced kind) of this composition's kind
+    /// with `spec`.
+    ///
+    /// # Errors
+    /// When the spec does not serialize.
+    pub fn instance<S: Serialize>(
+        &self,
+        name: &str,
+        namespace: Option<&str>,
+        spec: &S,
+    ) -> Result<Json, serde_json::Error> {
+        let mut metadata = json!({"name": name});
+        if let Some(namespace) = namespace {
+            metadata["namespace"] = json!(namespace);
+        }
+        Ok(json!({
+            "apiVersion": self.api_version(),
+            "kind": self.kind(),
+            "metadata": metadata,
+            "spec": serde_json::to_value(spec)?,
+        }))
+    }
+
+    /// Deploys the instance `name` with `spec` through `client`, waits until it is ready,
+    /// and returns its status read into `Status`. `config` says how (timeout, concurrency…);
+    /// `report` hears the progress.
+    ///
+    /// # Errors
+    /// [`DeployError`]: the composition, the deploy (naming the resource) or the status.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn deploy<S: Serialize, Status: DeserializeOwned>(
+        &self,
+        mode: Mode,
+        client: &kube::Client,
+        name: &str,
+        namespace: Option<&str>,
+        spec: &S,
+        config: DirectConfig,
+        report: &(dyn Fn(&Progress) + Send + Sync),
+    ) -> Result<Deployment<Status>, DeployError> {
+        let (rgd, graph) = self.compile()?;
+        let instance = self
+            .instance(name, namespace, spec)
+            .map_err(DeployError::Spec)?;
+        let engine = DirectEngine::new(client.clone(), config);
+        let instance = match mode {
+            Mode::Direct => {
+                engine
+                    .apply(&graph, &instance, report, &Stop::never())
+                    .await
+                    .map_err(|failure| DeployError::Apply(Box::new(failure)))?
+                    .instance
+            }
+            Mode::Kro => engine
+                .apply_through_kro(&rgd, &graph, &instance, report, &Stop::never())
+                .await
+                .map_err(|error| DeployError::Kro(Box::new(error)))?,
+        };
+        let status =
+            serde_json::from_value(instance["status"].clone()).map_err(DeployError::Status)?;
+        Ok(Deployment { status, instance })
+    }
+
+    /// Deletes what [`deploy`](Self::deploy) made in [`Mode::Direct`] for the instance `name`:
+    /// its objects in reverse order, then its parent ConfigMap. The objects deleted.
+    ///
+    /// # Errors
+    /// When something could not be deleted (see `DirectEngine::delete`).
+    pub async fn delete_direct(
+        &self,
+        client: &kube::Client,
+        name: &str,
+        namespace: Option<&str>,
+        config: DirectConfig,
+    ) -> Result<Vec<kro_runtime::ObjectKey>, DeployError> {
+        let (_, graph) = self.compile()?;
+        let instance = json!({"metadata": {"name": name, "namespace": namespace}});
+        let parent = ParentRef::of_instance(&graph, &instance, &config.parent_namespace)
+            .map_err(|error| DeployError::Kro(Box::new(error)))?;
+        DirectEngine::new(client.clone(), config)
+            .delete(&parent, Some(&graph), &|_| {}, &Stop::never())
+            .await
+            .map_err(|error| DeployError::Kro(Box::new(error)))
+    }
+}
