@@ -320,6 +320,7 @@ fn derive_struct(input: &DeriveInput, fields: Vec<&syn::Field>) -> syn::Result<T
 fn derive_enum(input: &DeriveInput, data: &syn::DataEnum) -> syn::Result<Tokens> {
     let name = &input.ident;
     let mut values = Vec::new();
+    let mut variants: Vec<&syn::Ident> = Vec::new();
     for variant in &data.variants {
         if !matches!(variant.fields, Fields::Unit) {
             return Err(syn::Error::new(
@@ -333,6 +334,7 @@ fn derive_enum(input: &DeriveInput, data: &syn::DataEnum) -> syn::Result<Tokens>
                 .rename
                 .unwrap_or_else(|| variant.ident.to_string()),
         );
+        variants.push(&variant.ident);
     }
     if values.is_empty() {
         return Err(syn::Error::new(
@@ -345,6 +347,17 @@ fn derive_enum(input: &DeriveInput, data: &syn::DataEnum) -> syn::Result<Tokens>
             type Ref = ::kro_compose::Ref<#name>;
             fn schema_type(_: &mut ::kro_compose::Types) -> ::kro_compose::SchemaType {
                 ::kro_compose::SchemaType::Enum(::std::vec![#(#values.to_owned()),*])
+            }
+        }
+
+        impl ::kro_compose::expr::StringEnum for #name {}
+
+        impl ::kro_compose::expr::Operand<#name> for #name {
+            fn cel(&self) -> ::std::string::String {
+                let value = match self {
+                    #(#name::#variants => #values,)*
+                };
+                ::kro_compose::__private::serde_json::Value::String(value.to_owned()).to_string()
             }
         }
     })

@@ -60,9 +60,12 @@ impl Resource {
 #[derive(Debug, Clone)]
 struct ResourceEntry {
     id: String,
-    template: Json,
+    /// `template`, `data` or `externalRef`, and its body.
+    body: (&'static str, Json),
     include_when: Vec<String>,
     ready_when: Vec<String>,
+    /// The dimensions of a collection, in order: name and the list it runs over.
+    for_each: Vec<(String, String)>,
 }
 
 /// A composition of resources behind a typed API (see the crate docs).
@@ -109,11 +112,54 @@ impl Composition {
     /// Adds a resource: `template` is the object, with typed references where fields are
     /// computed (a [`Ref`] serializes as `${...}`).
     pub fn resource(&mut self, id: &str, template: Json) -> Resource {
+        self.add(id, "template", template)
+    }
+
+    /// Adds a data node: values computed once (references in them are evaluated) that other
+    /// resources read as `handle.path("field")`.
+    pub fn data(&mut self, id: &str, values: Json) -> Resource {
+        self.add(id, "data", values)
+    }
+
+    /// Adds an externalRef by name: an existing object kro reads and waits for, and never
+    /// writes. `name` (and `namespace`, else the instance's) may be references.
+    pub fn external_ref(
+        &mut self,
+        id: &str,
+        api_version: &str,
+        kind: &str,
+        name: impl serde::Serialize,
+        namespace: Option<&str>,
+    ) -> Resource {
+        let mut metadata = json!({"name": name});
+        if let Some(namespace) = namespace {
+            metadata["namespace"] = json!(namespace);
+        }
+        self.add(
+            id,
+            "externalRef",
+            json!({"apiVersion": api_version, "kind": kind, "metadata": metadata}),
+        )
+    }
+
+    /// Makes `resource` a collection: one object per item of `over`, the item bound to
+    /// `dimension` (read it in the template through [`dimension`](crate::dimension)). Several
+    /// dimensions make the cartesian product.
+    pub fn for_each<T>(&mut self, resource: &Resource, dimension: &str, over: &Ref<Vec<T>>) {
+        if let Some(entry) = self.entry(resource) {
+            entry
+                .for_each
+                .push((dimension.to_owned(), over.to_string()));
+        }
+    }
+
+    fn add(&mut self, id: &str, field: &'static str, body: Json) -> Resource {
         self.resources.push(ResourceEntry {
             id: id.to_owned(),
-            template,
+            body: (field, body),
             include_when: Vec::new(),
             ready_when: Vec::new(),
+            for_each: Vec::new(),
         });
         Resource { id: id.to_owned() }
     }
@@ -234,7 +280,15 @@ impl Composition {
                 if !entry.ready_when.is_empty() {
                     resource.insert("readyWhen".to_owned(), json!(entry.ready_when));
                 }
-                resource.insert("template".to_owned(), entry.template.clone());
+                if !entry.for_each.is_empty() {
+                    let dimensions: Vec<Json> = entry
+                        .for_each
+                        .iter()
+                        .map(|(name, over)| json!({ name.as_str(): over }))
+                        .collect();
+                    resource.insert("forEach".to_owned(), Json::Array(dimensions));
+                }
+                resource.insert(entry.body.0.to_owned(), entry.body.1.clone());
                 Json::Object(resource)
             })
             .collect();

@@ -331,6 +331,16 @@ macro_rules! text_through_string {
 
 text_through_string!(i8, i16, i32, i64, u8, u16, u32, f32, f64, bool);
 
+/// A unit enum with `#[derive(KroSchema)]`: a string in CEL. Its variants are operands
+/// (`tier.environment().eq(Environment::Prod)`) and its references read as text.
+pub trait StringEnum: KroSchema {}
+
+impl<T: StringEnum> CelText for Ref<T> {
+    fn cel_text(&self) -> String {
+        self.operand()
+    }
+}
+
 impl<T: CelText> CelText for &T {
     fn cel_text(&self) -> String {
         (*self).cel_text()

@@ -108,6 +108,11 @@ impl<T> serde::Serialize for Ref<T> {
     }
 }
 
+/// The item a collection's dimension is bound to (see `Composition::for_each`), typed.
+pub fn dimension<T: KroSchema>(name: &str) -> T::Ref {
+    T::Ref::from_path(name.to_owned())
+}
+
 /// The instance's name (`schema.metadata.name`).
 pub fn instance_name() -> Ref<String> {
     Ref::atom("schema.metadata.name".to_owned())

@@ -161,3 +161,141 @@ fn a_mistake_is_reported_with_the_compiler_s_errors() {
     let message = error.to_string();
     assert!(message.contains("nothere"), "{message}");
 }
+
+#[derive(KroSchema)]
+enum Environment {
+    #[kro(rename = "dev")]
+    Dev,
+    #[kro(rename = "staging")]
+    Staging,
+    #[kro(rename = "prod")]
+    Prod,
+}
+
+#[derive(KroSchema)]
+struct ServiceTierSpec {
+    #[kro(default = "dev")]
+    environment: Environment,
+    #[kro(default = "nginx:1.27")]
+    image: String,
+}
+
+/// examples/data-node, in Rust: two data nodes read by a ConfigMap and a Deployment.
+fn service_tier() -> Composition {
+    let tier = spec::<ServiceTierSpec>();
+    let mut composition = Composition::new::<ServiceTierSpec>("service-tier", "ServiceTier");
+    let prod = tier
+        .environment()
+        .eq(kro_compose::Ref::<Environment>::raw("'prod'"));
+    let naming = composition.data(
+        "naming",
+        json!({
+            "prefix": fmt_cel!("{}-{}", instance_name(), tier.environment()),
+            "team": "platform",
+        }),
+    );
+    let sizing = composition.data(
+        "sizing",
+        json!({
+            "replicas": kro_compose::expr::cond(&prod, 3, 1),
+            "memory": kro_compose::expr::cond(&prod, "512Mi", "128Mi"),
+        }),
+    );
+    let prefix = naming.path::<String>("prefix");
+    let settings = composition.resource(
+        "settings",
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": prefix.concat("-settings"),
+                "labels": {"team": naming.path::<String>("team")},
+            },
+            "data": {
+                "environment": tier.environment(),
+                "memory": sizing.path::<String>("memory"),
+            },
+        }),
+    );
+    composition.resource(
+        "app",
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": prefix, "labels": {"team": naming.path::<String>("team")}},
+            "spec": {
+                "replicas": sizing.path::<i64>("replicas"),
+                "selector": {"matchLabels": {"app": prefix}},
+                "template": {
+                    "metadata": {"labels": {"app": prefix}},
+                    "spec": {"containers": [{
+                        "name": "app",
+                        "image": tier.image(),
+                        "envFrom": [{"configMapRef": {"name": settings.name()}}],
+                        "resources": {"limits": {"memory": sizing.path::<String>("memory")}},
+                    }]},
+                },
+            },
+        }),
+    );
+    composition.status("prefix", &prefix);
+    composition.status("replicas", &sizing.path::<i64>("replicas"));
+    composition
+}
+
+#[test]
+fn the_data_node_composition_is_the_example_s_graph_and_crd() {
+    let emitted = service_tier().to_rgd().expect("a valid RGD");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/data-node/rgd.yaml"
+    );
+    let written: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(path).expect("the example")).expect("YAML");
+    let (emitted, written) = (compile(&emitted), compile(&written));
+    assert_eq!(shape(&emitted), shape(&written));
+    assert_eq!(emitted.crd, written.crd, "the CRDs differ");
+}
+
+#[derive(KroSchema)]
+struct RegionalSpec {
+    regions: Vec<String>,
+}
+
+#[test]
+fn a_collection_over_a_dimension_reading_an_external_ref_compiles() {
+    let regional = spec::<RegionalSpec>();
+    let mut composition = Composition::new::<RegionalSpec>("regional", "Regional");
+    let shared = composition.external_ref("shared", "v1", "ConfigMap", "platform-settings", None);
+    let configs = composition.resource(
+        "configs",
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": fmt_cel!("{}-{}", instance_name(), kro_compose::dimension::<String>("region"))},
+            "data": {
+                "region": kro_compose::dimension::<String>("region"),
+                "owner": shared.path::<String>("data.owner"),
+            },
+        }),
+    );
+    composition.for_each(&configs, "region", &regional.regions());
+    let rgd = composition.to_rgd().expect("a valid RGD");
+    assert_eq!(
+        rgd["spec"]["resources"][1]["forEach"],
+        json!([{"region": "${schema.spec.regions}"}])
+    );
+    assert_eq!(
+        rgd["spec"]["resources"][0]["externalRef"]["metadata"]["name"],
+        "platform-settings"
+    );
+    let graph = compile(&rgd);
+    assert!(graph.node("configs").expect("configs").is_collection());
+    assert_eq!(
+        shape(&graph),
+        [
+            vec![("shared".to_owned(), vec![])],
+            vec![("configs".to_owned(), vec!["shared".to_owned()])],
+        ]
+    );
+}
