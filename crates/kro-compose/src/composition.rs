@@ -66,6 +66,8 @@ struct ResourceEntry {
     ready_when: Vec<String>,
     /// The dimensions of a collection, in order: name and the list it runs over.
     for_each: Vec<(String, String)>,
+    /// The seed's form: one list, the item read as `each.item`.
+    for_each_item: Option<String>,
 }
 
 /// A composition of resources behind a typed API (see the crate docs).
@@ -142,6 +144,36 @@ impl Composition {
         )
     }
 
+    /// Adds an externalRef by label selector: every object of the kind (in `namespace`, else
+    /// the instance's) whose labels match `match_labels`, read as a list. Label values may be
+    /// references.
+    pub fn external_ref_selector(
+        &mut self,
+        id: &str,
+        api_version: &str,
+        kind: &str,
+        match_labels: Json,
+        namespace: Option<&str>,
+    ) -> Resource {
+        let mut metadata = json!({"selector": {"matchLabels": match_labels}});
+        if let Some(namespace) = namespace {
+            metadata["namespace"] = json!(namespace);
+        }
+        self.add(
+            id,
+            "externalRef",
+            json!({"apiVersion": api_version, "kind": kind, "metadata": metadata}),
+        )
+    }
+
+    /// Makes `resource` a collection in the seed's form: one object per item of `over`, read
+    /// in the template through [`each_item`](crate::each_item) (and `each_index`).
+    pub fn for_each_item<T>(&mut self, resource: &Resource, over: &Ref<Vec<T>>) {
+        if let Some(entry) = self.entry(resource) {
+            entry.for_each_item = Some(over.to_string());
+        }
+    }
+
     /// Makes `resource` a collection: one object per item of `over`, the item bound to
     /// `dimension` (read it in the template through [`dimension`](crate::dimension)). Several
     /// dimensions make the cartesian product.
@@ -160,6 +192,7 @@ impl Composition {
             include_when: Vec::new(),
             ready_when: Vec::new(),
             for_each: Vec::new(),
+            for_each_item: None,
         });
         Resource { id: id.to_owned() }
     }
@@ -280,7 +313,9 @@ impl Composition {
                 if !entry.ready_when.is_empty() {
                     resource.insert("readyWhen".to_owned(), json!(entry.ready_when));
                 }
-                if !entry.for_each.is_empty() {
+                if let Some(over) = &entry.for_each_item {
+                    resource.insert("forEach".to_owned(), json!(over));
+                } else if !entry.for_each.is_empty() {
                     let dimensions: Vec<Json> = entry
                         .for_each
                         .iter()

@@ -13,7 +13,8 @@
 //! kro-graph's compiler, the same as `kro validate`.
 //!
 //! **Status:** partial. Templates are JSON; typed k8s-openapi templates and references into
-//! built-in kinds, externalRefs by selector and nested compositions are the next pieces.
+//! built-in kinds, typed externalRefs to other compositions and nested compositions are the
+//! next pieces.
 //!
 //! ```
 //! use kro_compose::{KroSchema, simple_schema, spec};
@@ -42,7 +43,10 @@ pub use composition::{ComposeError, Composition, Resource};
 #[cfg(feature = "deploy")]
 pub use deploy::{DeployError, Deployment, Mode};
 pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
-pub use reference::{FromPath, Ref, dimension, instance_name, instance_namespace, spec, status};
+pub use reference::{
+    FromPath, Ref, dimension, each_index, each_item, instance_name, instance_namespace, spec,
+    status,
+};
 pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};
 
 /// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and

@@ -113,6 +113,17 @@ pub fn dimension<T: KroSchema>(name: &str) -> T::Ref {
     T::Ref::from_path(name.to_owned())
 }
 
+/// The item of a collection in the seed's form (`each.item`; see
+/// `Composition::for_each_item`), typed.
+pub fn each_item<T: KroSchema>() -> T::Ref {
+    T::Ref::from_path("each.item".to_owned())
+}
+
+/// The position of the item of a collection in the seed's form (`each.index`).
+pub fn each_index() -> Ref<i64> {
+    Ref::atom("each.index".to_owned())
+}
+
 /// The instance's name (`schema.metadata.name`).
 pub fn instance_name() -> Ref<String> {
     Ref::atom("schema.metadata.name".to_owned())

@@ -299,3 +299,106 @@ fn a_collection_over_a_dimension_reading_an_external_ref_compiles() {
         ]
     );
 }
+
+#[derive(KroSchema)]
+struct WorkerPoolSpec {
+    #[kro(default = "busybox:1.36")]
+    image: String,
+    /// Optional, as the example declares it (`"[]string"`, no `required=true`).
+    queues: Option<Vec<String>>,
+}
+
+/// examples/workers, in Rust: a collection in the seed's form (`each.item`), per-item
+/// readiness, and a ConfigMap listing the workers.
+fn worker_pool() -> Composition {
+    let pool = spec::<WorkerPoolSpec>();
+    let queue = kro_compose::each_item::<String>();
+    let mut composition = Composition::new::<WorkerPoolSpec>("workerpool", "WorkerPool");
+    let workers = composition.resource(
+        "workers",
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": instance_name().concat("-").concat(queue.clone()),
+                "labels": {"queue": queue},
+            },
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"queue": queue}},
+                "template": {
+                    "metadata": {"labels": {"queue": queue}},
+                    "spec": {"containers": [{
+                        "name": "worker",
+                        "image": pool.image(),
+                        "args": ["consume", queue],
+                    }]},
+                },
+            },
+        }),
+    );
+    composition.for_each_item(&workers, &pool.queues());
+    composition.ready_when(
+        &workers,
+        &kro_compose::Ref::<bool>::raw("each.status.readyReplicas == 1"),
+    );
+    let names: kro_compose::Ref<String> =
+        kro_compose::cel!("workers.map(w, w.metadata.name).join(',')");
+    let count: kro_compose::Ref<String> = kro_compose::cel!("string(size(workers))");
+    composition.resource(
+        "roster",
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": instance_name().concat("-roster")},
+            "data": {"workers": names, "count": count},
+        }),
+    );
+    let size: kro_compose::Ref<i64> = kro_compose::cel!("size(workers)");
+    composition.status("workers", &size);
+    composition.status("names", &names);
+    composition
+}
+
+#[test]
+fn the_worker_pool_composition_is_the_example_s_graph_and_crd() {
+    let emitted = worker_pool().to_rgd().expect("a valid RGD");
+    assert_eq!(
+        emitted["spec"]["resources"][0]["forEach"],
+        "${schema.spec.queues}"
+    );
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/workers/rgd.yaml"
+    );
+    let written: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(path).expect("the example")).expect("YAML");
+    let (emitted, written) = (compile(&emitted), compile(&written));
+    assert_eq!(shape(&emitted), shape(&written));
+    assert_eq!(emitted.crd, written.crd, "the CRDs differ");
+}
+
+#[test]
+fn an_external_ref_by_selector_is_a_list_of_the_matching_objects() {
+    #[derive(KroSchema)]
+    struct TeamSpec {
+        team: String,
+    }
+    let mut composition = Composition::new::<TeamSpec>("team-reader", "TeamReader");
+    let configs = composition.external_ref_selector(
+        "configs",
+        "v1",
+        "ConfigMap",
+        json!({"team": spec::<TeamSpec>().team()}),
+        None,
+    );
+    let count: kro_compose::Ref<i64> = kro_compose::Ref::raw(format!("size({})", configs.id()));
+    composition.status("configs", &count);
+    let rgd = composition.to_rgd().expect("a valid RGD");
+    assert_eq!(
+        rgd["spec"]["resources"][0]["externalRef"]["metadata"],
+        json!({"selector": {"matchLabels": {"team": "${schema.spec.team}"}}})
+    );
+    let graph = compile(&rgd);
+    assert!(graph.node("configs").is_some());
+}
