@@ -129,18 +129,28 @@ fn shape(graph: &CompiledGraph) -> Vec<Vec<(String, Vec<String>)>> {
         .collect()
 }
 
-#[test]
-fn the_webapp_composition_is_the_example_s_graph_and_crd() {
-    let emitted = webapp().to_rgd().expect("a valid RGD");
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/webapp/rgd.yaml"
+/// Holds `emitted` to the same graph (nodes by level, their dependencies) and CRD as the
+/// hand-written RGD of `examples/<example>`.
+fn same_graph_and_crd_as_example(emitted: &Value, example: &str) {
+    let path = format!(
+        "{}/../../examples/{example}/rgd.yaml",
+        env!("CARGO_MANIFEST_DIR")
     );
     let written: Value =
         serde_saphyr::from_str(&std::fs::read_to_string(path).expect("the example")).expect("YAML");
-    let (emitted, written) = (compile(&emitted), compile(&written));
-    assert_eq!(shape(&emitted), shape(&written));
-    assert_eq!(emitted.crd, written.crd, "the CRDs differ");
+    let (emitted, written) = (compile(emitted), compile(&written));
+    assert_eq!(
+        shape(&emitted),
+        shape(&written),
+        "{example}: the graphs differ"
+    );
+    assert_eq!(emitted.crd, written.crd, "{example}: the CRDs differ");
+}
+
+#[test]
+fn the_webapp_composition_is_the_example_s_graph_and_crd() {
+    let emitted = webapp().to_rgd().expect("a valid RGD");
+    same_graph_and_crd_as_example(&emitted, "webapp");
 }
 
 #[test]
@@ -246,15 +256,7 @@ fn service_tier() -> Composition {
 #[test]
 fn the_data_node_composition_is_the_example_s_graph_and_crd() {
     let emitted = service_tier().to_rgd().expect("a valid RGD");
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/data-node/rgd.yaml"
-    );
-    let written: Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(path).expect("the example")).expect("YAML");
-    let (emitted, written) = (compile(&emitted), compile(&written));
-    assert_eq!(shape(&emitted), shape(&written));
-    assert_eq!(emitted.crd, written.crd, "the CRDs differ");
+    same_graph_and_crd_as_example(&emitted, "data-node");
 }
 
 #[derive(KroSchema)]
@@ -367,15 +369,7 @@ fn the_worker_pool_composition_is_the_example_s_graph_and_crd() {
         emitted["spec"]["resources"][0]["forEach"],
         "${schema.spec.queues}"
     );
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/workers/rgd.yaml"
-    );
-    let written: Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(path).expect("the example")).expect("YAML");
-    let (emitted, written) = (compile(&emitted), compile(&written));
-    assert_eq!(shape(&emitted), shape(&written));
-    assert_eq!(emitted.crd, written.crd, "the CRDs differ");
+    same_graph_and_crd_as_example(&emitted, "workers");
 }
 
 #[test]
