@@ -278,15 +278,18 @@ fn derive_struct(input: &DeriveInput, fields: Vec<&syn::Field>) -> syn::Result<T
         let doc = format!("A reference to `{schema_name}`.");
         methods.push(quote! {
             #[doc = #doc]
-            pub fn #ident(&self) -> <#ty as ::kro_compose::KroSchema>::Ref {
+            pub fn #ident(&self) -> <#ty as ::kro_compose::Typed>::Ref {
                 ::kro_compose::FromPath::from_path(::std::format!("{}.{}", self.path, #schema_name))
             }
         });
     }
     let reference_doc = format!("Typed references into a `{type_name}` (see `kro_compose::spec`).");
     Ok(quote! {
-        impl ::kro_compose::KroSchema for #name {
+        impl ::kro_compose::Typed for #name {
             type Ref = #reference;
+        }
+
+        impl ::kro_compose::KroSchema for #name {
             fn schema_type(types: &mut ::kro_compose::Types) -> ::kro_compose::SchemaType {
                 ::kro_compose::SchemaType::Object(::std::vec![#(#field_values),*])
             }
@@ -343,14 +346,26 @@ fn derive_enum(input: &DeriveInput, data: &syn::DataEnum) -> syn::Result<Tokens>
         ));
     }
     Ok(quote! {
-        impl ::kro_compose::KroSchema for #name {
+        impl ::kro_compose::Typed for #name {
             type Ref = ::kro_compose::Ref<#name>;
+        }
+
+        impl ::kro_compose::KroSchema for #name {
             fn schema_type(_: &mut ::kro_compose::Types) -> ::kro_compose::SchemaType {
                 ::kro_compose::SchemaType::Enum(::std::vec![#(#values.to_owned()),*])
             }
         }
 
         impl ::kro_compose::expr::StringEnum for #name {}
+
+        impl ::std::convert::From<#name> for ::kro_compose::Value<::std::string::String> {
+            fn from(value: #name) -> Self {
+                let text = match value {
+                    #(#name::#variants => #values,)*
+                };
+                ::kro_compose::Value::Set(text.to_owned())
+            }
+        }
 
         impl ::kro_compose::expr::Operand<#name> for #name {
             fn cel(&self) -> ::std::string::String {

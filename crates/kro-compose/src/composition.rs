@@ -2,9 +2,12 @@
 //! references), their conditions, and the status; emitted as a ResourceGraphDefinition that
 //! kro-graph's compiler has checked.
 
+use std::ops::Deref;
+
 use serde_json::{Map, Value as Json, json};
 
-use crate::{KroSchema, Ref, SimpleSchema, simple_schema};
+use crate::template::{Kind, ObjectRef, Template, TemplateError};
+use crate::{FromPath, KroSchema, Ref, SimpleSchema, Value, simple_schema};
 
 /// Why a composition is not a valid RGD.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +21,16 @@ pub enum ComposeError {
         /// What the compiler said, field paths included.
         errors: kro_graph::BuildErrors,
     },
+    /// A resource's template could not be written (a field set by path with `with`).
+    #[error("the resource {id} of the composition {name}: {error}")]
+    Template {
+        /// The composition's name.
+        name: String,
+        /// The resource's id.
+        id: String,
+        /// What went wrong.
+        error: TemplateError,
+    },
     /// The emitted RGD does not decode (a bug of this crate).
     #[error("the composition {name} does not decode as an RGD: {message}")]
     Decode {
@@ -28,14 +41,34 @@ pub enum ComposeError {
     },
 }
 
-/// One resource of a composition, as [`Composition::resource`] returns it: its id, and
-/// references into what the server will hold of it.
+/// One resource of a composition, as [`Composition::add`] returns it: its id, and typed
+/// references into what the server will hold of it: a `Resource<DeploymentRef>` derefs to
+/// a [`DeploymentRef`](crate::k8s::api::apps::v1::DeploymentRef), so
+/// `deployment.status().available_replicas()` is a `Ref<i64>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resource {
+pub struct Resource<R = ObjectRef> {
     id: String,
+    refs: R,
 }
 
-impl Resource {
+impl<R> Deref for Resource<R> {
+    type Target = R;
+
+    fn deref(&self) -> &R {
+        &self.refs
+    }
+}
+
+impl<R: FromPath> Resource<R> {
+    fn new(id: &str) -> Resource<R> {
+        Resource {
+            id: id.to_owned(),
+            refs: R::from_path(id.to_owned()),
+        }
+    }
+}
+
+impl<R> Resource<R> {
     /// Its id in the RGD.
     pub fn id(&self) -> &str {
         &self.id
@@ -80,6 +113,8 @@ pub struct Composition {
     schema: SimpleSchema,
     status: Map<String, Json>,
     resources: Vec<ResourceEntry>,
+    /// Templates that could not be written, by resource id.
+    errors: Vec<(String, TemplateError)>,
 }
 
 impl Composition {
@@ -94,6 +129,7 @@ impl Composition {
             schema: simple_schema::<Spec>(),
             status: Map::new(),
             resources: Vec::new(),
+            errors: Vec::new(),
         }
     }
 
@@ -111,37 +147,97 @@ impl Composition {
         self
     }
 
-    /// Adds a resource: `template` is the object, with typed references where fields are
-    /// computed (a [`Ref`] serializes as `${...}`).
-    pub fn resource(&mut self, id: &str, template: Json) -> Resource {
-        self.add(id, "template", template)
+    /// Adds a resource made from `template`: a built-in kind's typed template
+    /// ([`k8s`](crate::k8s)), or any JSON (in which a [`Ref`] serializes as `${...}`). The
+    /// handle gives typed references into the object.
+    ///
+    /// ```
+    /// use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// use kro_compose::k8s::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    /// use kro_compose::{Composition, KroSchema, instance_name, spec};
+    ///
+    /// #[derive(KroSchema)]
+    /// struct AppSpec {
+    ///     color: String,
+    /// }
+    ///
+    /// let mut app = Composition::new::<AppSpec>("app", "App");
+    /// let settings = app.add("settings", ConfigMap {
+    ///     metadata: ObjectMeta { name: instance_name().into(), ..Default::default() }.into(),
+    ///     data: [("color", spec::<AppSpec>().color())].into(),
+    ///     ..Default::default()
+    /// });
+    /// assert_eq!(settings.data().expression(), "settings.data");
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["resources"][0]["template"]["data"]["color"], "${schema.spec.color}");
+    /// # Ok::<(), kro_compose::ComposeError>(())
+    /// ```
+    pub fn add<T: Template>(&mut self, id: &str, template: T) -> Resource<T::Ref> {
+        let body = match template.to_template() {
+            Ok(body) => body,
+            Err(error) => {
+                self.errors.push((id.to_owned(), error));
+                Json::Null
+            }
+        };
+        self.push(id, "template", body);
+        Resource::new(id)
     }
 
     /// Adds a data node: values computed once (references in them are evaluated) that other
     /// resources read as `handle.path("field")`.
     pub fn data(&mut self, id: &str, values: Json) -> Resource {
-        self.add(id, "data", values)
+        self.push(id, "data", values);
+        Resource::new(id)
     }
 
-    /// Adds an externalRef by name: an existing object kro reads and waits for, and never
-    /// writes. `name` (and `namespace`, else the instance's) may be references.
-    pub fn external_ref(
+    /// Adds an externalRef by name to an object of the built-in kind `K`: an existing object
+    /// kro reads and waits for, and never writes. `name` may be a reference; `namespace` is
+    /// the instance's unless given. The handle's references are typed by the kind.
+    ///
+    /// ```
+    /// use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// use kro_compose::{Composition, KroSchema};
+    ///
+    /// #[derive(KroSchema)]
+    /// struct AppSpec {
+    ///     color: String,
+    /// }
+    ///
+    /// let mut app = Composition::new::<AppSpec>("app", "App");
+    /// let shared = app.external_ref::<ConfigMap>("shared", "platform-settings", None);
+    /// assert_eq!(shared.data().expression(), "shared.data");
+    /// ```
+    pub fn external_ref<K: Kind + Template>(
+        &mut self,
+        id: &str,
+        name: impl Into<Value<String>>,
+        namespace: Option<&str>,
+    ) -> Resource<K::Ref> {
+        self.external_ref_of(id, K::API_VERSION, K::KIND, name, namespace)
+    }
+
+    /// Adds an externalRef by name to an object of any kind (`apiVersion`, `kind`), read
+    /// through the handle's paths (see [`external_ref`](Self::external_ref)).
+    pub fn external_ref_of<R: FromPath>(
         &mut self,
         id: &str,
         api_version: &str,
         kind: &str,
-        name: impl serde::Serialize,
+        name: impl Into<Value<String>>,
         namespace: Option<&str>,
-    ) -> Resource {
-        let mut metadata = json!({"name": name});
+    ) -> Resource<R> {
+        let mut metadata = Map::new();
+        name.into().write_to(&mut metadata, "name");
         if let Some(namespace) = namespace {
-            metadata["namespace"] = json!(namespace);
+            metadata.insert("namespace".to_owned(), json!(namespace));
         }
-        self.add(
+        self.push(
             id,
             "externalRef",
             json!({"apiVersion": api_version, "kind": kind, "metadata": metadata}),
-        )
+        );
+        Resource::new(id)
     }
 
     /// Adds an externalRef by label selector: every object of the kind (in `namespace`, else
@@ -159,16 +255,17 @@ impl Composition {
         if let Some(namespace) = namespace {
             metadata["namespace"] = json!(namespace);
         }
-        self.add(
+        self.push(
             id,
             "externalRef",
             json!({"apiVersion": api_version, "kind": kind, "metadata": metadata}),
-        )
+        );
+        Resource::new(id)
     }
 
     /// Makes `resource` a collection in the seed's form: one object per item of `over`, read
     /// in the template through [`each_item`](crate::each_item) (and `each_index`).
-    pub fn for_each_item<T>(&mut self, resource: &Resource, over: &Ref<Vec<T>>) {
+    pub fn for_each_item<T, R>(&mut self, resource: &Resource<R>, over: &Ref<Vec<T>>) {
         if let Some(entry) = self.entry(resource) {
             entry.for_each_item = Some(over.to_string());
         }
@@ -177,7 +274,7 @@ impl Composition {
     /// Makes `resource` a collection: one object per item of `over`, the item bound to
     /// `dimension` (read it in the template through [`dimension`](crate::dimension)). Several
     /// dimensions make the cartesian product.
-    pub fn for_each<T>(&mut self, resource: &Resource, dimension: &str, over: &Ref<Vec<T>>) {
+    pub fn for_each<T, R>(&mut self, resource: &Resource<R>, dimension: &str, over: &Ref<Vec<T>>) {
         if let Some(entry) = self.entry(resource) {
             entry
                 .for_each
@@ -185,7 +282,7 @@ impl Composition {
         }
     }
 
-    fn add(&mut self, id: &str, field: &'static str, body: Json) -> Resource {
+    fn push(&mut self, id: &str, field: &'static str, body: Json) {
         self.resources.push(ResourceEntry {
             id: id.to_owned(),
             body: (field, body),
@@ -194,18 +291,17 @@ impl Composition {
             for_each: Vec::new(),
             for_each_item: None,
         });
-        Resource { id: id.to_owned() }
     }
 
     /// The resource is part of the instance only while `condition` holds (`includeWhen`).
-    pub fn include_when(&mut self, resource: &Resource, condition: &Ref<bool>) {
+    pub fn include_when<R>(&mut self, resource: &Resource<R>, condition: &Ref<bool>) {
         if let Some(entry) = self.entry(resource) {
             entry.include_when.push(condition.to_string());
         }
     }
 
     /// The resource is ready only when `condition` holds (`readyWhen`).
-    pub fn ready_when(&mut self, resource: &Resource, condition: &Ref<bool>) {
+    pub fn ready_when<R>(&mut self, resource: &Resource<R>, condition: &Ref<bool>) {
         if let Some(entry) = self.entry(resource) {
             entry.ready_when.push(condition.to_string());
         }
@@ -233,7 +329,7 @@ impl Composition {
         }
     }
 
-    fn entry(&mut self, resource: &Resource) -> Option<&mut ResourceEntry> {
+    fn entry<R>(&mut self, resource: &Resource<R>) -> Option<&mut ResourceEntry> {
         self.resources
             .iter_mut()
             .find(|entry| entry.id == resource.id)
@@ -250,6 +346,13 @@ impl Composition {
 
     /// The RGD and its compiled graph.
     pub(crate) fn compile(&self) -> Result<(Json, kro_graph::CompiledGraph), ComposeError> {
+        if let Some((id, error)) = self.errors.first() {
+            return Err(ComposeError::Template {
+                name: self.name.clone(),
+                id: id.clone(),
+                error: error.clone(),
+            });
+        }
         let rgd = self.rgd_json();
         let decoded = kro_graph::ResourceGraphDefinition::from_json(&rgd).map_err(|error| {
             ComposeError::Decode {

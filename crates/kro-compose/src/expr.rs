@@ -255,7 +255,7 @@ fn with_variable<E: FromPath, R>(body: impl FnOnce(E) -> Ref<R>) -> (String, Ref
     (name, result)
 }
 
-impl<T: KroSchema> Ref<Vec<T>> {
+impl<T: crate::Typed> Ref<Vec<T>> {
     /// `size(self)`.
     pub fn size(&self) -> Ref<i64> {
         Ref::atom(format!("size({})", self.expression()))

@@ -36,8 +36,10 @@ mod composition;
 #[cfg(feature = "deploy")]
 mod deploy;
 pub mod expr;
+pub mod k8s;
 mod reference;
 mod schema;
+mod template;
 
 pub use composition::{ComposeError, Composition, Resource};
 #[cfg(feature = "deploy")]
@@ -48,14 +50,33 @@ pub use reference::{
     status,
 };
 pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};
+pub use template::{
+    CelAs, IntOrString, Kind, ObjectRef, Quantity, Template, TemplateError, ToJson, Value, With,
+};
+
+/// A type references to which are typed: a reference to a value of it is a `Self::Ref`.
+pub trait Typed {
+    /// How a reference to a value of this type is typed: [`Ref<Self>`] for scalars and
+    /// collections, a generated `<Struct>Ref` with a method per field for structs (the spec
+    /// and status structs, and the built-in kinds' definitions in [`k8s`]).
+    type Ref: FromPath;
+}
+
+impl Typed for serde_json::Value {
+    type Ref = Ref<serde_json::Value>;
+}
+
+impl Typed for IntOrString {
+    type Ref = Ref<IntOrString>;
+}
+
+impl Typed for Quantity {
+    type Ref = Ref<Quantity>;
+}
 
 /// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and
 /// maps of them, and structs and unit enums with `#[derive(KroSchema)]`.
-pub trait KroSchema {
-    /// How a reference to a value of this type is typed: [`Ref<Self>`] for scalars and
-    /// collections, a generated `<Struct>Ref` with a method per field for structs.
-    type Ref: FromPath;
-
+pub trait KroSchema: Typed {
     /// Its SimpleSchema type; structs used in lists or maps are added to `types` under their
     /// name.
     fn schema_type(types: &mut Types) -> SchemaType;

@@ -4,8 +4,6 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use crate::KroSchema;
-
 /// Something a reference can be made of, given the CEL path it reads.
 pub trait FromPath {
     /// The reference reading `path` (`schema.spec.ingress`).
@@ -109,13 +107,13 @@ impl<T> serde::Serialize for Ref<T> {
 }
 
 /// The item a collection's dimension is bound to (see `Composition::for_each`), typed.
-pub fn dimension<T: KroSchema>(name: &str) -> T::Ref {
+pub fn dimension<T: crate::Typed>(name: &str) -> T::Ref {
     T::Ref::from_path(name.to_owned())
 }
 
 /// The item of a collection in the seed's form (`each.item`; see
 /// `Composition::for_each_item`), typed.
-pub fn each_item<T: KroSchema>() -> T::Ref {
+pub fn each_item<T: crate::Typed>() -> T::Ref {
     T::Ref::from_path("each.item".to_owned())
 }
 
@@ -135,11 +133,11 @@ pub fn instance_namespace() -> Ref<String> {
 }
 
 /// References into the instance's spec (`schema.spec`) of type `T`.
-pub fn spec<T: KroSchema>() -> T::Ref {
+pub fn spec<T: crate::Typed>() -> T::Ref {
     T::Ref::from_path("schema.spec".to_owned())
 }
 
 /// References into the instance's status (`schema.status`) of type `T`.
-pub fn status<T: KroSchema>() -> T::Ref {
+pub fn status<T: crate::Typed>() -> T::Ref {
     T::Ref::from_path("schema.status".to_owned())
 }

@@ -178,8 +178,10 @@ pub(crate) fn quote(text: &str) -> String {
 macro_rules! named {
     ($name:literal: $($ty:ty),*) => {
         $(
-            impl KroSchema for $ty {
+            impl crate::Typed for $ty {
                 type Ref = crate::Ref<$ty>;
+            }
+            impl KroSchema for $ty {
                 fn schema_type(_: &mut Types) -> SchemaType {
                     SchemaType::Named($name.to_owned())
                 }
@@ -193,22 +195,31 @@ named!("float": f32, f64);
 named!("string": String);
 named!("boolean": bool);
 
-impl<T: KroSchema> KroSchema for Vec<T> {
+impl<T: crate::Typed> crate::Typed for Vec<T> {
     type Ref = crate::Ref<Vec<T>>;
+}
+
+impl<T: KroSchema> KroSchema for Vec<T> {
     fn schema_type(types: &mut Types) -> SchemaType {
         SchemaType::Named(format!("[]{}", element::<T>(types)))
     }
 }
 
-impl<T: KroSchema> KroSchema for BTreeMap<String, T> {
+impl<T: crate::Typed> crate::Typed for BTreeMap<String, T> {
     type Ref = crate::Ref<BTreeMap<String, T>>;
+}
+
+impl<T: KroSchema> KroSchema for BTreeMap<String, T> {
     fn schema_type(types: &mut Types) -> SchemaType {
         SchemaType::Named(format!("map[string]{}", element::<T>(types)))
     }
 }
 
-impl<T: KroSchema> KroSchema for Option<T> {
+impl<T: crate::Typed> crate::Typed for Option<T> {
     type Ref = T::Ref;
+}
+
+impl<T: KroSchema> KroSchema for Option<T> {
     fn schema_type(types: &mut Types) -> SchemaType {
         T::schema_type(types)
     }

@@ -5,6 +5,16 @@
 // The structs exist for their schemas and references; no value of them is built.
 #![allow(dead_code)]
 
+use kro_compose::k8s::api::apps::v1::{Deployment, DeploymentSpec};
+use kro_compose::k8s::api::core::v1::{
+    ConfigMap, Container, ContainerPort, PodSpec, PodTemplateSpec, Service, ServicePort,
+    ServiceSpec,
+};
+use kro_compose::k8s::api::networking::v1::{
+    HTTPIngressPath, HTTPIngressRuleValue, Ingress, IngressBackend, IngressRule,
+    IngressServiceBackend, IngressSpec, ServiceBackendPort,
+};
+use kro_compose::k8s::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kro_compose::{
     ComposeError, Composition, KroSchema, fmt_cel, instance_name, instance_namespace, spec,
 };
@@ -12,7 +22,7 @@ use kro_graph::{BuiltinCatalog, CompiledGraph, ResourceGraphDefinition, build_gr
 use serde_json::{Value, json};
 
 #[derive(KroSchema)]
-struct Ingress {
+struct IngressOptions {
     #[kro(default = false)]
     enabled: bool,
     #[kro(default = "webapp.local")]
@@ -27,76 +37,133 @@ struct WebAppSpec {
     replicas: i64,
     #[kro(default = 80)]
     port: i64,
-    ingress: Ingress,
+    ingress: IngressOptions,
 }
 
-/// examples/webapp, in Rust.
+/// examples/webapp, in Rust, with the built-in kinds' typed templates and references.
 fn webapp() -> Composition {
     let app = spec::<WebAppSpec>();
     let name = instance_name();
+    let labels = || -> kro_compose::Value<_> { [("app.kubernetes.io/name", &name)].into() };
     let mut webapp = Composition::new::<WebAppSpec>("webapp", "WebApp");
-    let deployment = webapp.resource(
+    let deployment = webapp.add(
         "deployment",
-        json!({
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": name}},
-            "spec": {
-                "replicas": app.replicas(),
-                "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
-                "template": {
-                    "metadata": {"labels": {"app.kubernetes.io/name": name}},
-                    "spec": {"containers": [{
-                        "name": "web",
-                        "image": app.image(),
-                        "ports": [{"containerPort": app.port()}],
-                    }]},
-                },
-            },
-        }),
+        Deployment {
+            metadata: ObjectMeta {
+                name: name.clone().into(),
+                labels: labels(),
+                ..Default::default()
+            }
+            .into(),
+            spec: DeploymentSpec {
+                replicas: app.replicas().into(),
+                selector: LabelSelector {
+                    match_labels: labels(),
+                    ..Default::default()
+                }
+                .into(),
+                template: PodTemplateSpec {
+                    metadata: ObjectMeta {
+                        labels: labels(),
+                        ..Default::default()
+                    }
+                    .into(),
+                    spec: PodSpec {
+                        containers: [Container {
+                            name: "web".into(),
+                            image: app.image().into(),
+                            ports: [ContainerPort {
+                                container_port: app.port().into(),
+                                ..Default::default()
+                            }]
+                            .into(),
+                            ..Default::default()
+                        }]
+                        .into(),
+                        ..Default::default()
+                    }
+                    .into(),
+                }
+                .into(),
+                ..Default::default()
+            }
+            .into(),
+            ..Default::default()
+        },
     );
-    let available = deployment.path::<i64>("status.availableReplicas");
+    let available = deployment.status().available_replicas();
     webapp.ready_when(&deployment, &available.eq(app.replicas()));
-    let service = webapp.resource(
+    let service = webapp.add(
         "service",
-        json!({
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": deployment.name()},
-            "spec": {
-                "selector": {"app.kubernetes.io/name": name},
-                "ports": [{"port": app.port(), "targetPort": app.port()}],
-            },
-        }),
+        Service {
+            metadata: ObjectMeta {
+                name: deployment.metadata().name().into(),
+                ..Default::default()
+            }
+            .into(),
+            spec: ServiceSpec {
+                selector: labels(),
+                ports: [ServicePort {
+                    port: app.port().into(),
+                    target_port: app.port().into(),
+                    ..Default::default()
+                }]
+                .into(),
+                ..Default::default()
+            }
+            .into(),
+            ..Default::default()
+        },
     );
-    let ingress = webapp.resource(
+    let backend = IngressServiceBackend {
+        name: service.metadata().name().into(),
+        port: ServiceBackendPort {
+            number: app.port().into(),
+            ..Default::default()
+        }
+        .into(),
+    };
+    let ingress = webapp.add(
         "ingress",
-        json!({
-            "apiVersion": "networking.k8s.io/v1",
-            "kind": "Ingress",
-            "metadata": {"name": service.name()},
-            "spec": {"rules": [{
-                "host": app.ingress().host(),
-                "http": {"paths": [{
-                    "path": "/",
-                    "pathType": "Prefix",
-                    "backend": {"service": {
-                        "name": service.name(),
-                        "port": {"number": app.port()},
-                    }},
-                }]},
-            }]},
-        }),
+        Ingress {
+            metadata: ObjectMeta {
+                name: service.metadata().name().into(),
+                ..Default::default()
+            }
+            .into(),
+            spec: IngressSpec {
+                rules: [IngressRule {
+                    host: app.ingress().host().into(),
+                    http: HTTPIngressRuleValue {
+                        paths: [HTTPIngressPath {
+                            path: "/".into(),
+                            path_type: "Prefix".into(),
+                            backend: IngressBackend {
+                                service: backend.into(),
+                                ..Default::default()
+                            }
+                            .into(),
+                        }]
+                        .into(),
+                    }
+                    .into(),
+                }]
+                .into(),
+                ..Default::default()
+            }
+            .into(),
+            ..Default::default()
+        },
     );
     webapp.include_when(&ingress, &app.ingress().enabled());
     webapp.status("availableReplicas", &available);
-    webapp.status("clusterIP", &service.path::<String>("spec.clusterIP"));
+    webapp.status("clusterIP", &service.spec().cluster_ip());
     webapp.status(
         "endpoint",
         &fmt_cel!(
             "http://{}.{}:{}",
-            service.name(),
-            service.namespace(),
+            service.metadata().name(),
+            service.metadata().namespace(),
             app.port()
         ),
     );
@@ -157,7 +224,7 @@ fn the_webapp_composition_is_the_example_s_graph_and_crd() {
 fn a_mistake_is_reported_with_the_compiler_s_errors() {
     let mut broken = Composition::new::<WebAppSpec>("broken", "Broken");
     let missing: kro_compose::Ref<String> = kro_compose::cel!("nothere.metadata.name");
-    broken.resource(
+    broken.add(
         "config",
         json!({
             "apiVersion": "v1",
@@ -212,7 +279,7 @@ fn service_tier() -> Composition {
         }),
     );
     let prefix = naming.path::<String>("prefix");
-    let settings = composition.resource(
+    let settings = composition.add(
         "settings",
         json!({
             "apiVersion": "v1",
@@ -227,7 +294,7 @@ fn service_tier() -> Composition {
             },
         }),
     );
-    composition.resource(
+    composition.add(
         "app",
         json!({
             "apiVersion": "apps/v1",
@@ -268,8 +335,8 @@ struct RegionalSpec {
 fn a_collection_over_a_dimension_reading_an_external_ref_compiles() {
     let regional = spec::<RegionalSpec>();
     let mut composition = Composition::new::<RegionalSpec>("regional", "Regional");
-    let shared = composition.external_ref("shared", "v1", "ConfigMap", "platform-settings", None);
-    let configs = composition.resource(
+    let shared = composition.external_ref::<ConfigMap>("shared", "platform-settings", None);
+    let configs = composition.add(
         "configs",
         json!({
             "apiVersion": "v1",
@@ -316,7 +383,7 @@ fn worker_pool() -> Composition {
     let pool = spec::<WorkerPoolSpec>();
     let queue = kro_compose::each_item::<String>();
     let mut composition = Composition::new::<WorkerPoolSpec>("workerpool", "WorkerPool");
-    let workers = composition.resource(
+    let workers = composition.add(
         "workers",
         json!({
             "apiVersion": "apps/v1",
@@ -347,7 +414,7 @@ fn worker_pool() -> Composition {
     let names: kro_compose::Ref<String> =
         kro_compose::cel!("workers.map(w, w.metadata.name).join(',')");
     let count: kro_compose::Ref<String> = kro_compose::cel!("string(size(workers))");
-    composition.resource(
+    composition.add(
         "roster",
         json!({
             "apiVersion": "v1",

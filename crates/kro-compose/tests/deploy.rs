@@ -37,7 +37,7 @@ fn shop() -> Composition {
     let app = spec::<ShopSpec>();
     let name = instance_name();
     let mut shop = Composition::new::<ShopSpec>("shop", "Shop");
-    let deployment = shop.resource(
+    let deployment = shop.add(
         "deployment",
         json!({
             "apiVersion": "apps/v1",
@@ -55,7 +55,7 @@ fn shop() -> Composition {
     );
     let available = deployment.path::<i64>("status.availableReplicas");
     shop.ready_when(&deployment, &available.eq(app.replicas()));
-    let service = shop.resource(
+    let service = shop.add(
         "service",
         json!({
             "apiVersion": "v1",
