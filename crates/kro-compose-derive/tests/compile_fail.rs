@@ -1,0 +1,10 @@
+//! Mistakes a compiler can catch fail to compile, each with a readable message (the expected
+//! messages are in `tests/ui/*.stderr`; `TRYBUILD=overwrite` rewrites them after a deliberate
+//! change): a misspelt field of a built-in kind, a reference of the wrong type in a field, a
+//! CEL syntax error, a misspelt field of a spec, and a marker the derive does not know.
+
+#[test]
+fn mistakes_fail_to_compile_with_readable_messages() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/ui/*.rs");
+}
