@@ -300,7 +300,7 @@ fn definition(
         );
         let _ = writeln!(
             writes,
-            "        self.{field}.write_to(&mut object, {json_name:?});"
+            "        crate::ToJson::write_field(&self.{field}, &mut object, {json_name:?});"
         );
         // CEL reads a field by name only when the name is an identifier.
         if json_name

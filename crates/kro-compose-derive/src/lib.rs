@@ -228,9 +228,12 @@ fn derive_struct(input: &DeriveInput, fields: Vec<&syn::Field>) -> syn::Result<T
     let name = &input.ident;
     let type_name = name.to_string();
     let reference = format_ident!("{}Ref", name);
+    let values = format_ident!("{}Values", name);
     let visibility = &input.vis;
     let mut field_values = Vec::new();
     let mut methods = Vec::new();
+    let mut value_fields = Vec::new();
+    let mut writes = Vec::new();
     for field in fields {
         let Some(ident) = &field.ident else {
             continue;
@@ -275,21 +278,57 @@ fn derive_struct(input: &DeriveInput, fields: Vec<&syn::Field>) -> syn::Result<T
                 },
             }
         });
+        let value_doc = format!("The value of `{schema_name}`.");
+        value_fields.push(quote! {
+            #[doc = #value_doc]
+            pub #ident: <#ty as ::kro_compose::KroSchema>::Values,
+        });
+        writes.push(quote! {
+            ::kro_compose::ToJson::write_field(&self.#ident, &mut object, #schema_name);
+        });
         let doc = format!("A reference to `{schema_name}`.");
         methods.push(quote! {
             #[doc = #doc]
             pub fn #ident(&self) -> <#ty as ::kro_compose::Typed>::Ref {
-                ::kro_compose::FromPath::from_path(::std::format!("{}.{}", self.path, #schema_name))
+                <#ty as ::kro_compose::Typed>::reference(::std::format!("{}.{}", self.path, #schema_name))
             }
         });
     }
     let reference_doc = format!("Typed references into a `{type_name}` (see `kro_compose::spec`).");
+    let values_doc = format!(
+        "A value for every field of a `{type_name}`: what a composition's status is given \
+         (`Composition::status`), or a nested composition's spec (`Composition::nest`)."
+    );
     Ok(quote! {
         impl ::kro_compose::Typed for #name {
             type Ref = #reference;
         }
 
+        #[doc = #values_doc]
+        #visibility struct #values {
+            #(#value_fields)*
+        }
+
+        impl ::kro_compose::ToJson for #values {
+            fn to_json(&self) -> ::kro_compose::__private::serde_json::Value {
+                let mut object = ::kro_compose::__private::serde_json::Map::new();
+                #(#writes)*
+                ::kro_compose::__private::serde_json::Value::Object(object)
+            }
+        }
+
+        impl ::kro_compose::CelAs<#name> for #name {}
+
+        impl ::kro_compose::ToJson for #name {
+            fn to_json(&self) -> ::kro_compose::__private::serde_json::Value {
+                let mut object = ::kro_compose::__private::serde_json::Map::new();
+                #(#writes)*
+                ::kro_compose::__private::serde_json::Value::Object(object)
+            }
+        }
+
         impl ::kro_compose::KroSchema for #name {
+            type Values = #values;
             fn schema_type(types: &mut ::kro_compose::Types) -> ::kro_compose::SchemaType {
                 ::kro_compose::SchemaType::Object(::std::vec![#(#field_values),*])
             }
@@ -350,13 +389,31 @@ fn derive_enum(input: &DeriveInput, data: &syn::DataEnum) -> syn::Result<Tokens>
             type Ref = ::kro_compose::Ref<#name>;
         }
 
+        impl ::kro_compose::ToJson for #name {
+            fn to_json(&self) -> ::kro_compose::__private::serde_json::Value {
+                let text = match self {
+                    #(#name::#variants => #values,)*
+                };
+                ::kro_compose::__private::serde_json::Value::String(text.to_owned())
+            }
+        }
+
         impl ::kro_compose::KroSchema for #name {
+            type Values = ::kro_compose::Value<#name>;
             fn schema_type(_: &mut ::kro_compose::Types) -> ::kro_compose::SchemaType {
                 ::kro_compose::SchemaType::Enum(::std::vec![#(#values.to_owned()),*])
             }
         }
 
         impl ::kro_compose::expr::StringEnum for #name {}
+
+        impl ::kro_compose::CelAs<#name> for #name {}
+
+        impl ::std::convert::From<#name> for ::kro_compose::Value<#name> {
+            fn from(value: #name) -> Self {
+                ::kro_compose::Value::Set(value)
+            }
+        }
 
         impl ::std::convert::From<#name> for ::kro_compose::Value<::std::string::String> {
             fn from(value: #name) -> Self {

@@ -2,11 +2,17 @@
 //! references), their conditions, and the status; emitted as a ResourceGraphDefinition that
 //! kro-graph's compiler has checked.
 
+mod nest;
+mod status;
+
+use std::marker::PhantomData;
 use std::ops::Deref;
 
 use serde_json::{Map, Value as Json, json};
 
-use crate::template::{Kind, ObjectRef, Template, TemplateError};
+pub use nest::{InstanceRef, Nested};
+
+use crate::template::{Kind, ObjectRef, Template, TemplateError, ToJson};
 use crate::{FromPath, KroSchema, Ref, SimpleSchema, Value, simple_schema};
 
 /// Why a composition is not a valid RGD.
@@ -21,15 +27,13 @@ pub enum ComposeError {
         /// What the compiler said, field paths included.
         errors: kro_graph::BuildErrors,
     },
-    /// A resource's template could not be written (a field set by path with `with`).
-    #[error("the resource {id} of the composition {name}: {error}")]
-    Template {
+    /// The composition was put together wrongly, before any RGD could be made.
+    #[error("the composition {name}: {mistake}")]
+    Mistake {
         /// The composition's name.
         name: String,
-        /// The resource's id.
-        id: String,
-        /// What went wrong.
-        error: TemplateError,
+        /// What is wrong.
+        mistake: Mistake,
     },
     /// The emitted RGD does not decode (a bug of this crate).
     #[error("the composition {name} does not decode as an RGD: {message}")]
@@ -38,6 +42,60 @@ pub enum ComposeError {
         name: String,
         /// Why.
         message: String,
+    },
+}
+
+/// Something wrong in how a composition was put together, found before the RGD is compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Mistake {
+    /// A resource's template could not be written (a field set by path with `with`).
+    #[error("the resource {id}: {error}")]
+    Template {
+        /// The resource's id.
+        id: String,
+        /// What went wrong.
+        error: TemplateError,
+    },
+    /// A status field was given no value.
+    #[error("the status field {field} is given no value: every field of the status type needs one")]
+    StatusMissing {
+        /// The field's path (`endpoints.public`).
+        field: String,
+    },
+    /// A `scale` status field was given a value: kro fills it.
+    #[error("the status field {field} is a scale field, which kro fills: give it no value")]
+    ScaleStatusGiven {
+        /// The field's path.
+        field: String,
+    },
+    /// A nested composition's spec field has no value and no default.
+    #[error(
+        "the nested composition {prefix}: the spec field {field} is given no value and has no default"
+    )]
+    NestedSpecMissing {
+        /// The nested composition's prefix.
+        prefix: String,
+        /// The field's path.
+        field: String,
+    },
+    /// An expression of a nested composition or of a reference into one could not be rewritten.
+    #[error("the nested composition {prefix}: {message}")]
+    Nested {
+        /// The nested composition's prefix.
+        prefix: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// `depends_on` was asked of something it cannot order.
+    #[error("{dependent} cannot depend on {dependency}: {reason}")]
+    DependsOn {
+        /// The dependent resource's id.
+        dependent: String,
+        /// The dependency's id.
+        dependency: String,
+        /// Why.
+        reason: String,
     },
 }
 
@@ -91,7 +149,7 @@ impl<R> Resource<R> {
 }
 
 #[derive(Debug, Clone)]
-struct ResourceEntry {
+pub(crate) struct ResourceEntry {
     id: String,
     /// `template`, `data` or `externalRef`, and its body.
     body: (&'static str, Json),
@@ -103,9 +161,9 @@ struct ResourceEntry {
     for_each_item: Option<String>,
 }
 
-/// A composition of resources behind a typed API (see the crate docs).
-#[derive(Debug, Clone)]
-pub struct Composition {
+/// A composition of resources behind a typed API (see the crate docs): a kind whose spec is
+/// `Spec` and whose status is `Status` (`()` for none).
+pub struct Composition<Spec, Status = ()> {
     name: String,
     kind: String,
     version: String,
@@ -113,14 +171,48 @@ pub struct Composition {
     schema: SimpleSchema,
     status: Map<String, Json>,
     resources: Vec<ResourceEntry>,
-    /// Templates that could not be written, by resource id.
-    errors: Vec<(String, TemplateError)>,
+    /// What was put together wrongly, in order.
+    mistakes: Vec<Mistake>,
+    /// Nested compositions' status values, by the placeholder variable references to them
+    /// read (`__nested0`), already free of the inner names.
+    nested: Vec<(String, Map<String, Json>)>,
+    /// The `<Kind>Set` kind of `spec.scaling`.
+    scaling: Option<String>,
+    types: PhantomData<fn() -> (Spec, Status)>,
 }
 
-impl Composition {
+impl<Spec, Status> Clone for Composition<Spec, Status> {
+    fn clone(&self) -> Self {
+        Composition {
+            name: self.name.clone(),
+            kind: self.kind.clone(),
+            version: self.version.clone(),
+            group: self.group.clone(),
+            schema: self.schema.clone(),
+            status: self.status.clone(),
+            resources: self.resources.clone(),
+            mistakes: self.mistakes.clone(),
+            nested: self.nested.clone(),
+            scaling: self.scaling.clone(),
+            types: PhantomData,
+        }
+    }
+}
+
+impl<Spec, Status> std::fmt::Debug for Composition<Spec, Status> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Composition")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("resources", &self.resources.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// A composition named `name` (the RGD's name) defining the kind `kind` (version
-    /// `v1alpha1`, kro's group) whose spec is `Spec`.
-    pub fn new<Spec: KroSchema>(name: &str, kind: &str) -> Composition {
+    /// `v1alpha1`, kro's group).
+    pub fn new(name: &str, kind: &str) -> Self {
         Composition {
             name: name.to_owned(),
             kind: kind.to_owned(),
@@ -129,22 +221,38 @@ impl Composition {
             schema: simple_schema::<Spec>(),
             status: Map::new(),
             resources: Vec::new(),
-            errors: Vec::new(),
+            mistakes: Vec::new(),
+            nested: Vec::new(),
+            scaling: None,
+            types: PhantomData,
         }
     }
 
     /// In the API group `group` (kro's own by default).
     #[must_use]
-    pub fn group(mut self, group: &str) -> Composition {
+    pub fn group(mut self, group: &str) -> Self {
         self.group = Some(group.to_owned());
         self
     }
 
     /// At API version `version` (`v1alpha1` by default).
     #[must_use]
-    pub fn version(mut self, version: &str) -> Composition {
+    pub fn version(mut self, version: &str) -> Self {
         self.version = version.to_owned();
         self
+    }
+
+    /// Also generates a `<Kind>Set` (`spec.scaling`, method `replicas`): a kind whose
+    /// instances each run a number of instances of this one. The spec needs a `scale` field.
+    #[must_use]
+    pub fn scaling(mut self, set_kind: &str) -> Self {
+        self.scaling = Some(set_kind.to_owned());
+        self
+    }
+
+    /// The composition's name (its RGD's).
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// Adds a resource made from `template`: a built-in kind's typed template
@@ -161,7 +269,7 @@ impl Composition {
     ///     color: String,
     /// }
     ///
-    /// let mut app = Composition::new::<AppSpec>("app", "App");
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
     /// let settings = app.add("settings", ConfigMap {
     ///     metadata: ObjectMeta { name: instance_name().into(), ..Default::default() }.into(),
     ///     data: [("color", spec::<AppSpec>().color())].into(),
@@ -176,7 +284,10 @@ impl Composition {
         let body = match template.to_template() {
             Ok(body) => body,
             Err(error) => {
-                self.errors.push((id.to_owned(), error));
+                self.mistakes.push(Mistake::Template {
+                    id: id.to_owned(),
+                    error,
+                });
                 Json::Null
             }
         };
@@ -204,7 +315,7 @@ impl Composition {
     ///     color: String,
     /// }
     ///
-    /// let mut app = Composition::new::<AppSpec>("app", "App");
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
     /// let shared = app.external_ref::<ConfigMap>("shared", "platform-settings", None);
     /// assert_eq!(shared.data().expression(), "shared.data");
     /// ```
@@ -228,7 +339,7 @@ impl Composition {
         namespace: Option<&str>,
     ) -> Resource<R> {
         let mut metadata = Map::new();
-        name.into().write_to(&mut metadata, "name");
+        ToJson::write_field(&name.into(), &mut metadata, "name");
         if let Some(namespace) = namespace {
             metadata.insert("namespace".to_owned(), json!(namespace));
         }
@@ -307,26 +418,63 @@ impl Composition {
         }
     }
 
-    /// The status field at `field` (dotted: `endpoints.public`) is `value`.
-    pub fn status<T>(&mut self, field: &str, value: &Ref<T>) {
-        let mut map = &mut self.status;
-        let mut parts = field.split('.').peekable();
-        while let Some(part) = parts.next() {
-            if parts.peek().is_none() {
-                map.insert(part.to_owned(), json!(value.to_string()));
-                break;
-            }
-            let next = map
-                .entry(part.to_owned())
-                .or_insert_with(|| Json::Object(Map::new()));
-            if !next.is_object() {
-                *next = Json::Object(Map::new());
-            }
-            let Json::Object(inner) = next else {
-                break;
-            };
-            map = inner;
+    /// Makes `dependent` wait for `dependency` although it reads nothing of it: an
+    /// annotation `compose.kro.run/depends-on-<id>` on the dependent holds the dependency's
+    /// name, which gives kro the edge (kro orders resources by what their expressions read).
+    /// Both must be single objects: templates, or externalRefs by name.
+    pub fn depends_on<R, D>(&mut self, dependent: &Resource<R>, dependency: &Resource<D>) {
+        let mistake = |reason: &str| Mistake::DependsOn {
+            dependent: dependent.id.clone(),
+            dependency: dependency.id.clone(),
+            reason: reason.to_owned(),
+        };
+        let single = |entry: &ResourceEntry| {
+            entry.for_each.is_empty()
+                && entry.for_each_item.is_none()
+                && (entry.body.0 == "template"
+                    || (entry.body.0 == "externalRef"
+                        && entry.body.1["metadata"].get("selector").is_none()))
+        };
+        let Some(target) = self
+            .resources
+            .iter()
+            .find(|entry| entry.id == dependency.id)
+        else {
+            return self
+                .mistakes
+                .push(mistake("it is not a resource of this composition"));
+        };
+        if !single(target) {
+            return self.mistakes.push(mistake(
+                "it is not one object (a collection, a data node or a selector)",
+            ));
         }
+        let annotation = format!("compose.kro.run/depends-on-{}", dependency.id);
+        let value = Json::String(format!("${{{}.metadata.name}}", dependency.id));
+        let Some(entry) = self.entries_mut(&dependent.id) else {
+            return self.mistakes.push(mistake(
+                "the dependent is not a resource of this composition",
+            ));
+        };
+        if entry.body.0 != "template" {
+            let reason = "only a template can depend on something";
+            return self.mistakes.push(mistake(reason));
+        }
+        let metadata = &mut entry.body.1["metadata"];
+        if metadata.is_null() {
+            *metadata = json!({});
+        }
+        let annotations = &mut metadata["annotations"];
+        if annotations.is_null() {
+            *annotations = json!({});
+        }
+        if let Json::Object(annotations) = annotations {
+            annotations.insert(annotation, value);
+        }
+    }
+
+    fn entries_mut(&mut self, id: &str) -> Option<&mut ResourceEntry> {
+        self.resources.iter_mut().find(|entry| entry.id == id)
     }
 
     fn entry<R>(&mut self, resource: &Resource<R>) -> Option<&mut ResourceEntry> {
@@ -346,14 +494,16 @@ impl Composition {
 
     /// The RGD and its compiled graph.
     pub(crate) fn compile(&self) -> Result<(Json, kro_graph::CompiledGraph), ComposeError> {
-        if let Some((id, error)) = self.errors.first() {
-            return Err(ComposeError::Template {
+        if let Some(mistake) = self.mistakes.first() {
+            return Err(ComposeError::Mistake {
                 name: self.name.clone(),
-                id: id.clone(),
-                error: error.clone(),
+                mistake: mistake.clone(),
             });
         }
-        let rgd = self.rgd_json();
+        let rgd = self.rgd_json().map_err(|mistake| ComposeError::Mistake {
+            name: self.name.clone(),
+            mistake,
+        })?;
         let decoded = kro_graph::ResourceGraphDefinition::from_json(&rgd).map_err(|error| {
             ComposeError::Decode {
                 name: self.name.clone(),
@@ -384,8 +534,9 @@ impl Composition {
         &self.kind
     }
 
-    /// The RGD as JSON, in kro's field order, unchecked.
-    fn rgd_json(&self) -> Json {
+    /// The RGD as JSON, in kro's field order, unchecked; references into nested
+    /// compositions are replaced by what they stand for.
+    fn rgd_json(&self) -> Result<Json, Mistake> {
         let mut schema = Map::new();
         schema.insert("apiVersion".to_owned(), json!(self.version));
         schema.insert("kind".to_owned(), json!(self.kind));
@@ -402,10 +553,12 @@ impl Composition {
             schema.insert("types".to_owned(), self.schema.types.clone());
         }
         if !self.status.is_empty() {
-            schema.insert("status".to_owned(), Json::Object(self.status.clone()));
+            let mut status = Json::Object(self.status.clone());
+            self.resolve_nested(&mut status)?;
+            schema.insert("status".to_owned(), status);
         }
         let resources: Vec<Json> = self
-            .resources
+            .resolved_resources()?
             .iter()
             .map(|entry| {
                 let mut resource = Map::new();
@@ -430,11 +583,15 @@ impl Composition {
                 Json::Object(resource)
             })
             .collect();
-        json!({
+        let mut spec = json!({"schema": Json::Object(schema), "resources": resources});
+        if let Some(kind) = &self.scaling {
+            spec["scaling"] = json!({"kind": kind, "method": "replicas"});
+        }
+        Ok(json!({
             "apiVersion": kro_graph::metadata::API_VERSION,
             "kind": kro_graph::metadata::RGD_KIND,
             "metadata": {"name": self.name},
-            "spec": {"schema": Json::Object(schema), "resources": resources},
-        })
+            "spec": spec,
+        }))
     }
 }

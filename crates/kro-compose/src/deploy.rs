@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value as Json, json};
 
-use crate::{ComposeError, Composition};
+use crate::{ComposeError, Composition, KroSchema};
 
 /// How a composition is deployed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,17 +50,17 @@ pub struct Deployment<Status> {
     pub instance: Json,
 }
 
-impl Composition {
+impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composition<Spec, Status> {
     /// The instance `name` (in `namespace`, for a namespaced kind) of this composition's kind
     /// with `spec`.
     ///
     /// # Errors
     /// When the spec does not serialize.
-    pub fn instance<S: Serialize>(
+    pub fn instance(
         &self,
         name: &str,
         namespace: Option<&str>,
-        spec: &S,
+        spec: &Spec,
     ) -> Result<Json, serde_json::Error> {
         let mut metadata = json!({"name": name});
         if let Some(namespace) = namespace {
@@ -81,13 +81,13 @@ impl Composition {
     /// # Errors
     /// [`DeployError`]: the composition, the deploy (naming the resource) or the status.
     #[allow(clippy::too_many_arguments)]
-    pub async fn deploy<S: Serialize, Status: DeserializeOwned>(
+    pub async fn deploy(
         &self,
         mode: Mode,
         client: &kube::Client,
         name: &str,
         namespace: Option<&str>,
-        spec: &S,
+        spec: &Spec,
         config: DirectConfig,
         report: &(dyn Fn(&Progress) + Send + Sync),
     ) -> Result<Deployment<Status>, DeployError> {

@@ -41,7 +41,7 @@ mod reference;
 mod schema;
 mod template;
 
-pub use composition::{ComposeError, Composition, Resource};
+pub use composition::{ComposeError, Composition, InstanceRef, Mistake, Nested, Resource};
 #[cfg(feature = "deploy")]
 pub use deploy::{DeployError, Deployment, Mode};
 pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
@@ -60,6 +60,11 @@ pub trait Typed {
     /// collections, a generated `<Struct>Ref` with a method per field for structs (the spec
     /// and status structs, and the built-in kinds' definitions in [`k8s`]).
     type Ref: FromPath;
+
+    /// The reference reading `path` (an `Option` reads it as a field that may be absent).
+    fn reference(path: String) -> Self::Ref {
+        Self::Ref::from_path(path)
+    }
 }
 
 impl Typed for serde_json::Value {
@@ -76,7 +81,11 @@ impl Typed for Quantity {
 
 /// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and
 /// maps of them, and structs and unit enums with `#[derive(KroSchema)]`.
-pub trait KroSchema: Typed {
+pub trait KroSchema: Typed + ToJson {
+    /// What a value for a field of this type is given as: a [`Value`] (a literal or a
+    /// reference), or for a struct its generated `<Struct>Values` with a value per field.
+    type Values: ToJson;
+
     /// Its SimpleSchema type; structs used in lists or maps are added to `types` under their
     /// name.
     fn schema_type(types: &mut Types) -> SchemaType;
@@ -92,4 +101,26 @@ pub trait KroSchema: Typed {
 #[doc(hidden)]
 pub mod __private {
     pub use serde_json;
+}
+
+/// No status: a composition whose instances have only the status kro gives every instance.
+impl Typed for () {
+    type Ref = ();
+}
+
+impl FromPath for () {
+    fn from_path(_: String) -> Self {}
+}
+
+impl ToJson for () {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Object(serde_json::Map::new())
+    }
+}
+
+impl KroSchema for () {
+    type Values = ();
+    fn schema_type(_: &mut Types) -> SchemaType {
+        SchemaType::Object(Vec::new())
+    }
 }

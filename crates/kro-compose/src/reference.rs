@@ -8,6 +8,15 @@ use std::marker::PhantomData;
 pub trait FromPath {
     /// The reference reading `path` (`schema.spec.ingress`).
     fn from_path(path: String) -> Self;
+
+    /// The reference reading `path`, a field that may be absent (an `Option` field): where a
+    /// template's field is set from it, the field is left out while it is absent.
+    fn from_optional_path(path: String) -> Self
+    where
+        Self: Sized,
+    {
+        Self::from_path(path)
+    }
 }
 
 /// A reference to a value of type `T`: CEL reading it (a path into the instance or a
@@ -17,6 +26,8 @@ pub struct Ref<T> {
     expression: String,
     /// Whether the expression needs no parentheses as an operand (a path, a literal, a call).
     atomic: bool,
+    /// Whether it reads a field that may be absent (an `Option` field).
+    optional: bool,
     value: PhantomData<fn() -> T>,
 }
 
@@ -42,6 +53,7 @@ impl<T> Ref<T> {
         Ref {
             expression,
             atomic: false,
+            optional: false,
             value: PhantomData,
         }
     }
@@ -51,7 +63,18 @@ impl<T> Ref<T> {
         Ref {
             expression,
             atomic: true,
+            optional: false,
             value: PhantomData,
+        }
+    }
+
+    /// The expression where a template field is set from it: for a field that may be absent,
+    /// guarded so that the template's field is left out then (`has(p) ? p : omit()`).
+    pub(crate) fn template_expression(&self) -> String {
+        if self.optional {
+            format!("has({0}) ? {0} : omit()", self.expression)
+        } else {
+            self.expression.clone()
         }
     }
 
@@ -70,6 +93,7 @@ impl<T> Clone for Ref<T> {
         Ref {
             expression: self.expression.clone(),
             atomic: self.atomic,
+            optional: self.optional,
             value: PhantomData,
         }
     }
@@ -97,12 +121,19 @@ impl<T> FromPath for Ref<T> {
     fn from_path(path: String) -> Self {
         Ref::atom(path)
     }
+
+    fn from_optional_path(path: String) -> Self {
+        Ref {
+            optional: true,
+            ..Ref::atom(path)
+        }
+    }
 }
 
 impl<T> serde::Serialize for Ref<T> {
-    /// As a template field holding it is written: `${...}`.
+    /// As a template field holding it is written: `${...}`, guarded when it may be absent.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        serializer.collect_str(&format_args!("${{{}}}", self.template_expression()))
     }
 }
 

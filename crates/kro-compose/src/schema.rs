@@ -182,6 +182,7 @@ macro_rules! named {
                 type Ref = crate::Ref<$ty>;
             }
             impl KroSchema for $ty {
+                type Values = crate::Value<$ty>;
                 fn schema_type(_: &mut Types) -> SchemaType {
                     SchemaType::Named($name.to_owned())
                 }
@@ -200,6 +201,7 @@ impl<T: crate::Typed> crate::Typed for Vec<T> {
 }
 
 impl<T: KroSchema> KroSchema for Vec<T> {
+    type Values = crate::Value<Vec<T>>;
     fn schema_type(types: &mut Types) -> SchemaType {
         SchemaType::Named(format!("[]{}", element::<T>(types)))
     }
@@ -210,6 +212,7 @@ impl<T: crate::Typed> crate::Typed for BTreeMap<String, T> {
 }
 
 impl<T: KroSchema> KroSchema for BTreeMap<String, T> {
+    type Values = crate::Value<BTreeMap<String, T>>;
     fn schema_type(types: &mut Types) -> SchemaType {
         SchemaType::Named(format!("map[string]{}", element::<T>(types)))
     }
@@ -217,9 +220,14 @@ impl<T: KroSchema> KroSchema for BTreeMap<String, T> {
 
 impl<T: crate::Typed> crate::Typed for Option<T> {
     type Ref = T::Ref;
+
+    fn reference(path: String) -> Self::Ref {
+        crate::FromPath::from_optional_path(path)
+    }
 }
 
 impl<T: KroSchema> KroSchema for Option<T> {
+    type Values = T::Values;
     fn schema_type(types: &mut Types) -> SchemaType {
         T::schema_type(types)
     }

@@ -41,35 +41,55 @@ impl<T> Value<T> {
     }
 }
 
-impl<T: ToJson> Value<T> {
-    /// The value as the RGD writes it, `None` when unset.
-    pub(crate) fn json(&self) -> Option<Json> {
+/// How a template value is written in the RGD.
+pub trait ToJson {
+    /// The value as JSON (references as `${...}` strings).
+    fn to_json(&self) -> Json;
+
+    /// The value as a field of an object: `None` leaves the field out (an unset [`Value`],
+    /// `None`).
+    fn field_json(&self) -> Option<Json> {
+        Some(self.to_json())
+    }
+
+    /// Writes the value into `object` under `name`, unless it is left out.
+    #[doc(hidden)]
+    fn write_field(&self, object: &mut Map<String, Json>, name: &str) {
+        if let Some(value) = self.field_json() {
+            object.insert(name.to_owned(), value);
+        }
+    }
+}
+
+impl<T: ToJson> ToJson for Value<T> {
+    /// An unset value inside a list is `null`.
+    fn to_json(&self) -> Json {
+        self.field_json().unwrap_or(Json::Null)
+    }
+
+    fn field_json(&self) -> Option<Json> {
         match self {
             Value::Unset => None,
             Value::Set(value) => Some(value.to_json()),
             Value::Expr(expression) => Some(Json::String(format!("${{{expression}}}"))),
         }
     }
+}
 
-    /// Writes the value into `object` under `name`, unless it is unset.
-    #[doc(hidden)]
-    pub fn write_to(&self, object: &mut Map<String, Json>, name: &str) {
-        if let Some(value) = self.json() {
-            object.insert(name.to_owned(), value);
-        }
+impl<T: ToJson> ToJson for Option<T> {
+    fn to_json(&self) -> Json {
+        self.as_ref().map_or(Json::Null, ToJson::to_json)
+    }
+
+    fn field_json(&self) -> Option<Json> {
+        self.as_ref().map(ToJson::to_json)
     }
 }
 
-/// How a template value is written in the RGD.
-pub trait ToJson {
-    /// The value as JSON (references as `${...}` strings).
-    fn to_json(&self) -> Json;
-}
-
-impl<T: ToJson> ToJson for Value<T> {
-    /// An unset value inside a list is `null`.
+impl<T> ToJson for Ref<T> {
+    /// `${...}`, guarded when it may be absent.
     fn to_json(&self) -> Json {
-        self.json().unwrap_or(Json::Null)
+        Json::String(format!("${{{}}}", self.template_expression()))
     }
 }
 
@@ -82,7 +102,7 @@ macro_rules! to_json {
         })*
     };
 }
-to_json!(i64, f64, bool, String);
+to_json!(i8, i16, i32, i64, u8, u16, u32, f32, f64, bool, String);
 
 impl ToJson for Json {
     fn to_json(&self) -> Json {
@@ -96,12 +116,12 @@ impl<T: ToJson> ToJson for Vec<T> {
     }
 }
 
-impl<T: ToJson> ToJson for BTreeMap<String, Value<T>> {
-    /// Unset entries are left out.
+impl<T: ToJson> ToJson for BTreeMap<String, T> {
+    /// Entries left out as fields (unset values) are left out.
     fn to_json(&self) -> Json {
         Json::Object(
             self.iter()
-                .filter_map(|(key, value)| Some((key.clone(), value.json()?)))
+                .filter_map(|(key, value)| Some((key.clone(), value.field_json()?)))
                 .collect(),
         )
     }
@@ -157,18 +177,20 @@ cel_as!(IntOrString: i8, i16, i32, i64, u8, u16, u32, String, IntOrString);
 cel_as!(Quantity: i8, i16, i32, i64, u8, u16, u32, String, Quantity);
 impl<T: crate::expr::StringEnum> CelAs<String> for T {}
 impl<U> CelAs<Json> for U {}
-impl<U: CelAs<E>, E> CelAs<Vec<Value<E>>> for Vec<U> {}
-impl<U: CelAs<E>, E> CelAs<BTreeMap<String, Value<E>>> for BTreeMap<String, U> {}
+impl<U: CelAs<T>, T> CelAs<Value<T>> for U {}
+impl<U: CelAs<E>, E> CelAs<Vec<E>> for Vec<U> {}
+impl<U: CelAs<E>, E> CelAs<BTreeMap<String, E>> for BTreeMap<String, U> {}
 
 impl<U: CelAs<T>, T> From<Ref<U>> for Value<T> {
+    /// A reference to an `Option` field leaves the field out while it is absent.
     fn from(reference: Ref<U>) -> Self {
-        Value::Expr(reference.expression().to_owned())
+        Value::Expr(reference.template_expression())
     }
 }
 
 impl<U: CelAs<T>, T> From<&Ref<U>> for Value<T> {
     fn from(reference: &Ref<U>) -> Self {
-        Value::Expr(reference.expression().to_owned())
+        Value::Expr(reference.template_expression())
     }
 }
 

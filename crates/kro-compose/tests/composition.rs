@@ -41,11 +41,19 @@ struct WebAppSpec {
 }
 
 /// examples/webapp, in Rust, with the built-in kinds' typed templates and references.
-fn webapp() -> Composition {
+#[derive(KroSchema)]
+struct WebAppStatus {
+    available_replicas: i64,
+    #[kro(rename = "clusterIP")]
+    cluster_ip: String,
+    endpoint: String,
+}
+
+fn webapp() -> Composition<WebAppSpec, WebAppStatus> {
     let app = spec::<WebAppSpec>();
     let name = instance_name();
     let labels = || -> kro_compose::Value<_> { [("app.kubernetes.io/name", &name)].into() };
-    let mut webapp = Composition::new::<WebAppSpec>("webapp", "WebApp");
+    let mut webapp = Composition::new("webapp", "WebApp");
     let deployment = webapp.add(
         "deployment",
         Deployment {
@@ -156,17 +164,17 @@ fn webapp() -> Composition {
         },
     );
     webapp.include_when(&ingress, &app.ingress().enabled());
-    webapp.status("availableReplicas", &available);
-    webapp.status("clusterIP", &service.spec().cluster_ip());
-    webapp.status(
-        "endpoint",
-        &fmt_cel!(
+    webapp.status(WebAppStatusValues {
+        available_replicas: available.into(),
+        cluster_ip: service.spec().cluster_ip().into(),
+        endpoint: fmt_cel!(
             "http://{}.{}:{}",
             service.metadata().name(),
             service.metadata().namespace(),
             app.port()
-        ),
-    );
+        )
+        .into(),
+    });
     let _ = instance_namespace();
     webapp
 }
@@ -222,7 +230,7 @@ fn the_webapp_composition_is_the_example_s_graph_and_crd() {
 
 #[test]
 fn a_mistake_is_reported_with_the_compiler_s_errors() {
-    let mut broken = Composition::new::<WebAppSpec>("broken", "Broken");
+    let mut broken = Composition::<WebAppSpec>::new("broken", "Broken");
     let missing: kro_compose::Ref<String> = kro_compose::cel!("nothere.metadata.name");
     broken.add(
         "config",
@@ -258,9 +266,15 @@ struct ServiceTierSpec {
 }
 
 /// examples/data-node, in Rust: two data nodes read by a ConfigMap and a Deployment.
-fn service_tier() -> Composition {
+#[derive(KroSchema)]
+struct ServiceTierStatus {
+    prefix: String,
+    replicas: i64,
+}
+
+fn service_tier() -> Composition<ServiceTierSpec, ServiceTierStatus> {
     let tier = spec::<ServiceTierSpec>();
-    let mut composition = Composition::new::<ServiceTierSpec>("service-tier", "ServiceTier");
+    let mut composition = Composition::new("service-tier", "ServiceTier");
     let prod = tier
         .environment()
         .eq(kro_compose::Ref::<Environment>::raw("'prod'"));
@@ -315,8 +329,10 @@ fn service_tier() -> Composition {
             },
         }),
     );
-    composition.status("prefix", &prefix);
-    composition.status("replicas", &sizing.path::<i64>("replicas"));
+    composition.status(ServiceTierStatusValues {
+        prefix: prefix.into(),
+        replicas: sizing.path::<i64>("replicas").into(),
+    });
     composition
 }
 
@@ -334,7 +350,7 @@ struct RegionalSpec {
 #[test]
 fn a_collection_over_a_dimension_reading_an_external_ref_compiles() {
     let regional = spec::<RegionalSpec>();
-    let mut composition = Composition::new::<RegionalSpec>("regional", "Regional");
+    let mut composition = Composition::<RegionalSpec>::new("regional", "Regional");
     let shared = composition.external_ref::<ConfigMap>("shared", "platform-settings", None);
     let configs = composition.add(
         "configs",
@@ -379,10 +395,16 @@ struct WorkerPoolSpec {
 
 /// examples/workers, in Rust: a collection in the seed's form (`each.item`), per-item
 /// readiness, and a ConfigMap listing the workers.
-fn worker_pool() -> Composition {
+#[derive(KroSchema)]
+struct WorkerPoolStatus {
+    workers: i64,
+    names: String,
+}
+
+fn worker_pool() -> Composition<WorkerPoolSpec, WorkerPoolStatus> {
     let pool = spec::<WorkerPoolSpec>();
     let queue = kro_compose::each_item::<String>();
-    let mut composition = Composition::new::<WorkerPoolSpec>("workerpool", "WorkerPool");
+    let mut composition = Composition::new("workerpool", "WorkerPool");
     let workers = composition.add(
         "workers",
         json!({
@@ -424,8 +446,10 @@ fn worker_pool() -> Composition {
         }),
     );
     let size: kro_compose::Ref<i64> = kro_compose::cel!("size(workers)");
-    composition.status("workers", &size);
-    composition.status("names", &names);
+    composition.status(WorkerPoolStatusValues {
+        workers: size.into(),
+        names: names.into(),
+    });
     composition
 }
 
@@ -445,7 +469,11 @@ fn an_external_ref_by_selector_is_a_list_of_the_matching_objects() {
     struct TeamSpec {
         team: String,
     }
-    let mut composition = Composition::new::<TeamSpec>("team-reader", "TeamReader");
+    #[derive(KroSchema)]
+    struct TeamStatus {
+        configs: i64,
+    }
+    let mut composition = Composition::<TeamSpec, TeamStatus>::new("team-reader", "TeamReader");
     let configs = composition.external_ref_selector(
         "configs",
         "v1",
@@ -454,7 +482,9 @@ fn an_external_ref_by_selector_is_a_list_of_the_matching_objects() {
         None,
     );
     let count: kro_compose::Ref<i64> = kro_compose::Ref::raw(format!("size({})", configs.id()));
-    composition.status("configs", &count);
+    composition.status(TeamStatusValues {
+        configs: count.into(),
+    });
     let rgd = composition.to_rgd().expect("a valid RGD");
     assert_eq!(
         rgd["spec"]["resources"][0]["externalRef"]["metadata"],

@@ -25,18 +25,17 @@ struct ShopSpec {
     image: String,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, PartialEq, KroSchema, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ShopStatus {
     available_replicas: i64,
     endpoint: String,
-    state: String,
 }
 
-fn shop() -> Composition {
+fn shop() -> Composition<ShopSpec, ShopStatus> {
     let app = spec::<ShopSpec>();
     let name = instance_name();
-    let mut shop = Composition::new::<ShopSpec>("shop", "Shop");
+    let mut shop = Composition::new("shop", "Shop");
     let deployment = shop.add(
         "deployment",
         json!({
@@ -64,11 +63,10 @@ fn shop() -> Composition {
             "spec": {"selector": {"app": name}, "ports": [{"port": 80}]},
         }),
     );
-    shop.status("availableReplicas", &available);
-    shop.status(
-        "endpoint",
-        &fmt_cel!("http://{}.{}", service.name(), service.namespace()),
-    );
+    shop.status(ShopStatusValues {
+        available_replicas: available.into(),
+        endpoint: fmt_cel!("http://{}.{}", service.name(), service.namespace()).into(),
+    });
     shop
 }
 
@@ -107,7 +105,7 @@ async fn both_modes_give_the_same_typed_status() {
         .await
         .expect("the controllers start");
     let through_kro = composition
-        .deploy::<_, ShopStatus>(
+        .deploy(
             Mode::Kro,
             &controlled,
             "corner",
@@ -122,7 +120,7 @@ async fn both_modes_give_the_same_typed_status() {
 
     let (_direct_server, direct) = server().await;
     let directly = composition
-        .deploy::<_, ShopStatus>(
+        .deploy(
             Mode::Direct,
             &direct,
             "corner",
@@ -139,10 +137,12 @@ async fn both_modes_give_the_same_typed_status() {
         ShopStatus {
             available_replicas: 2,
             endpoint: "http://corner.default".to_owned(),
-            state: "ACTIVE".to_owned(),
         }
     );
     assert_eq!(through_kro.status, directly.status);
+    for deployed in [&through_kro, &directly] {
+        assert_eq!(deployed.instance["status"]["state"], "ACTIVE");
+    }
 
     let deleted = composition
         .delete_direct(&direct, "corner", Some("default"), config())
