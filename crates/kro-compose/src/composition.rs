@@ -35,6 +35,14 @@ pub enum ComposeError {
         /// What is wrong.
         mistake: Mistake,
     },
+    /// The RGD could not be written as YAML.
+    #[error("the composition {name} cannot be written as YAML: {message}")]
+    Yaml {
+        /// The composition's name.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// The emitted RGD does not decode (a bug of this crate).
     #[error("the composition {name} does not decode as an RGD: {message}")]
     Decode {
@@ -490,6 +498,18 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// [`ComposeError::Invalid`] with every problem the compiler found.
     pub fn to_rgd(&self) -> Result<Json, ComposeError> {
         self.compile().map(|(rgd, _)| rgd)
+    }
+
+    /// The RGD as YAML (see [`to_rgd`](Self::to_rgd)), the same text on every run.
+    ///
+    /// # Errors
+    /// [`ComposeError`] as for `to_rgd`.
+    pub fn to_rgd_yaml(&self) -> Result<String, ComposeError> {
+        let rgd = self.to_rgd()?;
+        serde_saphyr::to_string(&rgd).map_err(|error| ComposeError::Yaml {
+            name: self.name.clone(),
+            message: error.to_string(),
+        })
     }
 
     /// The RGD and its compiled graph.

@@ -189,7 +189,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
                                 field,
                             }
                         })?;
-                        Ok(Some((2 + used, format!("({cel})"))))
+                        Ok(Some((2 + used, cel)))
                     }
                     _ => Err(fail(format!(
                         "it reads `{}`, which only `schema.spec` and `schema.metadata` may be",
@@ -272,7 +272,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
                 return Ok(None);
             };
             let (used, cel) = status_cel(status, &names[1..]).map_err(fail)?;
-            Ok(Some((1 + used, format!("({cel})"))))
+            Ok(Some((1 + used, cel)))
         })
         .map_err(|error| match error {
             RewriteError::Mistake(mistake) => mistake,
@@ -394,7 +394,8 @@ impl From<Mistake> for RewriteError {
 }
 
 /// Rewrites the variable paths of `cel`: `replace` sees a path's names and answers how many
-/// of them to replace (from the variable on) and with what, or `None` to keep it.
+/// of them to replace (from the variable on) and with what CEL, or `None` to keep it. The
+/// replacement is parenthesized unless it is the whole expression or a plain path or literal.
 fn rewrite(
     cel: &str,
     mut replace: impl FnMut(&[&str]) -> Result<Option<(usize, String)>, Mistake>,
@@ -408,6 +409,12 @@ fn rewrite(
             let start = path.segments[0].1.start as usize;
             let last = used.clamp(1, path.segments.len()) - 1;
             let end = path.segments[last].1.end as usize;
+            let whole = start == 0 && end == cel.len();
+            let text = if whole || is_simple(&text) {
+                text
+            } else {
+                format!("({text})")
+            };
             replacements.push((start, end, text));
         }
     }
@@ -416,6 +423,19 @@ fn rewrite(
         out.replace_range(start..end, text.as_str());
     }
     Ok(out)
+}
+
+/// Whether CEL text needs no parentheses as an operand: a dotted path, a number, or a string
+/// literal without quotes inside.
+fn is_simple(cel: &str) -> bool {
+    let path = cel.split('.').all(|part| {
+        !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    let string = cel.len() >= 2
+        && cel.starts_with('"')
+        && cel.ends_with('"')
+        && !cel[1..cel.len() - 1].contains(['"', '\\']);
+    path || string
 }
 
 /// Applies `rewrite` to every expression of a string (`${...}`), keeping the text around them.
