@@ -123,11 +123,11 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// assert_eq!(rgd["spec"]["resources"][0]["id"], "storeConfig");
     /// assert_eq!(
     ///     rgd["spec"]["resources"][0]["template"]["metadata"]["name"],
-    ///     "${(schema.spec.name + \"-db\")}"
+    ///     "${schema.spec.name + \"-db\"}"
     /// );
     /// assert_eq!(
     ///     rgd["spec"]["schema"]["status"]["database"],
-    ///     "${(storeConfig.metadata.name + \":5432\")}"
+    ///     "${storeConfig.metadata.name + \":5432\"}"
     /// );
     /// # Ok::<(), kro_compose::ComposeError>(())
     /// ```
