@@ -45,6 +45,10 @@ pub use composition::{ComposeError, Composition, InstanceRef, Mistake, Nested, R
 #[cfg(feature = "deploy")]
 pub use deploy::{DeployError, Deployment, Mode};
 pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
+/// How a deploy runs (timeout, concurrency, waiting) and what it reports as it goes: kro's
+/// direct engine's own types.
+#[cfg(feature = "deploy")]
+pub use kro_controller::direct::{DirectConfig, Progress};
 pub use reference::{
     FromPath, Ref, dimension, each_index, each_item, instance_name, instance_namespace, spec,
     status,

@@ -1,74 +1,24 @@
-//! Deploying a composition both ways: `Mode::Kro` (the controller on one fresh embedded
-//! server) and `Mode::Direct` (kro's engine from here, on another) give the same typed
-//! status; the direct deploy is deleted again.
+//! Deploying a composition both ways: the seed's web app with its database
+//! (`examples/compose/web_with_database.rs`) deployed with `Mode::Kro` (the controller on one
+//! fresh embedded server) and `Mode::Direct` (kro's engine from here, on another) makes the
+//! same objects and gives the same typed status; the direct deploy is deleted again.
 
 // Deploying is the default feature `deploy`; built without it, there is nothing to test here.
 #![cfg(feature = "deploy")]
-// The structs exist for their schemas, references and serialization.
-#![allow(dead_code)]
 
+#[allow(dead_code)]
+#[path = "../../../examples/compose/web_with_database.rs"]
+mod web_with_database;
+
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kro_apiserver::{ServerConfig, Simulators};
-use kro_compose::{Composition, KroSchema, Mode, fmt_cel, instance_name, spec};
-use kro_controller::direct::DirectConfig;
+use kro_compose::{DirectConfig, Mode};
 use kro_controller::{Manager, Metrics, Settings};
-use serde::{Deserialize, Serialize};
-use serde_json::json;
-
-#[derive(KroSchema, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ShopSpec {
-    #[kro(default = 2, minimum = 1)]
-    replicas: i64,
-    #[kro(default = "nginx:1.27")]
-    image: String,
-}
-
-#[derive(Debug, PartialEq, KroSchema, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ShopStatus {
-    available_replicas: i64,
-    endpoint: String,
-}
-
-fn shop() -> Composition<ShopSpec, ShopStatus> {
-    let app = spec::<ShopSpec>();
-    let name = instance_name();
-    let mut shop = Composition::new("shop", "Shop");
-    let deployment = shop.add(
-        "deployment",
-        json!({
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": name},
-            "spec": {
-                "replicas": app.replicas(),
-                "selector": {"matchLabels": {"app": name}},
-                "template": {
-                    "metadata": {"labels": {"app": name}},
-                    "spec": {"containers": [{"name": "web", "image": app.image()}]},
-                },
-            },
-        }),
-    );
-    let available = deployment.path::<i64>("status.availableReplicas");
-    shop.ready_when(&deployment, &available.eq(app.replicas()));
-    let service = shop.add(
-        "service",
-        json!({
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": deployment.name()},
-            "spec": {"selector": {"app": name}, "ports": [{"port": 80}]},
-        }),
-    );
-    shop.status(ShopStatusValues {
-        available_replicas: available.into(),
-        endpoint: fmt_cel!("http://{}.{}", service.name(), service.namespace()).into(),
-    });
-    shop
-}
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::Value;
+use web_with_database::{WebAppSpec, WebAppStatus, composition};
 
 /// A fresh embedded server with its simulated cluster, and a client of it.
 async fn server() -> (kro_apiserver::RunningServer, kube::Client) {
@@ -92,19 +42,46 @@ fn config() -> DirectConfig {
     }
 }
 
+/// The instance's Deployments and Services by kind and name, with what was asked of them (the
+/// spec; the pod template's labels and the Service's cluster IPs are the server's).
+async fn objects(client: &kube::Client, instance: &str) -> BTreeMap<(String, String), Value> {
+    let mut objects = BTreeMap::new();
+    for (group, version, kind) in [("apps", "v1", "Deployment"), ("", "v1", "Service")] {
+        let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
+        let selector = format!("kro.run/instance-name={instance}");
+        let list = api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .expect("the objects list");
+        for object in list {
+            let mut spec = object.data["spec"].clone();
+            if let Some(spec) = spec.as_object_mut() {
+                for assigned in ["clusterIP", "clusterIPs"] {
+                    spec.remove(assigned);
+                }
+            }
+            let name = object.metadata.name.unwrap_or_default();
+            objects.insert((kind.to_owned(), name), spec);
+        }
+    }
+    objects
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn both_modes_give_the_same_typed_status() {
-    let spec = ShopSpec {
-        replicas: 2,
+async fn both_modes_make_the_same_objects_and_give_the_same_typed_status() {
+    let spec = WebAppSpec {
         image: "nginx:1.27".to_owned(),
+        replicas: 2,
+        database_image: "postgres:16".to_owned(),
     };
-    let composition = shop();
+    let shop = composition();
 
     let (_controlled_server, controlled) = server().await;
     let manager = Manager::start(controlled.clone(), Settings::default(), Metrics::default())
         .await
         .expect("the controllers start");
-    let through_kro = composition
+    let through_kro = shop
         .deploy(
             Mode::Kro,
             &controlled,
@@ -116,10 +93,11 @@ async fn both_modes_give_the_same_typed_status() {
         )
         .await
         .expect("deployed through kro");
+    let made_by_kro = objects(&controlled, "corner").await;
     manager.shutdown().await;
 
     let (_direct_server, direct) = server().await;
-    let directly = composition
+    let directly = shop
         .deploy(
             Mode::Direct,
             &direct,
@@ -131,22 +109,42 @@ async fn both_modes_give_the_same_typed_status() {
         )
         .await
         .expect("deployed directly");
+    let made_directly = objects(&direct, "corner").await;
 
     assert_eq!(
         directly.status,
-        ShopStatus {
-            available_replicas: 2,
-            endpoint: "http://corner.default".to_owned(),
+        WebAppStatus {
+            url: "http://corner".to_owned(),
+            ready_replicas: 2,
+            database_ready: true,
         }
     );
     assert_eq!(through_kro.status, directly.status);
     for deployed in [&through_kro, &directly] {
         assert_eq!(deployed.instance["status"]["state"], "ACTIVE");
     }
+    let names: Vec<&(String, String)> = made_directly.keys().collect();
+    assert_eq!(
+        names,
+        [
+            &("Deployment".to_owned(), "corner".to_owned()),
+            &("Deployment".to_owned(), "corner-db".to_owned()),
+            &("Service".to_owned(), "corner".to_owned()),
+            &("Service".to_owned(), "corner-db".to_owned()),
+        ]
+    );
+    assert_eq!(
+        made_by_kro, made_directly,
+        "the two modes made different objects"
+    );
 
-    let deleted = composition
+    let deleted = shop
         .delete_direct(&direct, "corner", Some("default"), config())
         .await
         .expect("deleted");
-    assert_eq!(deleted.len(), 2, "{deleted:?}");
+    assert_eq!(deleted.len(), 4, "{deleted:?}");
+    assert!(
+        objects(&direct, "corner").await.is_empty(),
+        "nothing is left"
+    );
 }
