@@ -19,13 +19,20 @@ use crate::{FromPath, KroSchema, Ref, SimpleSchema, Value, simple_schema};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ComposeError {
-    /// kro's compiler refused the RGD: the same errors as `kro validate`.
-    #[error("the composition {name} is not a valid RGD: {errors}")]
+    /// kro's compiler refused the RGD: the same errors as `kro validate`, and where the
+    /// resources they are about were added in the Rust code.
+    #[error(
+        "the composition {name} is not a valid RGD: {errors}{}",
+        call_sites_text(call_sites)
+    )]
     Invalid {
         /// The composition's name.
         name: String,
         /// What the compiler said, field paths included.
         errors: kro_graph::BuildErrors,
+        /// The resources the errors are about, each with where it was added
+        /// (`src/main.rs:42:17`).
+        call_sites: Vec<(String, String)>,
     },
     /// The composition was put together wrongly, before any RGD could be made.
     #[error("the composition {name}: {mistake}")]
@@ -51,6 +58,13 @@ pub enum ComposeError {
         /// Why.
         message: String,
     },
+}
+
+fn call_sites_text(call_sites: &[(String, String)]) -> String {
+    call_sites
+        .iter()
+        .map(|(id, site)| format!("\n  the resource {id} was added at {site}"))
+        .collect()
 }
 
 /// Something wrong in how a composition was put together, found before the RGD is compiled.
@@ -158,6 +172,8 @@ impl<R> Resource<R> {
 
 #[derive(Debug, Clone)]
 pub(crate) struct ResourceEntry {
+    /// Where the composition's code added it, for the compiler's errors about it.
+    added_at: &'static std::panic::Location<'static>,
     id: String,
     /// `template`, `data` or `externalRef`, and its body.
     body: (&'static str, Json),
@@ -288,6 +304,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// assert_eq!(rgd["spec"]["resources"][0]["template"]["data"]["color"], "${schema.spec.color}");
     /// # Ok::<(), kro_compose::ComposeError>(())
     /// ```
+    #[track_caller]
     pub fn add<T: Template>(&mut self, id: &str, template: T) -> Resource<T::Ref> {
         let body = match template.to_template() {
             Ok(body) => body,
@@ -305,6 +322,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
 
     /// Adds a data node: values computed once (references in them are evaluated) that other
     /// resources read as `handle.path("field")`.
+    #[track_caller]
     pub fn data(&mut self, id: &str, values: Json) -> Resource {
         self.push(id, "data", values);
         Resource::new(id)
@@ -327,6 +345,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// let shared = app.external_ref::<ConfigMap>("shared", "platform-settings", None);
     /// assert_eq!(shared.data().expression(), "shared.data");
     /// ```
+    #[track_caller]
     pub fn external_ref<K: Kind + Template>(
         &mut self,
         id: &str,
@@ -338,6 +357,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
 
     /// Adds an externalRef by name to an object of any kind (`apiVersion`, `kind`), read
     /// through the handle's paths (see [`external_ref`](Self::external_ref)).
+    #[track_caller]
     pub fn external_ref_of<R: FromPath>(
         &mut self,
         id: &str,
@@ -362,6 +382,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// Adds an externalRef by label selector: every object of the kind (in `namespace`, else
     /// the instance's) whose labels match `match_labels`, read as a list. Label values may be
     /// references.
+    #[track_caller]
     pub fn external_ref_selector(
         &mut self,
         id: &str,
@@ -401,8 +422,10 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
         }
     }
 
+    #[track_caller]
     fn push(&mut self, id: &str, field: &'static str, body: Json) {
         self.resources.push(ResourceEntry {
+            added_at: std::panic::Location::caller(),
             id: id.to_owned(),
             body: (field, body),
             include_when: Vec::new(),
@@ -532,9 +555,22 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
         })?;
         let graph =
             kro_graph::build_graph(&decoded, &kro_graph::BuiltinCatalog).map_err(|errors| {
+                let mut call_sites: Vec<(String, String)> = Vec::new();
+                for id in errors
+                    .errors
+                    .iter()
+                    .filter_map(|error| error.resource.as_deref())
+                {
+                    let known = call_sites.iter().any(|(seen, _)| seen == id);
+                    let entry = self.resources.iter().find(|entry| entry.id == id);
+                    if let (false, Some(entry)) = (known, entry) {
+                        call_sites.push((id.to_owned(), entry.added_at.to_string()));
+                    }
+                }
                 ComposeError::Invalid {
                     name: self.name.clone(),
                     errors,
+                    call_sites,
                 }
             })?;
         Ok((rgd, graph))

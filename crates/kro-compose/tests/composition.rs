@@ -31,6 +31,11 @@ fn a_mistake_is_reported_with_the_compiler_s_errors() {
     assert!(matches!(error, ComposeError::Invalid { .. }), "{error}");
     let message = error.to_string();
     assert!(message.contains("nothere"), "{message}");
+    assert!(
+        message
+            .contains("the resource config was added at crates/kro-compose/tests/composition.rs:"),
+        "the Rust call site is named: {message}"
+    );
 }
 
 #[derive(KroSchema)]

@@ -199,3 +199,57 @@ fn the_stack_has_seven_levels() {
     );
     assert_eq!(report["status"]["url"], "http://orders.local");
 }
+
+/// What a compose example (`examples/compose/*.rs`, built as a cargo example of kro-compose)
+/// prints: its RGDs as YAML. `cargo test --workspace` builds them with the tests; run alone,
+/// this test says how to build them.
+fn compose_example_output(name: &str) -> String {
+    let kro = PathBuf::from(env!("CARGO_BIN_EXE_kro"));
+    let examples = kro
+        .parent()
+        .expect("the kro binary is in the target directory")
+        .join("examples");
+    let program = examples.join(name);
+    assert!(
+        program.is_file(),
+        "the compose example {name} is not built at {}: build it with \
+         `cargo build -p kro-compose --examples` (cargo test --workspace does)",
+        program.display()
+    );
+    let output = Command::new(&program).output().expect("the example runs");
+    assert!(
+        output.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("YAML is UTF-8")
+}
+
+#[test]
+fn the_compose_examples_rgds_pass_kro_validate() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (name, rgds) in [
+        ("webapp", 1),
+        ("data_node", 1),
+        ("workers", 1),
+        ("web_with_database", 1),
+        ("full_stack", 1),
+        ("teams", 3),
+    ] {
+        let file = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, compose_example_output(name)).expect("written");
+        let validated = kro(&["validate", "-f", &file.to_string_lossy()]);
+        let stdout = String::from_utf8_lossy(&validated.stdout);
+        let stderr = String::from_utf8_lossy(&validated.stderr);
+        assert!(
+            validated.status.success(),
+            "{name}: kro validate failed:\n{stderr}"
+        );
+        assert!(!stderr.contains("warning"), "{name}: warnings:\n{stderr}");
+        assert_eq!(
+            stdout.matches(": valid: ").count(),
+            rgds,
+            "{name}: {stdout}"
+        );
+    }
+}

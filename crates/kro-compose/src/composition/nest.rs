@@ -228,6 +228,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// Adds an externalRef to an instance of the composition `other` (named `name`, in
     /// `namespace` or the instance's), read through references typed by `other`'s spec and
     /// status structs: the platform team's database used by an app team's composition.
+    #[track_caller]
     pub fn external_instance<OtherSpec: KroSchema, OtherStatus: KroSchema>(
         &mut self,
         id: &str,
