@@ -8,8 +8,8 @@
 //! KUBECONFIG=/tmp/dev.kc cargo run -p kro-compose --example deploy
 //! ```
 //!
-//! The instances are `shop-kro` and `shop-direct` in the namespace `default`; the direct one
-//! is deleted again at the end.
+//! The instances are `shop-kro` and `shop-direct` in the namespace `default`; both are deleted
+//! again at the end.
 
 // The composition, from its own example (whose `main` prints the RGD and is not used here).
 #[allow(dead_code)]
@@ -49,9 +49,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .await?;
         println!("{name} ({mode:?}): {:?}", deployed.status);
     }
-    let deleted = shop
-        .delete_direct(&client, "shop-direct", Some("default"), config())
-        .await?;
-    println!("shop-direct deleted: {} objects", deleted.len());
+    for (mode, name) in [(Mode::Kro, "shop-kro"), (Mode::Direct, "shop-direct")] {
+        let deleted = shop
+            .delete(mode, &client, name, Some("default"), config(), &report)
+            .await?;
+        println!("{name} deleted: {} objects", deleted.len());
+    }
     Ok(())
 }

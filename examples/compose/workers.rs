@@ -1,9 +1,13 @@
 //! examples/workers written in Rust: a collection in the seed's form (one Deployment per
-//! item of `spec.queues`, read as `each_item`), per-item readiness, and a ConfigMap listing the
-//! workers. `cargo run -p kro-compose --example workers` prints the RGD, which has the same
+//! item of `spec.queues`, read as `each_item`), per-item readiness typed by the kind
+//! (`ready_when_each`), and a ConfigMap listing the workers (the collection read as a typed
+//! list). `cargo run -p kro-compose --example workers` prints the RGD, which has the same
 //! graph and CRD as `examples/workers/rgd.yaml`.
 
-use kro_compose::{Composition, KroSchema, instance_name, spec};
+use kro_compose::k8s::api::apps::v1::{Deployment, DeploymentSpec};
+use kro_compose::k8s::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use kro_compose::k8s::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kro_compose::{Composition, KroSchema, Value, fmt_cel, instance_name, spec};
 use serde_json::json;
 
 /// What a worker pool is asked for.
@@ -30,49 +34,63 @@ pub fn composition() -> Composition<WorkerPoolSpec, WorkerPoolStatus> {
     let pool = spec::<WorkerPoolSpec>();
     let queue = kro_compose::each_item::<String>();
     let mut composition = Composition::new("workerpool", "WorkerPool");
+    let labels = || -> Value<_> { [("queue", &queue)].into() };
     let workers = composition.add(
         "workers",
-        json!({
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {
-                "name": instance_name().concat("-").concat(queue.clone()),
-                "labels": {"queue": queue},
-            },
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"queue": queue}},
-                "template": {
-                    "metadata": {"labels": {"queue": queue}},
-                    "spec": {"containers": [{
-                        "name": "worker",
-                        "image": pool.image(),
-                        "args": ["consume", queue],
-                    }]},
-                },
-            },
-        }),
+        Deployment {
+            metadata: ObjectMeta {
+                name: instance_name().concat("-").concat(queue.clone()).into(),
+                labels: labels(),
+                ..Default::default()
+            }
+            .into(),
+            spec: DeploymentSpec {
+                replicas: 1.into(),
+                selector: LabelSelector {
+                    match_labels: labels(),
+                    ..Default::default()
+                }
+                .into(),
+                template: PodTemplateSpec {
+                    metadata: ObjectMeta {
+                        labels: labels(),
+                        ..Default::default()
+                    }
+                    .into(),
+                    spec: PodSpec {
+                        containers: [Container {
+                            name: "worker".into(),
+                            image: pool.image().into(),
+                            args: ["consume".into(), Value::from(&queue)].into(),
+                            ..Default::default()
+                        }]
+                        .into(),
+                        ..Default::default()
+                    }
+                    .into(),
+                }
+                .into(),
+                ..Default::default()
+            }
+            .into(),
+            ..Default::default()
+        },
     );
     composition.for_each_item(&workers, &pool.queues());
-    composition.ready_when(
-        &workers,
-        &kro_compose::Ref::<bool>::raw("each.status.readyReplicas == 1"),
-    );
-    let names: kro_compose::Ref<String> =
-        kro_compose::cel!("workers.map(w, w.metadata.name).join(',')");
-    let count: kro_compose::Ref<String> = kro_compose::cel!("string(size(workers))");
+    composition.ready_when_each(&workers, |each| each.status().ready_replicas().eq(1));
+    let all = workers.collection::<Deployment>();
+    let names = all.map(|worker| worker.metadata().name()).join(",");
     composition.add(
         "roster",
         json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": instance_name().concat("-roster")},
-            "data": {"workers": names, "count": count},
+            "data": {"workers": names, "count": fmt_cel!("{}", all.size())},
         }),
     );
-    let size: kro_compose::Ref<i64> = kro_compose::cel!("size(workers)");
     composition.status(WorkerPoolStatusValues {
-        workers: size.into(),
+        workers: all.size().into(),
         names: names.into(),
     });
     composition

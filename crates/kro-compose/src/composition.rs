@@ -159,6 +159,12 @@ impl<R> Resource<R> {
         Ref::raw_path(format!("{}.{path}", self.id))
     }
 
+    /// The objects of a collection (a resource made one with `for_each` or
+    /// `for_each_item`), as a typed list: `workers.collection::<Deployment>().size()`.
+    pub fn collection<K: crate::Typed<Ref = R>>(&self) -> Ref<Vec<K>> {
+        Ref::raw_path(self.id.clone())
+    }
+
     /// `metadata.name`.
     pub fn name(&self) -> Ref<String> {
         self.path("metadata.name")
@@ -440,6 +446,17 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
         if let Some(entry) = self.entry(resource) {
             entry.include_when.push(condition.to_string());
         }
+    }
+
+    /// Each object of the collection `resource` is ready only when `condition` holds of it:
+    /// `condition` gets typed references into the object (`each` in the RGD).
+    pub fn ready_when_each<R: FromPath>(
+        &mut self,
+        resource: &Resource<R>,
+        condition: impl FnOnce(R) -> Ref<bool>,
+    ) {
+        let condition = condition(R::from_path("each".to_owned()));
+        self.ready_when(resource, &condition);
     }
 
     /// The resource is ready only when `condition` holds (`readyWhen`).

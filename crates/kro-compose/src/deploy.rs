@@ -114,25 +114,51 @@ impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composit
         Ok(Deployment { status, instance })
     }
 
-    /// Deletes what [`deploy`](Self::deploy) made in [`Mode::Direct`] for the instance `name`:
-    /// its objects in reverse order, then its parent ConfigMap. The objects deleted.
+    /// Deletes what [`deploy`](Self::deploy) made for the instance `name`: in
+    /// [`Mode::Direct`] its objects in reverse order, then its parent ConfigMap; in
+    /// [`Mode::Kro`] the instance, once the controller has deleted its objects and let it go
+    /// (the RGD stays). The objects deleted (in `Mode::Kro`, the instance).
     ///
     /// # Errors
-    /// When something could not be deleted (see `DirectEngine::delete`).
-    pub async fn delete_direct(
+    /// When something could not be deleted, or the timeout passed.
+    pub async fn delete(
         &self,
+        mode: Mode,
         client: &kube::Client,
         name: &str,
         namespace: Option<&str>,
         config: DirectConfig,
+        report: &(dyn Fn(&Progress) + Send + Sync),
     ) -> Result<Vec<kro_runtime::ObjectKey>, DeployError> {
         let (_, graph) = self.compile()?;
-        let instance = json!({"metadata": {"name": name, "namespace": namespace}});
-        let parent = ParentRef::of_instance(&graph, &instance, &config.parent_namespace)
-            .map_err(|error| DeployError::Kro(Box::new(error)))?;
-        DirectEngine::new(client.clone(), config)
-            .delete(&parent, Some(&graph), &|_| {}, &Stop::never())
-            .await
-            .map_err(|error| DeployError::Kro(Box::new(error)))
+        let engine = DirectEngine::new(client.clone(), config.clone());
+        let kro_error = |error| DeployError::Kro(Box::new(error));
+        match mode {
+            Mode::Direct => {
+                let instance = json!({"metadata": {"name": name, "namespace": namespace}});
+                let parent = ParentRef::of_instance(&graph, &instance, &config.parent_namespace)
+                    .map_err(kro_error)?;
+                engine
+                    .delete(&parent, Some(&graph), report, &Stop::never())
+                    .await
+                    .map_err(kro_error)
+            }
+            Mode::Kro => {
+                let deleted = std::sync::Mutex::new(Vec::new());
+                let record = |progress: &Progress| {
+                    if let Progress::Deleted { key, .. } = progress
+                        && let Ok(mut deleted) = deleted.lock()
+                    {
+                        deleted.push(key.clone());
+                    }
+                    report(progress);
+                };
+                engine
+                    .delete_through_kro(&graph, name, namespace, &record, &Stop::never())
+                    .await
+                    .map_err(kro_error)?;
+                Ok(deleted.into_inner().unwrap_or_default())
+            }
+        }
     }
 }

@@ -292,6 +292,17 @@ impl<T: crate::Typed> Ref<Vec<T>> {
     }
 }
 
+impl Ref<Vec<String>> {
+    /// `self.join(separator)`: the strings joined into one.
+    pub fn join(&self, separator: &str) -> Ref<String> {
+        Ref::atom(format!(
+            "{}.join({})",
+            self.operand(),
+            serde_json::Value::String(separator.to_owned())
+        ))
+    }
+}
+
 /// A value a string template (`fmt_cel!`) can hold: strings as they are, other kinds through
 /// `string(...)`.
 pub trait CelText {

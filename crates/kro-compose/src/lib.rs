@@ -1,20 +1,22 @@
 //! Typed compositions in Rust that emit kro ResourceGraphDefinitions.
 //!
-//! **Owns:** compositions written in Rust: `#[derive(KroSchema)]` on spec and status structs
-//! gives their SimpleSchema ([`simple_schema`]) and typed references into them ([`spec`]:
-//! `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`] at `schema.spec.replicas`); [`expr`]
-//! combines references into typed CEL; a [`Composition`] holds resources (JSON templates with
-//! references in them), their conditions and the status, and emits the RGD
-//! ([`Composition::to_rgd`]) once kro-graph's compiler accepts it; with the default feature
-//! `deploy`, `Composition::deploy` runs it through a kro controller (`Mode::Kro`) or kro's
-//! direct engine (`Mode::Direct`) and reads the status back, typed.
+//! **Owns:** compositions written in Rust (see `docs/compose.md`): `#[derive(KroSchema)]` on
+//! spec and status structs gives their SimpleSchema ([`simple_schema`]), typed references into
+//! them ([`spec`]: `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`] at
+//! `schema.spec.replicas`) and a `<Struct>Values` with a [`Value`] per field; [`k8s`] holds the
+//! built-in kinds as typed templates and references, generated at build time from kro-schema's
+//! Kubernetes catalog; [`expr`] combines references into typed CEL; a [`Composition`] holds
+//! resources ([`Template`]s: typed or JSON), data nodes, externalRefs (typed by kind or by
+//! another composition), conditions, collections, dependencies, nested compositions and the
+//! typed status, and emits the RGD ([`Composition::to_rgd`]) once kro-graph's compiler accepts
+//! it; with the default feature `deploy`, `Composition::deploy` runs it through a kro
+//! controller (`Mode::Kro`) or kro's direct engine (`Mode::Direct`) and reads the status back
+//! into the status struct.
 //!
-//! **Must not:** evaluate or check CEL itself, or do I/O: what it emits is checked by
-//! kro-graph's compiler, the same as `kro validate`.
-//!
-//! **Status:** partial. Templates are JSON; typed k8s-openapi templates and references into
-//! built-in kinds, typed externalRefs to other compositions and nested compositions are the
-//! next pieces.
+//! **Must not:** evaluate or type-check CEL itself (it only finds the variable paths of an
+//! expression, with kro-cel, to rename nested compositions' references), or do I/O outside
+//! the `deploy` feature: what it emits is checked by kro-graph's compiler, the same as
+//! `kro validate`.
 //!
 //! ```
 //! use kro_compose::{KroSchema, simple_schema, spec};

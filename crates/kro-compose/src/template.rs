@@ -420,6 +420,11 @@ impl FromPath for ObjectRef {
 }
 
 impl ObjectRef {
+    /// A reference to the field at `path` (`status.readyReplicas`), of the type given.
+    pub fn path<T>(&self, path: &str) -> Ref<T> {
+        Ref::raw_path(format!("{}.{path}", self.path))
+    }
+
     /// `metadata`.
     pub fn metadata(&self) -> crate::k8s::apimachinery::pkg::apis::meta::v1::ObjectMetaRef {
         FromPath::from_path(format!("{}.metadata", self.path))

@@ -1,7 +1,7 @@
 //! Deploying a composition both ways: the seed's web app with its database
 //! (`examples/compose/web_with_database.rs`) deployed with `Mode::Kro` (the controller on one
 //! fresh embedded server) and `Mode::Direct` (kro's engine from here, on another) makes the
-//! same objects and gives the same typed status; the direct deploy is deleted again.
+//! same objects and gives the same typed status; both are deleted again.
 
 // Deploying is the default feature `deploy`; built without it, there is nothing to test here.
 #![cfg(feature = "deploy")]
@@ -94,6 +94,22 @@ async fn both_modes_make_the_same_objects_and_give_the_same_typed_status() {
         .await
         .expect("deployed through kro");
     let made_by_kro = objects(&controlled, "corner").await;
+    let deleted_by_kro = shop
+        .delete(
+            Mode::Kro,
+            &controlled,
+            "corner",
+            Some("default"),
+            config(),
+            &|_| {},
+        )
+        .await
+        .expect("deleted through kro");
+    assert_eq!(deleted_by_kro.len(), 1, "the instance: {deleted_by_kro:?}");
+    assert!(
+        objects(&controlled, "corner").await.is_empty(),
+        "the controller deleted the instance's objects"
+    );
     manager.shutdown().await;
 
     let (_direct_server, direct) = server().await;
@@ -139,7 +155,14 @@ async fn both_modes_make_the_same_objects_and_give_the_same_typed_status() {
     );
 
     let deleted = shop
-        .delete_direct(&direct, "corner", Some("default"), config())
+        .delete(
+            Mode::Direct,
+            &direct,
+            "corner",
+            Some("default"),
+            config(),
+            &|_| {},
+        )
         .await
         .expect("deleted");
     assert_eq!(deleted.len(), 4, "{deleted:?}");

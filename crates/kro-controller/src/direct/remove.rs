@@ -154,7 +154,7 @@ impl DirectEngine {
 
     /// Deletes one object (the one with `uid`: a namesake made since is left alone) and
     /// waits until it is gone.
-    async fn delete_object(
+    pub(super) async fn delete_object(
         &self,
         key: &ObjectKey,
         api_version: &str,

@@ -57,6 +57,36 @@ impl DirectEngine {
         }
     }
 
+    /// Deletes the instance `name` (in `namespace`, for a namespaced kind) of `graph`'s kind
+    /// for the kro controller to take apart, and waits until it is gone: the controller deletes
+    /// its objects and then lets the instance go. The RGD is left in place. Deleting an
+    /// instance that is not there is not an error.
+    ///
+    /// # Errors
+    /// When the delete is refused, the timeout passes or the caller stops it.
+    pub async fn delete_through_kro(
+        &self,
+        graph: &CompiledGraph,
+        name: &str,
+        namespace: Option<&str>,
+        report: Reporter<'_>,
+        stop: &Stop,
+    ) -> Result<(), DirectError> {
+        let deadline = self.config.timeout.map(|timeout| Instant::now() + timeout);
+        let names = &graph.names;
+        let key = ObjectKey {
+            group: names.group.clone(),
+            kind: names.kind.clone(),
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        };
+        let api_version = format!("{}/{}", names.group, names.version);
+        self.delete_object(&key, &api_version, "", deadline, stop)
+            .await?;
+        report(&Progress::Deleted { key, order: 0 });
+        Ok(())
+    }
+
     async fn hand_to_kro(
         &self,
         rgd: &Json,
