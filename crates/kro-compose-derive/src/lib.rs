@@ -19,6 +19,32 @@ use syn::{Data, DeriveInput, Expr, ExprLit, Fields, Lit, LitStr, Type, parse_mac
 /// description = "...", required, scale, scale_selector, rename = "name")]`. A field that is
 /// neither an `Option` nor has a default is `required=true`. On enum variants:
 /// `#[kro(rename = "value")]`.
+///
+/// ```
+/// use kro_compose::{KroSchema, simple_schema, spec};
+///
+/// #[derive(KroSchema)]
+/// enum Tier {
+///     #[kro(rename = "dev")]
+///     Dev,
+///     #[kro(rename = "prod")]
+///     Prod,
+/// }
+///
+/// #[derive(KroSchema)]
+/// struct AppSpec {
+///     #[kro(default = 2, minimum = 1, description = "How many pods")]
+///     replicas: i64,
+///     tier: Tier,
+///     note: Option<String>,
+/// }
+///
+/// let schema = simple_schema::<AppSpec>();
+/// assert_eq!(schema.spec["replicas"], "integer | default=2 minimum=1 description=\"How many pods\"");
+/// assert_eq!(schema.spec["tier"], "string | required=true enum=\"dev,prod\"");
+/// assert_eq!(schema.spec["note"], "string");
+/// assert_eq!(spec::<AppSpec>().tier().eq(Tier::Prod).expression(), "schema.spec.tier == \"prod\"");
+/// ```
 #[proc_macro_derive(KroSchema, attributes(kro))]
 pub fn derive_kro_schema(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
@@ -31,6 +57,16 @@ pub fn derive_kro_schema(input: TokenStream) -> TokenStream {
 /// `cel!("expression")`: raw CEL, parsed by kro-cel while the program compiles — a syntax
 /// error is a compile error at the string. Gives a `kro_compose::Ref` whose type is inferred
 /// from where it is used.
+///
+/// ```
+/// use kro_compose::{Ref, cel};
+/// let ready: Ref<bool> = cel!("deployment.status.readyReplicas > 0");
+/// assert_eq!(ready.expression(), "deployment.status.readyReplicas > 0");
+/// ```
+///
+/// ```compile_fail
+/// let broken: kro_compose::Ref<bool> = kro_compose::cel!("deployment.status >");
+/// ```
 #[proc_macro]
 pub fn cel(input: TokenStream) -> TokenStream {
     let literal = parse_macro_input!(input as LitStr);
@@ -46,6 +82,14 @@ pub fn cel(input: TokenStream) -> TokenStream {
 /// `fmt_cel!("http://{}:{}", name, port)`: a string template of CEL values — strings as they
 /// are, numbers and booleans through `string(...)`. The number of `{}` must match the values
 /// (checked while the program compiles).
+///
+/// ```
+/// use kro_compose::{KroSchema, fmt_cel, instance_name, spec};
+/// #[derive(KroSchema)]
+/// struct AppSpec { port: i64 }
+/// let url = fmt_cel!("http://{}:{}", instance_name(), spec::<AppSpec>().port());
+/// assert_eq!(url.expression(), "\"http://\" + schema.metadata.name + \":\" + string(schema.spec.port)");
+/// ```
 #[proc_macro]
 pub fn fmt_cel(input: TokenStream) -> TokenStream {
     let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;

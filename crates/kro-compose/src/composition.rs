@@ -150,27 +150,79 @@ impl<R: FromPath> Resource<R> {
 
 impl<R> Resource<R> {
     /// Its id in the RGD.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let settings = app.add("settings", ConfigMap::default());
+    /// assert_eq!(settings.id(), "settings");
+    /// ```
     pub fn id(&self) -> &str {
         &self.id
     }
 
     /// A reference to a field of the object, by its path (`status.availableReplicas`).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let settings = app.add("settings", serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"}));
+    /// assert_eq!(settings.path::<String>("data.color").expression(), "settings.data.color");
+    /// ```
     pub fn path<T>(&self, path: &str) -> Ref<T> {
         Ref::raw_path(format!("{}.{path}", self.id))
     }
 
     /// The objects of a collection (a resource made one with `for_each` or
     /// `for_each_item`), as a typed list: `workers.collection::<Deployment>().size()`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let maps = app.add("maps", ConfigMap::default());
+    /// app.for_each_item(&maps, &spec::<AppSpec>().queues());
+    /// let names = maps.collection::<ConfigMap>().map(|map| map.metadata().name()).join(",");
+    /// assert_eq!(names.expression(), "maps.map(x1, x1.metadata.name).join(\",\")");
+    /// ```
     pub fn collection<K: crate::Typed<Ref = R>>(&self) -> Ref<Vec<K>> {
         Ref::raw_path(self.id.clone())
     }
 
     /// `metadata.name`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let settings = app.add("settings", ConfigMap::default());
+    /// assert_eq!(settings.name().expression(), "settings.metadata.name");
+    /// ```
     pub fn name(&self) -> Ref<String> {
         self.path("metadata.name")
     }
 
     /// `metadata.namespace`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let settings = app.add("settings", ConfigMap::default());
+    /// assert_eq!(settings.namespace().expression(), "settings.metadata.namespace");
+    /// ```
     pub fn namespace(&self) -> Ref<String> {
         self.path("metadata.namespace")
     }
@@ -242,6 +294,17 @@ impl<Spec, Status> std::fmt::Debug for Composition<Spec, Status> {
 impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// A composition named `name` (the RGD's name) defining the kind `kind` (version
     /// `v1alpha1`, kro's group).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// # #[derive(KroSchema)]
+    /// # struct AppStatus { url: String }
+    /// let app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// assert_eq!((app.name(), app.kind(), app.api_version().as_str()), ("app", "App", "kro.run/v1alpha1"));
+    /// ```
     pub fn new(name: &str, kind: &str) -> Self {
         Composition {
             name: name.to_owned(),
@@ -260,6 +323,15 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
 
     /// In the API group `group` (kro's own by default).
     #[must_use]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let app = Composition::<AppSpec>::new("app", "App").group("platform.example.com");
+    /// assert_eq!(app.api_version(), "platform.example.com/v1alpha1");
+    /// ```
     pub fn group(mut self, group: &str) -> Self {
         self.group = Some(group.to_owned());
         self
@@ -267,6 +339,15 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
 
     /// At API version `version` (`v1alpha1` by default).
     #[must_use]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let app = Composition::<AppSpec>::new("app", "App").version("v1");
+    /// assert_eq!(app.api_version(), "kro.run/v1");
+    /// ```
     pub fn version(mut self, version: &str) -> Self {
         self.version = version.to_owned();
         self
@@ -275,12 +356,34 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// Also generates a `<Kind>Set` (`spec.scaling`, method `replicas`): a kind whose
     /// instances each run a number of instances of this one. The spec needs a `scale` field.
     #[must_use]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// #[derive(KroSchema)]
+    /// struct SiteSpec { #[kro(scale, default = 1)] replicas: i64 }
+    /// #[derive(KroSchema)]
+    /// struct SiteStatus { #[kro(scale)] replicas: i64 }
+    ///
+    /// let mut site = Composition::<SiteSpec, SiteStatus>::new("site", "Site").scaling("SiteSet");
+    /// site.status(SiteStatusValues { replicas: Value::Unset });
+    /// let rgd = site.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["scaling"]["kind"], "SiteSet");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn scaling(mut self, set_kind: &str) -> Self {
         self.scaling = Some(set_kind.to_owned());
         self
     }
 
     /// The composition's name (its RGD's).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// assert_eq!(Composition::<AppSpec>::new("app", "App").name(), "app");
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -329,6 +432,20 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// Adds a data node: values computed once (references in them are evaluated) that other
     /// resources read as `handle.path("field")`.
     #[track_caller]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let naming = app.data("naming", serde_json::json!({"prefix": fmt_cel!("{}-app", instance_name())}));
+    /// let prefix = naming.path::<String>("prefix");
+    /// app.add("settings", ConfigMap::default().with("metadata.name", prefix));
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["resources"][0]["data"]["prefix"], "${schema.metadata.name + \"-app\"}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn data(&mut self, id: &str, values: Json) -> Resource {
         self.push(id, "data", values);
         Resource::new(id)
@@ -364,6 +481,16 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// Adds an externalRef by name to an object of any kind (`apiVersion`, `kind`), read
     /// through the handle's paths (see [`external_ref`](Self::external_ref)).
     #[track_caller]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let bucket = app.external_ref_of::<ObjectRef>("bucket", "s3.example.com/v1", "Bucket", "assets", None);
+    /// assert_eq!(bucket.path::<String>("status.url").expression(), "bucket.status.url");
+    /// ```
     pub fn external_ref_of<R: FromPath>(
         &mut self,
         id: &str,
@@ -389,6 +516,21 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// the instance's) whose labels match `match_labels`, read as a list. Label values may be
     /// references.
     #[track_caller]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let team = app.external_ref_selector("team", "v1", "ConfigMap", serde_json::json!({"team": spec::<AppSpec>().name()}), None);
+    /// let count: Ref<i64> = Ref::raw(format!("size({})", team.id()));
+    /// let summary = ConfigMap::default().with("metadata.name", instance_name());
+    /// app.add("summary", summary.with("data.count", fmt_cel!("{}", count)));
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["resources"][1]["template"]["data"]["count"], "${string(size(team))}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn external_ref_selector(
         &mut self,
         id: &str,
@@ -411,6 +553,19 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
 
     /// Makes `resource` a collection in the seed's form: one object per item of `over`, read
     /// in the template through [`each_item`](crate::each_item) (and `each_index`).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let maps = app.add("maps", ConfigMap::default().with("metadata.name", each_item::<String>()));
+    /// app.for_each_item(&maps, &spec::<AppSpec>().queues());
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["resources"][0]["forEach"], "${schema.spec.queues}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn for_each_item<T, R>(&mut self, resource: &Resource<R>, over: &Ref<Vec<T>>) {
         if let Some(entry) = self.entry(resource) {
             entry.for_each_item = Some(over.to_string());
@@ -420,6 +575,19 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// Makes `resource` a collection: one object per item of `over`, the item bound to
     /// `dimension` (read it in the template through [`dimension`](crate::dimension)). Several
     /// dimensions make the cartesian product.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let maps = app.add("maps", ConfigMap::default().with("metadata.name", dimension::<String>("queue")));
+    /// app.for_each(&maps, "queue", &spec::<AppSpec>().queues());
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["resources"][0]["forEach"], serde_json::json!([{"queue": "${schema.spec.queues}"}]));
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn for_each<T, R>(&mut self, resource: &Resource<R>, dimension: &str, over: &Ref<Vec<T>>) {
         if let Some(entry) = self.entry(resource) {
             entry
@@ -442,6 +610,18 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     }
 
     /// The resource is part of the instance only while `condition` holds (`includeWhen`).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let extra = app.add("extra", ConfigMap::default().with("metadata.name", instance_name()));
+    /// app.include_when(&extra, &spec::<AppSpec>().enabled());
+    /// assert_eq!(app.to_rgd()?["spec"]["resources"][0]["includeWhen"][0], "${schema.spec.enabled}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn include_when<R>(&mut self, resource: &Resource<R>, condition: &Ref<bool>) {
         if let Some(entry) = self.entry(resource) {
             entry.include_when.push(condition.to_string());
@@ -450,6 +630,20 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
 
     /// Each object of the collection `resource` is ready only when `condition` holds of it:
     /// `condition` gets typed references into the object (`each` in the RGD).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// use kro_compose::k8s::api::apps::v1::Deployment;
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let workers = app.add("workers", Deployment::default().with("metadata.name", each_item::<String>()));
+    /// app.for_each_item(&workers, &spec::<AppSpec>().queues());
+    /// app.ready_when_each(&workers, |each| each.status().ready_replicas().eq(1));
+    /// assert_eq!(app.to_rgd()?["spec"]["resources"][0]["readyWhen"][0], "${each.status.readyReplicas == 1}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn ready_when_each<R: FromPath>(
         &mut self,
         resource: &Resource<R>,
@@ -460,6 +654,22 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     }
 
     /// The resource is ready only when `condition` holds (`readyWhen`).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// use kro_compose::k8s::api::apps::v1::Deployment;
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let web = app.add("web", Deployment::default().with("metadata.name", instance_name()));
+    /// app.ready_when(&web, &web.status().available_replicas().eq(spec::<AppSpec>().replicas()));
+    /// assert_eq!(
+    ///     app.to_rgd()?["spec"]["resources"][0]["readyWhen"][0],
+    ///     "${web.status.availableReplicas == schema.spec.replicas}"
+    /// );
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn ready_when<R>(&mut self, resource: &Resource<R>, condition: &Ref<bool>) {
         if let Some(entry) = self.entry(resource) {
             entry.ready_when.push(condition.to_string());
@@ -470,6 +680,23 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// annotation `compose.kro.run/depends-on-<id>` on the dependent holds the dependency's
     /// name, which gives kro the edge (kro orders resources by what their expressions read).
     /// Both must be single objects: templates, or externalRefs by name.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let first = app.add("first", ConfigMap::default().with("metadata.name", instance_name().concat("-a")));
+    /// let second = app.add("second", ConfigMap::default().with("metadata.name", instance_name().concat("-b")));
+    /// app.depends_on(&second, &first);
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(
+    ///     rgd["spec"]["resources"][1]["template"]["metadata"]["annotations"]["compose.kro.run/depends-on-first"],
+    ///     "${first.metadata.name}"
+    /// );
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn depends_on<R, D>(&mut self, dependent: &Resource<R>, dependency: &Resource<D>) {
         let mistake = |reason: &str| Mistake::DependsOn {
             dependent: dependent.id.clone(),
@@ -536,6 +763,17 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     ///
     /// # Errors
     /// [`ComposeError::Invalid`] with every problem the compiler found.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// app.add("settings", ConfigMap::default().with("metadata.name", Ref::<String>::raw("nothere.metadata.name")));
+    /// let error = app.to_rgd().unwrap_err();
+    /// assert!(error.to_string().contains("nothere"), "{error}");
+    /// ```
     pub fn to_rgd(&self) -> Result<Json, ComposeError> {
         self.compile().map(|(rgd, _)| rgd)
     }
@@ -544,6 +782,19 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     ///
     /// # Errors
     /// [`ComposeError`] as for `to_rgd`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// app.add("settings", ConfigMap::default().with("metadata.name", instance_name()));
+    /// let yaml = app.to_rgd_yaml()?;
+    /// assert!(yaml.starts_with("apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\n"));
+    /// assert_eq!(yaml, app.to_rgd_yaml()?);
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn to_rgd_yaml(&self) -> Result<String, ComposeError> {
         let rgd = self.to_rgd()?;
         serde_saphyr::to_string(&rgd).map_err(|error| ComposeError::Yaml {
@@ -594,6 +845,14 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     }
 
     /// The `apiVersion` of its instances.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// assert_eq!(Composition::<AppSpec>::new("app", "App").api_version(), "kro.run/v1alpha1");
+    /// ```
     pub fn api_version(&self) -> String {
         format!(
             "{}/{}",
@@ -603,6 +862,14 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     }
 
     /// The kind of its instances.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// assert_eq!(Composition::<AppSpec>::new("app", "App").kind(), "App");
+    /// ```
     pub fn kind(&self) -> &str {
         &self.kind
     }

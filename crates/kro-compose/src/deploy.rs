@@ -56,6 +56,18 @@ impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composit
     ///
     /// # Errors
     /// When the spec does not serialize.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// #[derive(KroSchema, serde::Serialize)]
+    /// struct AppSpec { replicas: i64 }
+    ///
+    /// let app = Composition::<AppSpec>::new("app", "App");
+    /// let instance = app.instance("shop", Some("default"), &AppSpec { replicas: 3 })?;
+    /// assert_eq!(instance["apiVersion"], "kro.run/v1alpha1");
+    /// assert_eq!(instance["spec"]["replicas"], 3);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn instance(
         &self,
         name: &str,
@@ -81,6 +93,23 @@ impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composit
     /// # Errors
     /// [`DeployError`]: the composition, the deploy (naming the resource) or the status.
     #[allow(clippy::too_many_arguments)]
+    ///
+    /// ```no_run
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema, serde::Serialize)]
+    /// # struct AppSpec { replicas: i64 }
+    /// # #[derive(KroSchema, serde::Deserialize, Debug)]
+    /// # struct AppStatus { url: String }
+    /// # async fn run(app: Composition<AppSpec, AppStatus>) -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = kube::Client::try_default().await?;
+    /// let deployed = app
+    ///     .deploy(Mode::Direct, &client, "shop", Some("default"), &AppSpec { replicas: 2 },
+    ///         DirectConfig::default(), &|progress| eprintln!("{progress}"))
+    ///     .await?;
+    /// println!("{}", deployed.status.url);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn deploy(
         &self,
         mode: Mode,
@@ -121,6 +150,20 @@ impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composit
     ///
     /// # Errors
     /// When something could not be deleted, or the timeout passed.
+    ///
+    /// ```no_run
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema, serde::Serialize)]
+    /// # struct AppSpec { replicas: i64 }
+    /// # async fn run(app: Composition<AppSpec>) -> Result<(), Box<dyn std::error::Error>> {
+    /// let client = kube::Client::try_default().await?;
+    /// let deleted = app
+    ///     .delete(Mode::Direct, &client, "shop", Some("default"), DirectConfig::default(), &|_| {})
+    ///     .await?;
+    /// println!("{} objects deleted", deleted.len());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn delete(
         &self,
         mode: Mode,

@@ -136,21 +136,53 @@ fn binary<R>(left: String, operator: &str, right: String) -> Ref<R> {
 
 impl<T> Ref<T> {
     /// `self == other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.replicas().eq(3).expression(), "schema.spec.replicas == 3");
+    /// ```
     pub fn eq(&self, other: impl Operand<T>) -> Ref<bool> {
         binary(self.operand(), "==", other.cel())
     }
 
     /// `self != other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.name().ne("x").expression(), "schema.spec.name != \"x\"");
+    /// ```
     pub fn ne(&self, other: impl Operand<T>) -> Ref<bool> {
         binary(self.operand(), "!=", other.cel())
     }
 
     /// `has(self)`: whether the field is set (a path only; an optional field before use).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.tag().has().expression(), "has(schema.spec.tag)");
+    /// ```
     pub fn has(&self) -> Ref<bool> {
         Ref::atom(format!("has({})", self.expression()))
     }
 
     /// `self` when set, else `fallback`: `has(self) ? self : fallback`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.tag().or_default("latest").expression(), "has(schema.spec.tag) ? schema.spec.tag : \"latest\"");
+    /// ```
     pub fn or_default(&self, fallback: impl Operand<T>) -> Ref<T> {
         Ref::compound(format!(
             "has({}) ? {} : {}",
@@ -176,21 +208,53 @@ impl Ordered for String {}
 
 impl<T: Ordered> Ref<T> {
     /// `self > other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.replicas().gt(1).expression(), "schema.spec.replicas > 1");
+    /// ```
     pub fn gt(&self, other: impl Operand<T>) -> Ref<bool> {
         binary(self.operand(), ">", other.cel())
     }
 
     /// `self >= other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.replicas().ge(1).expression(), "schema.spec.replicas >= 1");
+    /// ```
     pub fn ge(&self, other: impl Operand<T>) -> Ref<bool> {
         binary(self.operand(), ">=", other.cel())
     }
 
     /// `self < other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.replicas().lt(10).expression(), "schema.spec.replicas < 10");
+    /// ```
     pub fn lt(&self, other: impl Operand<T>) -> Ref<bool> {
         binary(self.operand(), "<", other.cel())
     }
 
     /// `self <= other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.replicas().le(10).expression(), "schema.spec.replicas <= 10");
+    /// ```
     pub fn le(&self, other: impl Operand<T>) -> Ref<bool> {
         binary(self.operand(), "<=", other.cel())
     }
@@ -198,16 +262,40 @@ impl<T: Ordered> Ref<T> {
 
 impl Ref<bool> {
     /// `self && other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.enabled().and(app.replicas().gt(0)).expression(), "schema.spec.enabled && (schema.spec.replicas > 0)");
+    /// ```
     pub fn and(&self, other: impl Operand<bool>) -> Ref<bool> {
         binary(self.operand(), "&&", other.cel())
     }
 
     /// `self || other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.enabled().or(true).expression(), "schema.spec.enabled || true");
+    /// ```
     pub fn or(&self, other: impl Operand<bool>) -> Ref<bool> {
         binary(self.operand(), "||", other.cel())
     }
 
     /// `!self`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.enabled().not().expression(), "!schema.spec.enabled");
+    /// ```
     pub fn not(&self) -> Ref<bool> {
         Ref::atom(format!("!{}", self.operand()))
     }
@@ -220,12 +308,29 @@ impl Ref<String> {
     }
 
     /// `self + other`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.name().concat("-db").expression(), "schema.spec.name + \"-db\"");
+    /// ```
     pub fn concat(&self, other: impl Operand<String>) -> Ref<String> {
         binary(self.operand(), "+", other.cel())
     }
 }
 
 /// `condition ? then : otherwise`.
+///
+/// ```
+/// # use kro_compose::*;
+/// # #[derive(KroSchema)]
+/// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+/// use kro_compose::expr::cond;
+/// let app = spec::<AppSpec>();
+/// assert_eq!(cond(&app.enabled(), 3, 1).expression(), "schema.spec.enabled ? 3 : 1");
+/// ```
 pub fn cond<T>(condition: &Ref<bool>, then: impl Operand<T>, otherwise: impl Operand<T>) -> Ref<T> {
     Ref::compound(format!(
         "{} ? {} : {}",
@@ -262,6 +367,14 @@ impl<T: crate::Typed> Ref<Vec<T>> {
     }
 
     /// `self.exists(x, predicate(x))`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.queues().exists(|queue| queue.eq("jobs")).expression(), "schema.spec.queues.exists(x1, x1 == \"jobs\")");
+    /// ```
     pub fn exists(&self, predicate: impl FnOnce(T::Ref) -> Ref<bool>) -> Ref<bool> {
         let (name, body) = with_variable(predicate);
         Ref::atom(format!(
@@ -272,6 +385,14 @@ impl<T: crate::Typed> Ref<Vec<T>> {
     }
 
     /// `self.all(x, predicate(x))`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.queues().all(|queue| queue.size().gt(0)).expression(), "schema.spec.queues.all(x1, size(x1) > 0)");
+    /// ```
     pub fn all(&self, predicate: impl FnOnce(T::Ref) -> Ref<bool>) -> Ref<bool> {
         let (name, body) = with_variable(predicate);
         Ref::atom(format!(
@@ -282,6 +403,14 @@ impl<T: crate::Typed> Ref<Vec<T>> {
     }
 
     /// `self.map(x, transform(x))`.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.queues().map(|queue| queue.concat("-q")).expression(), "schema.spec.queues.map(x1, x1 + \"-q\")");
+    /// ```
     pub fn map<R>(&self, transform: impl FnOnce(T::Ref) -> Ref<R>) -> Ref<Vec<R>> {
         let (name, body) = with_variable(transform);
         Ref::atom(format!(
@@ -294,6 +423,14 @@ impl<T: crate::Typed> Ref<Vec<T>> {
 
 impl Ref<Vec<String>> {
     /// `self.join(separator)`: the strings joined into one.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.queues().join(",").expression(), "schema.spec.queues.join(\",\")");
+    /// ```
     pub fn join(&self, separator: &str) -> Ref<String> {
         Ref::atom(format!(
             "{}.join({})",

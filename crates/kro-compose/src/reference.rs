@@ -33,12 +33,27 @@ pub struct Ref<T> {
 
 impl<T> Ref<T> {
     /// The CEL expression (`schema.spec.replicas`).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// assert_eq!(app.replicas().expression(), "schema.spec.replicas");
+    /// assert_eq!(app.replicas().to_string(), "${schema.spec.replicas}");
+    /// ```
     pub fn expression(&self) -> &str {
         &self.expression
     }
 
     /// A reference of type `T` to raw CEL (the escape hatch: nothing checks that the
     /// expression is of type `T` until the RGD is compiled).
+    ///
+    /// ```
+    /// # use kro_compose::Ref;
+    /// let doubled: Ref<i64> = Ref::raw("schema.spec.replicas * 2");
+    /// assert_eq!(doubled.to_string(), "${schema.spec.replicas * 2}");
+    /// ```
     pub fn raw(expression: impl Into<String>) -> Self {
         Ref::compound(expression.into())
     }
@@ -138,37 +153,79 @@ impl<T> serde::Serialize for Ref<T> {
 }
 
 /// The item a collection's dimension is bound to (see `Composition::for_each`), typed.
+///
+/// ```
+/// # use kro_compose::*;
+/// assert_eq!(dimension::<String>("region").expression(), "region");
+/// ```
 pub fn dimension<T: crate::Typed>(name: &str) -> T::Ref {
     T::Ref::from_path(name.to_owned())
 }
 
 /// The item of a collection in the seed's form (`each.item`; see
 /// `Composition::for_each_item`), typed.
+///
+/// ```
+/// # use kro_compose::*;
+/// #[derive(KroSchema)]
+/// struct Queue { name: String }
+/// assert_eq!(each_item::<Queue>().name().expression(), "each.item.name");
+/// ```
 pub fn each_item<T: crate::Typed>() -> T::Ref {
     T::Ref::from_path("each.item".to_owned())
 }
 
 /// The position of the item of a collection in the seed's form (`each.index`).
+///
+/// ```
+/// # use kro_compose::*;
+/// assert_eq!(each_index().expression(), "each.index");
+/// ```
 pub fn each_index() -> Ref<i64> {
     Ref::atom("each.index".to_owned())
 }
 
 /// The instance's name (`schema.metadata.name`).
+///
+/// ```
+/// # use kro_compose::*;
+/// assert_eq!(instance_name().expression(), "schema.metadata.name");
+/// ```
 pub fn instance_name() -> Ref<String> {
     Ref::atom("schema.metadata.name".to_owned())
 }
 
 /// The instance's namespace (`schema.metadata.namespace`).
+///
+/// ```
+/// # use kro_compose::*;
+/// assert_eq!(instance_namespace().expression(), "schema.metadata.namespace");
+/// ```
 pub fn instance_namespace() -> Ref<String> {
     Ref::atom("schema.metadata.namespace".to_owned())
 }
 
 /// References into the instance's spec (`schema.spec`) of type `T`.
+///
+/// ```
+/// # use kro_compose::*;
+/// # #[derive(KroSchema)]
+/// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool, tag: Option<String> }
+/// let app = spec::<AppSpec>();
+/// assert_eq!(app.replicas().expression(), "schema.spec.replicas");
+/// ```
 pub fn spec<T: crate::Typed>() -> T::Ref {
     T::Ref::from_path("schema.spec".to_owned())
 }
 
 /// References into the instance's status (`schema.status`) of type `T`.
+///
+/// ```
+/// # use kro_compose::*;
+/// #[derive(KroSchema)]
+/// struct AppStatus { url: String }
+/// assert_eq!(status::<AppStatus>().url().expression(), "schema.status.url");
+/// ```
 pub fn status<T: crate::Typed>() -> T::Ref {
     T::Ref::from_path("schema.status".to_owned())
 }

@@ -98,6 +98,18 @@ pub struct SimpleSchema {
 }
 
 /// The SimpleSchema of `T` (a struct with `#[derive(KroSchema)]`).
+///
+/// ```
+/// # use kro_compose::*;
+/// #[derive(KroSchema)]
+/// struct Port { number: i64 }
+/// #[derive(KroSchema)]
+/// struct AppSpec { #[kro(default = "web")] name: String, ports: Vec<Port> }
+///
+/// let schema = simple_schema::<AppSpec>();
+/// assert_eq!(schema.spec, serde_json::json!({"name": "string | default=\"web\"", "ports": "[]Port | required=true"}));
+/// assert_eq!(schema.types, serde_json::json!({"Port": {"number": "integer | required=true"}}));
+/// ```
 pub fn simple_schema<T: KroSchema>() -> SimpleSchema {
     let mut types = Types::default();
     let root = T::schema_type(&mut types);

@@ -36,6 +36,12 @@ impl<T> Value<T> {
     }
 
     /// Whether the field is left out.
+    ///
+    /// ```
+    /// # use kro_compose::Value;
+    /// assert!(Value::<i64>::default().is_unset());
+    /// assert!(!Value::<i64>::from(3).is_unset());
+    /// ```
     pub fn is_unset(&self) -> bool {
         matches!(self, Value::Unset)
     }
@@ -377,6 +383,13 @@ pub struct With<T> {
 impl<T: Template> With<T> {
     /// Sets one more field (see [`Template::with`]).
     #[must_use]
+    ///
+    /// ```
+    /// # use kro_compose::{Template, k8s::api::core::v1::ConfigMap};
+    /// let map = ConfigMap::default().with("metadata.name", "a").with("data.b", "c");
+    /// assert_eq!(map.to_template()?["data"]["b"], "c");
+    /// # Ok::<(), kro_compose::TemplateError>(())
+    /// ```
     pub fn with(mut self, path: &str, value: impl serde::Serialize) -> With<T> {
         let value = serde_json::to_value(value).map_err(|error| TemplateError::Serialize {
             path: path.to_owned(),
@@ -421,11 +434,23 @@ impl FromPath for ObjectRef {
 
 impl ObjectRef {
     /// A reference to the field at `path` (`status.readyReplicas`), of the type given.
+    ///
+    /// ```
+    /// # use kro_compose::{FromPath, ObjectRef};
+    /// let bucket = ObjectRef::from_path("bucket".to_owned());
+    /// assert_eq!(bucket.path::<String>("status.url").expression(), "bucket.status.url");
+    /// ```
     pub fn path<T>(&self, path: &str) -> Ref<T> {
         Ref::raw_path(format!("{}.{path}", self.path))
     }
 
     /// `metadata`.
+    ///
+    /// ```
+    /// # use kro_compose::{FromPath, ObjectRef};
+    /// let bucket = ObjectRef::from_path("bucket".to_owned());
+    /// assert_eq!(bucket.metadata().name().expression(), "bucket.metadata.name");
+    /// ```
     pub fn metadata(&self) -> crate::k8s::apimachinery::pkg::apis::meta::v1::ObjectMetaRef {
         FromPath::from_path(format!("{}.metadata", self.path))
     }

@@ -24,12 +24,42 @@ pub struct Nested<Status: Typed> {
 impl<Status: Typed> Nested<Status> {
     /// References into the nested composition's status: each stands for the expression the
     /// nested composition gives that field.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)] struct DbSpec { name: String }
+    /// # #[derive(KroSchema)] struct DbStatus { host: String }
+    /// # let mut database = Composition::<DbSpec, DbStatus>::new("database", "Database");
+    /// # let service = database.add("service", k8s::api::core::v1::Service::default().with("metadata.name", spec::<DbSpec>().name()));
+    /// # database.status(DbStatusValues { host: service.spec().cluster_ip().into() });
+    /// # #[derive(KroSchema)] struct AppSpec { name: String }
+    /// # #[derive(KroSchema)] struct AppStatus { db: String }
+    /// let mut app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// let db = app.nest("db", &database, DbSpecValues { name: instance_name().into() });
+    /// app.status(AppStatusValues { db: db.status().host().into() });
+    /// assert_eq!(app.to_rgd()?["spec"]["schema"]["status"]["db"], "${dbService.spec.clusterIP}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn status(&self) -> &Status::Ref {
         &self.status
     }
 
     /// The id an inner resource has in the outer graph (`database` + `deployment` →
     /// `databaseDeployment`).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)] struct DbSpec { name: String }
+    /// # #[derive(KroSchema)] struct DbStatus { host: String }
+    /// # let mut database = Composition::<DbSpec, DbStatus>::new("database", "Database");
+    /// # let service = database.add("service", k8s::api::core::v1::Service::default().with("metadata.name", spec::<DbSpec>().name()));
+    /// # database.status(DbStatusValues { host: service.spec().cluster_ip().into() });
+    /// # #[derive(KroSchema)] struct AppSpec { name: String }
+    /// # #[derive(KroSchema)] struct AppStatus { db: String }
+    /// let mut app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// let db = app.nest("db", &database, DbSpecValues { name: instance_name().into() });
+    /// assert_eq!(db.id("service"), "dbService");
+    /// ```
     pub fn id(&self, inner_id: &str) -> String {
         prefixed(&self.prefix, inner_id)
     }
@@ -53,16 +83,58 @@ impl<Spec, Status> FromPath for InstanceRef<Spec, Status> {
 
 impl<Spec: Typed, Status: Typed> InstanceRef<Spec, Status> {
     /// The instance's spec.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)] struct DbSpec { name: String }
+    /// # #[derive(KroSchema)] struct DbStatus { host: String }
+    /// # let mut database = Composition::<DbSpec, DbStatus>::new("database", "Database");
+    /// # let service = database.add("service", k8s::api::core::v1::Service::default().with("metadata.name", spec::<DbSpec>().name()));
+    /// # database.status(DbStatusValues { host: service.spec().cluster_ip().into() });
+    /// # #[derive(KroSchema)] struct AppSpec { name: String }
+    /// # #[derive(KroSchema)] struct AppStatus { db: String }
+    /// let mut app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// let shared = app.external_instance("shared", &database, "main-db", None);
+    /// assert_eq!(shared.spec().name().expression(), "shared.spec.name");
+    /// ```
     pub fn spec(&self) -> Spec::Ref {
         Spec::Ref::from_path(format!("{}.spec", self.path))
     }
 
     /// The instance's status.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)] struct DbSpec { name: String }
+    /// # #[derive(KroSchema)] struct DbStatus { host: String }
+    /// # let mut database = Composition::<DbSpec, DbStatus>::new("database", "Database");
+    /// # let service = database.add("service", k8s::api::core::v1::Service::default().with("metadata.name", spec::<DbSpec>().name()));
+    /// # database.status(DbStatusValues { host: service.spec().cluster_ip().into() });
+    /// # #[derive(KroSchema)] struct AppSpec { name: String }
+    /// # #[derive(KroSchema)] struct AppStatus { db: String }
+    /// let mut app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// let shared = app.external_instance("shared", &database, "main-db", None);
+    /// assert_eq!(shared.status().host().expression(), "shared.status.host");
+    /// ```
     pub fn status(&self) -> Status::Ref {
         Status::Ref::from_path(format!("{}.status", self.path))
     }
 
     /// The instance's metadata.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)] struct DbSpec { name: String }
+    /// # #[derive(KroSchema)] struct DbStatus { host: String }
+    /// # let mut database = Composition::<DbSpec, DbStatus>::new("database", "Database");
+    /// # let service = database.add("service", k8s::api::core::v1::Service::default().with("metadata.name", spec::<DbSpec>().name()));
+    /// # database.status(DbStatusValues { host: service.spec().cluster_ip().into() });
+    /// # #[derive(KroSchema)] struct AppSpec { name: String }
+    /// # #[derive(KroSchema)] struct AppStatus { db: String }
+    /// let mut app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// let shared = app.external_instance("shared", &database, "main-db", None);
+    /// assert_eq!(shared.metadata().name().expression(), "shared.metadata.name");
+    /// ```
     pub fn metadata(&self) -> crate::k8s::apimachinery::pkg::apis::meta::v1::ObjectMetaRef {
         FromPath::from_path(format!("{}.metadata", self.path))
     }
@@ -229,6 +301,24 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// `namespace` or the instance's), read through references typed by `other`'s spec and
     /// status structs: the platform team's database used by an app team's composition.
     #[track_caller]
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # #[derive(KroSchema)] struct DbSpec { name: String }
+    /// # #[derive(KroSchema)] struct DbStatus { host: String }
+    /// # let mut database = Composition::<DbSpec, DbStatus>::new("database", "Database");
+    /// # let service = database.add("service", k8s::api::core::v1::Service::default().with("metadata.name", spec::<DbSpec>().name()));
+    /// # database.status(DbStatusValues { host: service.spec().cluster_ip().into() });
+    /// # #[derive(KroSchema)] struct AppSpec { name: String }
+    /// # #[derive(KroSchema)] struct AppStatus { db: String }
+    /// let mut app = Composition::<AppSpec, AppStatus>::new("app", "App");
+    /// let shared = app.external_instance("shared", &database, "main-db", None);
+    /// app.status(AppStatusValues { db: shared.status().host().into() });
+    /// let rgd = app.to_rgd()?;
+    /// assert_eq!(rgd["spec"]["resources"][0]["externalRef"]["kind"], "Database");
+    /// assert_eq!(rgd["spec"]["schema"]["status"]["db"], "${shared.status.host}");
+    /// # Ok::<(), ComposeError>(())
+    /// ```
     pub fn external_instance<OtherSpec: KroSchema, OtherStatus: KroSchema>(
         &mut self,
         id: &str,
