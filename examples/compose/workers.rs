@@ -4,11 +4,16 @@
 //! list). `cargo run -p kro-compose --example workers` prints the RGD, which has the same
 //! graph and CRD as `examples/workers/rgd.yaml`.
 
-use kro_compose::k8s::api::apps::v1::{Deployment, DeploymentSpec};
-use kro_compose::k8s::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use kro_compose::k8s::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+// The shared builders; this example needs one of them.
+#[allow(dead_code)]
+#[path = "shared/workloads.rs"]
+mod workloads;
+
+use kro_compose::k8s::api::apps::v1::Deployment;
+use kro_compose::k8s::api::core::v1::Container;
 use kro_compose::{Composition, KroSchema, Value, fmt_cel, instance_name, spec};
 use serde_json::json;
+use workloads::labelled_deployment;
 
 /// What a worker pool is asked for.
 #[derive(KroSchema)]
@@ -34,47 +39,19 @@ pub fn composition() -> Composition<WorkerPoolSpec, WorkerPoolStatus> {
     let pool = spec::<WorkerPoolSpec>();
     let queue = kro_compose::each_item::<String>();
     let mut composition = Composition::new("workerpool", "WorkerPool");
-    let labels = || -> Value<_> { [("queue", &queue)].into() };
     let workers = composition.add(
         "workers",
-        Deployment {
-            metadata: ObjectMeta {
-                name: instance_name().concat("-").concat(queue.clone()).into(),
-                labels: labels(),
+        labelled_deployment(
+            instance_name().concat("-").concat(queue.clone()),
+            ("queue", &queue),
+            1,
+            Container {
+                name: "worker".into(),
+                image: pool.image().into(),
+                args: ["consume".into(), Value::from(&queue)].into(),
                 ..Default::default()
-            }
-            .into(),
-            spec: DeploymentSpec {
-                replicas: 1.into(),
-                selector: LabelSelector {
-                    match_labels: labels(),
-                    ..Default::default()
-                }
-                .into(),
-                template: PodTemplateSpec {
-                    metadata: ObjectMeta {
-                        labels: labels(),
-                        ..Default::default()
-                    }
-                    .into(),
-                    spec: PodSpec {
-                        containers: [Container {
-                            name: "worker".into(),
-                            image: pool.image().into(),
-                            args: ["consume".into(), Value::from(&queue)].into(),
-                            ..Default::default()
-                        }]
-                        .into(),
-                        ..Default::default()
-                    }
-                    .into(),
-                }
-                .into(),
-                ..Default::default()
-            }
-            .into(),
-            ..Default::default()
-        },
+            },
+        ),
     );
     composition.for_each_item(&workers, &pool.queues());
     composition.ready_when_each(&workers, |each| each.status().ready_replicas().eq(1));

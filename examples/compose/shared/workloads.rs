@@ -16,7 +16,18 @@ pub fn deployment(
     replicas: impl Into<Value<i64>>,
     container: Container,
 ) -> Deployment {
-    let labels = || -> Value<_> { [("app", app)].into() };
+    labelled_deployment(name, ("app", app), replicas, container)
+}
+
+/// A Deployment named `name` of `replicas` pods with the one label `label`, selected by it,
+/// running `container`.
+pub fn labelled_deployment(
+    name: impl Into<Value<String>>,
+    label: (&str, &Ref<String>),
+    replicas: impl Into<Value<i64>>,
+    container: Container,
+) -> Deployment {
+    let labels = || -> Value<_> { [label].into() };
     Deployment {
         metadata: ObjectMeta {
             name: name.into(),
