@@ -83,6 +83,8 @@ pub(crate) enum Request {
     ReadCrd,
     /// Creating or updating the CRD of an RGD's kind.
     WriteCrd,
+    /// Deleting the CRDs of a deleted RGD (`--allow-crd-deletion`).
+    DeleteCrd,
     /// Writing the status of an RGD or an instance.
     WriteStatus,
     /// Applying kro's metadata (finalizer, labels, ApplySet inventory) to an instance.
@@ -102,6 +104,7 @@ impl std::fmt::Display for Request {
             Request::RemoveFinalizer => "removing the finalizer",
             Request::ReadCrd => "reading the CRD",
             Request::WriteCrd => "writing the CRD",
+            Request::DeleteCrd => "deleting the CRD",
             Request::WriteStatus => "writing the status",
             Request::ApplyInstanceMetadata => "applying the instance's metadata",
             Request::ListMembers => "listing by the ApplySet label",

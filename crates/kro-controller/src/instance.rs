@@ -549,6 +549,7 @@ fn plan_options(shared: &Shared, graph: &GraphVersion, facts: &ControllerFacts) 
         kro_version: shared.settings.kro_version.clone(),
         now: Some(now()),
         controller: facts.clone(),
+        max_collection_size: shared.settings.max_collection_size,
         ..PlanOptions::default()
     }
 }

@@ -35,6 +35,7 @@
 //!   `error`: why reconciles fail; `object_json`: JSON views of objects.
 
 mod apply;
+pub mod client_rate;
 pub mod crd_plan;
 pub mod direct;
 mod error;

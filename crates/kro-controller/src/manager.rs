@@ -113,7 +113,7 @@ impl Manager {
             metrics,
             schemas: crate::schemas::SchemaCache::default(),
         });
-        let rgds = RgdController::start(Arc::clone(&shared), settings.workers);
+        let rgds = RgdController::start(Arc::clone(&shared), settings.rgd_workers);
         Ok(Manager {
             shared,
             rgds,

@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use kro_graph::metadata::{self, CRD_MANAGER, FINALIZER};
 use kro_graph::{
-    BuiltinCatalog, CompiledGraph, KindNames, ResourceGraphDefinition, SchemaSources, Scope,
-    build_graph,
+    BuildConfig, BuiltinCatalog, CompiledGraph, KindNames, ResourceGraphDefinition, SchemaSources,
+    Scope, build_graph_with,
 };
 use kro_schema::Gvk;
-use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
@@ -388,9 +388,14 @@ impl RgdController {
         .await
         .map_err(ReconcileError::Schemas)?;
         tracing::debug!(elapsed = ?building.elapsed(), "schemas read");
-        let built = build_graph(
+        let config = BuildConfig {
+            max_collection_dimensions: self.shared.settings.max_collection_dimensions,
+            ..BuildConfig::default()
+        };
+        let built = build_graph_with(
             &definition,
             &SchemaSources::new().with(live).with(BuiltinCatalog),
+            &config,
         );
         self.shared
             .metrics
@@ -570,6 +575,9 @@ impl RgdController {
         if let Some(controller) = self.controllers.lock().await.remove(name) {
             controller.stop(&self.shared).await;
         }
+        if self.shared.settings.allow_crd_deletion {
+            self.delete_crds(name).await?;
+        }
         let remaining: Vec<Json> = finalizers
             .into_iter()
             .filter(|finalizer| finalizer != FINALIZER)
@@ -583,6 +591,32 @@ impl RgdController {
             .await
             .map_err(ReconcileError::api(Request::RemoveFinalizer))?;
         Ok(None)
+    }
+
+    /// Deletes the CRDs kro made for the RGD `name` (labelled with its name and owned by kro):
+    /// its kind's and its `<Kind>Set`'s. Their custom resources go with them.
+    async fn delete_crds(&self, name: &str) -> Result<(), ReconcileError> {
+        let crds: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &crd_resource());
+        let selector = format!(
+            "{}={name},{}=true",
+            metadata::RGD_NAME_LABEL,
+            metadata::OWNED_LABEL
+        );
+        let owned = crds
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(ReconcileError::api(Request::DeleteCrd))?;
+        for crd in owned {
+            let Some(crd_name) = crd.metadata.name else {
+                continue;
+            };
+            match crds.delete(&crd_name, &DeleteParams::default()).await {
+                Ok(_) => tracing::info!(rgd = %name, crd = %crd_name, "CRD deleted"),
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(error) => return Err(ReconcileError::api(Request::DeleteCrd)(error)),
+            }
+        }
+        Ok(())
     }
 
     async fn write_status(

@@ -9,6 +9,17 @@ use kro_runtime::Scheduling;
 pub struct Settings {
     /// Workers per controller (instances reconciled at once per kind).
     pub workers: usize,
+    /// RGDs reconciled at once.
+    pub rgd_workers: usize,
+    /// The most objects a collection may have (upstream's `--rgd-max-collection-size`).
+    pub max_collection_size: usize,
+    /// The most dimensions a `forEach` may have (upstream's
+    /// `--rgd-max-collection-dimension-size`).
+    pub max_collection_dimensions: usize,
+    /// Whether deleting an RGD also deletes the CRDs kro made for it (upstream's
+    /// `--allow-crd-deletion`; off by default, so that deleting an RGD never deletes the
+    /// custom resources stored under its kind).
+    pub allow_crd_deletion: bool,
     /// Objects applied at once within a level.
     pub apply_concurrency: usize,
     /// The kro version written into labels.
@@ -46,6 +57,10 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             workers: 4,
+            rgd_workers: 4,
+            max_collection_size: kro_runtime::DEFAULT_MAX_COLLECTION_SIZE,
+            max_collection_dimensions: kro_graph::DEFAULT_MAX_COLLECTION_DIMENSIONS,
+            allow_crd_deletion: false,
             apply_concurrency: 16,
             kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
             scheduling: Scheduling::Levels,

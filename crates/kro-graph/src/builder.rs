@@ -31,11 +31,20 @@ use collect::NodePlan;
 pub struct BuildConfig {
     /// The CEL environment expressions are checked in (kro's, by default).
     pub env: Env,
+    /// The most dimensions a `forEach` may have (upstream's
+    /// `--rgd-max-collection-dimension-size`, 10 by default).
+    pub max_collection_dimensions: usize,
 }
+
+/// The most dimensions a `forEach` may have unless configured otherwise (upstream's default).
+pub const DEFAULT_MAX_COLLECTION_DIMENSIONS: usize = 10;
 
 impl Default for BuildConfig {
     fn default() -> Self {
-        BuildConfig { env: Env::kro() }
+        BuildConfig {
+            env: Env::kro(),
+            max_collection_dimensions: DEFAULT_MAX_COLLECTION_DIMENSIONS,
+        }
     }
 }
 

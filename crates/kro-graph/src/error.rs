@@ -57,6 +57,14 @@ pub enum BuildErrorKind {
         "readyWhen is not allowed on a data node: a data node is ready once its expressions evaluate"
     )]
     ReadyWhenOnData,
+    /// A `forEach` with more dimensions than allowed.
+    #[error("forEach has {count} dimensions; at most {max} are allowed")]
+    TooManyDimensions {
+        /// How many it has.
+        count: usize,
+        /// The limit (`--rgd-max-collection-dimension-size`).
+        max: usize,
+    },
     /// `forEach` on an externalRef.
     #[error("forEach is not allowed on an externalRef (use a label selector to read many objects)")]
     ForEachOnExternalRef,
@@ -162,6 +170,7 @@ impl BuildErrorKind {
             BuildErrorKind::NodeShape(_) => "InvalidResource",
             BuildErrorKind::ReadyWhenOnData => "ReadyWhenOnData",
             BuildErrorKind::ForEachOnExternalRef => "ForEachOnExternalRef",
+            BuildErrorKind::TooManyDimensions { .. } => "TooManyDimensions",
             BuildErrorKind::ExternalRefTarget => "InvalidExternalRef",
             BuildErrorKind::InvalidObject(_) => "InvalidTemplate",
             BuildErrorKind::InvalidGvk(_) => "InvalidGroupVersionKind",

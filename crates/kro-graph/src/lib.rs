@@ -32,7 +32,7 @@ pub use api::{
     CrdMetadata, ExternalRef, ExternalRefMetadata, ForEach, ObjectMeta, PrinterColumn,
     ResourceGraphDefinition, ResourceSpec, RgdSpec, ScalingMethod, ScalingSpec, SchemaSpec, Scope,
 };
-pub use builder::{BuildConfig, build_graph, build_graph_with};
+pub use builder::{BuildConfig, DEFAULT_MAX_COLLECTION_DIMENSIONS, build_graph, build_graph_with};
 pub use compat::is_compatible;
 pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
 pub use crd_changes::{

@@ -13,6 +13,20 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// The log filter the command's own flags ask for (`kro controller --zap-log-level`),
+    /// used when `KRO_LOG` is not set.
+    ///
+    /// # Errors
+    /// For a level that is not one.
+    pub fn log_filter(&self) -> Result<Option<&'static str>, String> {
+        match &self.command {
+            Command::Controller(args) => args.log_filter(),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// The subcommands of `kro`.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -23,7 +37,7 @@ pub enum Command {
     /// Delete what `kro apply` deployed for an instance.
     Delete(crate::commands::delete::Args),
     /// Run the kro controllers against a cluster: RGDs become APIs, instances become resources.
-    Controller(crate::commands::controller::Args),
+    Controller(Box<crate::commands::controller::Args>),
     /// Run a whole kro environment in one process: the embedded API server with a simulated
     /// cluster, and the controllers (no cluster needed).
     Dev(crate::commands::dev::Args),

@@ -24,7 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Apply(args) => apply::run(args),
         Command::Delete(args) => delete::run(args),
         Command::Completions(args) => completions::run(args),
-        Command::Controller(args) => controller::run(args),
+        Command::Controller(args) => controller::run(*args),
         Command::Dev(args) => dev::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Validate(args) => validate::run(args),

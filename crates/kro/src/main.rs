@@ -22,15 +22,23 @@ use clap::Parser;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
     // Logs go to stderr, filtered by `KRO_LOG` (tracing's directive syntax, e.g.
-    // `kro_apiserver=debug`); warnings and errors only by default.
+    // `kro_apiserver=debug`); else by the command's own level flag; else warnings and errors
+    // only.
+    let level = match cli.log_filter() {
+        Ok(level) => level.unwrap_or("warn"),
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("KRO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let cli = cli::Cli::parse();
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => {

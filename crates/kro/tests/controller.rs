@@ -121,6 +121,8 @@ fn replica(kubeconfig: &Path) -> (Process, String) {
         "200ms",
         "--metrics-addr",
         "127.0.0.1:0",
+        "--health-probe-bind-address",
+        "127.0.0.1:0",
     ]);
     let line = process.wait_line("metrics at http://", Duration::from_secs(30));
     let address = line
@@ -297,4 +299,133 @@ fn a_leader_that_loses_its_api_server_exits_with_a_failure_after_the_renew_deadl
         "gave up after {:?}, before the renew deadline",
         gone.elapsed()
     );
+}
+
+/// The address a line `... at http://ADDR/...` names.
+fn address_in(line: &str) -> String {
+    line.split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .expect("an address")
+        .to_owned()
+}
+
+#[test]
+fn upstream_kro_s_flags_are_accepted_with_their_meanings() {
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig = home.path().join("kubeconfig");
+    let _apiserver = apiserver(&kubeconfig);
+    let kubeconfig_flag = format!("--kubeconfig={}", kubeconfig.to_str().expect("a path"));
+    // The arguments of upstream kro's Helm chart (v0.9.3 deployment template), ports made free.
+    let mut controller = Process::spawn(&[
+        "controller",
+        &kubeconfig_flag,
+        "--metrics-bind-address=127.0.0.1:0",
+        "--health-probe-bind-address=127.0.0.1:0",
+        "--leader-elect=false",
+        "--allow-crd-deletion=true",
+        "--enable-controller-warmup=false",
+        "--resource-graph-definition-concurrent-reconciles=1",
+        "--graph-revision-concurrent-reconciles=1",
+        "--dynamic-controller-concurrent-reconciles=2",
+        "--dynamic-controller-default-resync-period=36000",
+        "--dynamic-controller-default-queue-max-retries=20",
+        "--client-qps=100",
+        "--client-burst=150",
+        "--rgd-max-collection-size=2",
+        "--rgd-max-collection-dimension-size=1",
+        "--graceful-shutdown-timeout=60s",
+        "--zap-log-level=info",
+    ]);
+    let metrics = address_in(&controller.wait_line("metrics at http://", Duration::from_secs(30)));
+    let health =
+        address_in(&controller.wait_line("health probes at http://", Duration::from_secs(30)));
+    assert_ne!(metrics, health, "the probes have a port of their own");
+    for flag in [
+        "--enable-controller-warmup=false",
+        "--graph-revision-concurrent-reconciles=1",
+        "--dynamic-controller-default-resync-period=36000",
+    ] {
+        controller.wait_line(
+            &format!(
+                "warning: {flag} is accepted for upstream kro's compatibility and has no effect"
+            ),
+            Duration::from_secs(5),
+        );
+    }
+    controller.wait_line("kro controller: running", Duration::from_secs(30));
+    assert_eq!(http_get(&health, "/healthz"), (200, "ok".to_owned()));
+    eventually("/readyz ok", || {
+        (http_get(&health, "/readyz").0 == 200).then_some(())
+    });
+    assert_eq!(
+        http_get(&health, "/metrics").0,
+        404,
+        "metrics are on their own port"
+    );
+    assert!(http_get(&metrics, "/metrics").1.contains("rgd_count"));
+
+    // --rgd-max-collection-dimension-size=1: a forEach of two dimensions is refused.
+    let grid = home.path().join("grid.yaml");
+    std::fs::write(
+        &grid,
+        "apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: grid
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Grid
+    spec:
+      rows: '[]string'
+      columns: '[]string'
+  resources:
+    - id: cells
+      forEach:
+        - row: ${schema.spec.rows}
+        - column: ${schema.spec.columns}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${row + '-' + column}
+",
+    )
+    .expect("written");
+    kubectl(
+        &kubeconfig,
+        home.path(),
+        &["apply", "-f", grid.to_str().expect("a path")],
+    );
+    eventually("the RGD refused for its dimensions", || {
+        let json = kubectl(
+            &kubeconfig,
+            home.path(),
+            &["get", "rgd", "grid", "-o", "json"],
+        );
+        json.contains("forEach has 2 dimensions; at most 1 are allowed")
+            .then_some(())
+    });
+
+    // --allow-crd-deletion=true: deleting an RGD deletes the CRD kro made for it.
+    let example = repository_root().join("examples/webapp/rgd.yaml");
+    kubectl(
+        &kubeconfig,
+        home.path(),
+        &["apply", "-f", example.to_str().expect("a path")],
+    );
+    eventually("the webapps CRD", || {
+        let crds = kubectl(&kubeconfig, home.path(), &["get", "crd", "-o", "name"]);
+        crds.contains("webapps.kro.run").then_some(())
+    });
+    kubectl(
+        &kubeconfig,
+        home.path(),
+        &["delete", "rgd", "webapp", "--wait=true"],
+    );
+    eventually("the webapps CRD deleted with its RGD", || {
+        let crds = kubectl(&kubeconfig, home.path(), &["get", "crd", "-o", "name"]);
+        (!crds.contains("webapps.kro.run")).then_some(())
+    });
 }

@@ -336,6 +336,18 @@ impl Builder<'_> {
                 .standalone(text, path, Some(id), "forEach")
                 .map(ForEachPlan::Each),
             ForEach::Dimensions(dimensions) => {
+                let max = self.config.max_collection_dimensions;
+                if dimensions.len() > max {
+                    self.error(
+                        path.clone(),
+                        Some(id),
+                        BuildErrorKind::TooManyDimensions {
+                            count: dimensions.len(),
+                            max,
+                        },
+                    );
+                    return None;
+                }
                 let mut names = HashSet::new();
                 let mut plan = Vec::new();
                 for (index, dimension) in dimensions.iter().enumerate() {

@@ -826,3 +826,48 @@ fn an_rgd_name_or_group_that_kube_apiserver_refuses_is_an_error_at_its_field() {
         assert!(matches!(errors[0].kind, BuildErrorKind::InvalidGroup(_)));
     }
 }
+
+#[test]
+fn a_for_each_may_have_at_most_the_configured_number_of_dimensions() {
+    let yaml = format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Grid
+    spec:
+      rows: '[]string'
+      columns: '[]string'
+  resources:
+    - id: cells
+      forEach:
+        - row: ${{schema.spec.rows}}
+        - column: ${{schema.spec.columns}}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{row + '-' + column}}
+"
+    );
+    assert!(
+        build(&yaml).is_ok(),
+        "two dimensions are within the default of 10"
+    );
+    let config = BuildConfig {
+        max_collection_dimensions: 1,
+        ..BuildConfig::default()
+    };
+    let errors = build_graph_with(
+        &rgd(&yaml),
+        &SchemaSources::new().with(BuiltinCatalog),
+        &config,
+    )
+    .expect_err("one dimension at most")
+    .errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].resource.as_deref(), Some("cells"));
+    assert_eq!(
+        errors[0].kind.to_string(),
+        "forEach has 2 dimensions; at most 1 are allowed"
+    );
+}

@@ -7,10 +7,15 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use kro_controller::client_rate::{ClientRate, ClientRateLayer};
 use kro_controller::{LeaderElector, LeaseConfig, Manager, Metrics, Readiness, Settings};
 use kro_graph::metadata::LEADER_LEASE_NAME;
 
-/// Arguments of `kro controller`.
+/// Arguments of `kro controller`. Upstream kro's flag names are accepted with their meanings
+/// (`--metrics-bind-address`, `--dynamic-controller-concurrent-reconciles`, ...), so that an
+/// upstream Deployment's arguments or Helm values work unchanged; see docs/controller.md for
+/// how each maps, and for those accepted with a warning because the concept does not exist
+/// here.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The kubeconfig to use (by default: `KUBECONFIG`, then `~/.kube/config`, then the
@@ -20,41 +25,243 @@ pub struct Args {
     /// The kubeconfig context to use (by default: its current context).
     #[arg(long, value_name = "NAME")]
     context: Option<String>,
-    /// Instances reconciled at once, per generated kind (and RGDs at once).
-    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Instances reconciled at once, per generated kind (upstream:
+    /// `--dynamic-controller-concurrent-reconciles`, which all kinds share).
+    #[arg(
+        long,
+        visible_alias = "dynamic-controller-concurrent-reconciles",
+        value_name = "N",
+        default_value_t = 4,
+        value_parser = clap::value_parser!(u16).range(1..)
+    )]
     workers: u16,
+    /// RGDs reconciled at once (by default as many as `--workers`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    resource_graph_definition_concurrent_reconciles: Option<u16>,
     /// Objects of one level applied at once.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     apply_concurrency: u16,
-    /// Where to serve Prometheus metrics (`/metrics`) and health checks (`/healthz`,
-    /// `/readyz`); port 0 picks a free one. Upstream kro's default port.
+    /// Where to serve Prometheus metrics (`/metrics`, and `/healthz`, `/readyz` too): `HOST:PORT`
+    /// or `:PORT`; port 0 picks a free one; `0` alone serves no metrics. Upstream kro's default
+    /// port.
     #[arg(
         long,
+        visible_alias = "metrics-bind-address",
         value_name = "ADDR",
         default_value = "0.0.0.0:8078",
-        env = "KRO_METRICS_ADDR"
+        env = "KRO_METRICS_ADDR",
+        value_parser = parse_bind_address
     )]
-    metrics_addr: SocketAddr,
+    metrics_addr: BindAddress,
+    /// Where to serve the health probes `/healthz` (the process is up) and `/readyz` (the
+    /// controllers run, or this replica stands by for the leader): as `--metrics-addr`.
+    #[arg(long, value_name = "ADDR", default_value = ":8079", value_parser = parse_bind_address)]
+    health_probe_bind_address: BindAddress,
     /// Run the controllers only while holding the Lease `controller.kro.run`, so that of
-    /// several replicas one is active.
-    #[arg(long)]
+    /// several replicas one is active (`--leader-elect=true` as upstream's charts write it).
+    #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
     leader_elect: bool,
     /// The namespace of the leader election Lease (by default the kubeconfig's namespace, or
     /// the pod's own in a cluster).
     #[arg(long, value_name = "NAMESPACE", env = "KRO_LEADER_ELECTION_NAMESPACE")]
     leader_election_namespace: Option<String>,
     /// How long other replicas wait after the last renewal before taking the Lease.
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, visible_alias = "leader-election-lease-duration", value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration)]
     lease_duration: Duration,
     /// How long the leader tries to renew the Lease before it stops leading.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, visible_alias = "leader-election-renew-deadline", value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
     renew_deadline: Duration,
     /// How often replicas try to take the Lease, and the leader renews it.
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, visible_alias = "leader-election-retry-period", value_name = "DURATION", default_value = "2s", value_parser = crate::cli::parse_duration)]
     retry_period: Duration,
     /// How long reconciles under way may take to finish when stopping.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_duration)]
     graceful_shutdown_timeout: Duration,
+    /// API requests per second on average (0, the default here, limits nothing; upstream's
+    /// default is 100).
+    #[arg(long, value_name = "QPS", default_value_t = 0.0)]
+    client_qps: f64,
+    /// API requests sent at once before `--client-qps` applies (upstream's default is 150).
+    #[arg(long, value_name = "N", default_value_t = 150)]
+    client_burst: u32,
+    /// The most objects one collection (`forEach`) may make.
+    #[arg(long, value_name = "N", default_value_t = kro_runtime::DEFAULT_MAX_COLLECTION_SIZE)]
+    rgd_max_collection_size: usize,
+    /// The most dimensions one `forEach` may have.
+    #[arg(long, value_name = "N", default_value_t = kro_graph::DEFAULT_MAX_COLLECTION_DIMENSIONS)]
+    rgd_max_collection_dimension_size: usize,
+    /// Delete the CRDs kro made for an RGD when the RGD is deleted (and with them every custom
+    /// resource of the kind). Off by default.
+    #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
+    allow_crd_deletion: bool,
+    /// The log level, as upstream's zap flag: `debug`, `info`, `error`, or a number (1 and
+    /// above: debug). `KRO_LOG`, when set, wins.
+    #[arg(long, value_name = "LEVEL")]
+    zap_log_level: Option<String>,
+    #[command(flatten)]
+    upstream_only: UpstreamOnly,
+}
+
+/// Flags of upstream kro's controller whose concept does not exist here: accepted (so that an
+/// upstream Deployment's arguments work) with one warning each. docs/controller.md says why.
+#[derive(Debug, clap::Args)]
+struct UpstreamOnly {
+    /// Accepted for upstream compatibility; no effect (controllers start watching at once).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", hide_short_help = true)]
+    enable_controller_warmup: Option<String>,
+    /// Accepted for upstream compatibility; no effect (no GraphRevision objects here).
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    graph_revision_concurrent_reconciles: Option<String>,
+    /// Accepted for upstream compatibility; no effect (no GraphRevision objects here).
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    rgd_max_graph_revisions: Option<String>,
+    /// Accepted for upstream compatibility; no effect (retries back off from 10 ms to 60 s).
+    #[arg(long, value_name = "DURATION", hide_short_help = true)]
+    dynamic_controller_rate_limiter_min_delay: Option<String>,
+    /// Accepted for upstream compatibility; no effect (retries back off from 10 ms to 60 s).
+    #[arg(long, value_name = "DURATION", hide_short_help = true)]
+    dynamic_controller_rate_limiter_max_delay: Option<String>,
+    /// Accepted for upstream compatibility; no effect (no queue-wide rate limit).
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    dynamic_controller_rate_limiter_rate_limit: Option<String>,
+    /// Accepted for upstream compatibility; no effect (no queue-wide rate limit).
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    dynamic_controller_rate_limiter_burst_limit: Option<String>,
+    /// Accepted for upstream compatibility; no effect (watches keep every instance current;
+    /// there is no periodic resync).
+    #[arg(long, value_name = "SECONDS", hide_short_help = true)]
+    dynamic_controller_default_resync_period: Option<String>,
+    /// Accepted for upstream compatibility; no effect (an instance is retried with backoff
+    /// for as long as it fails).
+    #[arg(long, value_name = "N", hide_short_help = true)]
+    dynamic_controller_default_queue_max_retries: Option<String>,
+    /// Accepted for upstream compatibility; no effect (instances are requeued by watches and
+    /// readiness, not on an interval).
+    #[arg(long, value_name = "DURATION", hide_short_help = true)]
+    instance_requeue_interval: Option<String>,
+    /// Accepted for upstream compatibility; no effect (RGDs are requeued by watches).
+    #[arg(long, value_name = "DURATION", hide_short_help = true)]
+    rgd_progress_requeue_delay: Option<String>,
+    /// Accepted for upstream compatibility; no effect (`omit()` and the rest are always on).
+    #[arg(long, value_name = "GATES", hide_short_help = true)]
+    feature_gates: Option<String>,
+    /// Accepted for upstream compatibility; no effect (logs are text on stderr).
+    #[arg(long, value_name = "ENCODER", hide_short_help = true)]
+    zap_encoder: Option<String>,
+    /// Accepted for upstream compatibility; no effect.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", hide_short_help = true)]
+    zap_devel: Option<String>,
+    /// Accepted for upstream compatibility; no effect (no pprof endpoint).
+    #[arg(long, value_name = "ADDR", hide_short_help = true)]
+    pprof_bind_address: Option<String>,
+}
+
+impl UpstreamOnly {
+    /// The flags given, as `--name=value`.
+    fn given(&self) -> Vec<String> {
+        let flags: [(&str, &Option<String>); 15] = [
+            ("enable-controller-warmup", &self.enable_controller_warmup),
+            (
+                "graph-revision-concurrent-reconciles",
+                &self.graph_revision_concurrent_reconciles,
+            ),
+            ("rgd-max-graph-revisions", &self.rgd_max_graph_revisions),
+            (
+                "dynamic-controller-rate-limiter-min-delay",
+                &self.dynamic_controller_rate_limiter_min_delay,
+            ),
+            (
+                "dynamic-controller-rate-limiter-max-delay",
+                &self.dynamic_controller_rate_limiter_max_delay,
+            ),
+            (
+                "dynamic-controller-rate-limiter-rate-limit",
+                &self.dynamic_controller_rate_limiter_rate_limit,
+            ),
+            (
+                "dynamic-controller-rate-limiter-burst-limit",
+                &self.dynamic_controller_rate_limiter_burst_limit,
+            ),
+            (
+                "dynamic-controller-default-resync-period",
+                &self.dynamic_controller_default_resync_period,
+            ),
+            (
+                "dynamic-controller-default-queue-max-retries",
+                &self.dynamic_controller_default_queue_max_retries,
+            ),
+            ("instance-requeue-interval", &self.instance_requeue_interval),
+            (
+                "rgd-progress-requeue-delay",
+                &self.rgd_progress_requeue_delay,
+            ),
+            ("feature-gates", &self.feature_gates),
+            ("zap-encoder", &self.zap_encoder),
+            ("zap-devel", &self.zap_devel),
+            ("pprof-bind-address", &self.pprof_bind_address),
+        ];
+        flags
+            .iter()
+            .filter_map(|(name, value)| value.as_ref().map(|value| format!("--{name}={value}")))
+            .collect()
+    }
+}
+
+/// Where to serve HTTP, or nowhere (`0`, as controller-runtime reads it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindAddress {
+    /// Serve nothing.
+    Off,
+    /// Serve on this address.
+    At(SocketAddr),
+}
+
+/// `HOST:PORT`, `:PORT` (every interface) or `0` (off); `localhost` is the loopback address.
+pub fn parse_bind_address(text: &str) -> Result<BindAddress, String> {
+    let text = text.trim();
+    if text == "0" {
+        return Ok(BindAddress::Off);
+    }
+    let invalid = || format!("{text:?} is not an address: use HOST:PORT, :PORT, or 0 for none");
+    let (host, port) = text.rsplit_once(':').ok_or_else(invalid)?;
+    let port: u16 = port.parse().map_err(|_| invalid())?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let ip = match host {
+        "" => std::net::IpAddr::from([0, 0, 0, 0]),
+        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
+        other => other.parse().map_err(|_| invalid())?,
+    };
+    Ok(BindAddress::At(SocketAddr::new(ip, port)))
+}
+
+/// The `tracing` filter directive for a zap log level (`--zap-log-level`).
+pub fn zap_level_filter(level: &str) -> Result<&'static str, String> {
+    match level.trim().to_ascii_lowercase().as_str() {
+        "debug" => Ok("debug"),
+        "info" => Ok("info"),
+        "warn" | "warning" => Ok("warn"),
+        "error" | "dpanic" | "panic" | "fatal" => Ok("error"),
+        number => match number.parse::<i32>() {
+            Ok(verbosity) if verbosity > 0 => Ok("debug"),
+            Ok(_) => Ok("info"),
+            Err(_) => Err(format!(
+                "--zap-log-level {level:?}: use debug, info, error or a number"
+            )),
+        },
+    }
+}
+
+impl Args {
+    /// The log filter `--zap-log-level` asks for, if it was given.
+    ///
+    /// # Errors
+    /// For a level zap does not know.
+    pub fn log_filter(&self) -> Result<Option<&'static str>, String> {
+        self.zap_log_level
+            .as_deref()
+            .map(zap_level_filter)
+            .transpose()
+    }
 }
 
 /// A client for the kubeconfig (or the default configuration) whose requests `metrics`
@@ -63,6 +270,7 @@ pub async fn client(
     kubeconfig: Option<&std::path::Path>,
     context: Option<&str>,
     metrics: &Metrics,
+    rate: Option<ClientRateLayer>,
 ) -> anyhow::Result<kube::Client> {
     let options = kube::config::KubeConfigOptions {
         context: context.map(str::to_owned),
@@ -83,7 +291,14 @@ pub async fn client(
             .await
             .context("no kubeconfig and not in a cluster")?,
     };
-    instrumented_client(config, metrics)
+    match rate {
+        Some(rate) => Ok(kube::client::ClientBuilder::try_from(config)
+            .context("creating the API client")?
+            .with_layer(&metrics.api_layer())
+            .with_layer(&rate)
+            .build()),
+        None => instrumented_client(config, metrics),
+    }
 }
 
 /// A client for `config` whose requests `metrics` counts.
@@ -108,25 +323,35 @@ pub async fn serve_metrics(
     metrics: Metrics,
     readiness: Readiness,
 ) -> anyhow::Result<SocketAddr> {
-    use axum::http::StatusCode;
     use axum::http::header::CONTENT_TYPE;
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot serve metrics on {address}"))?;
-    let bound = listener.local_addr().context("the metrics address")?;
-    let router = axum::Router::new()
-        .route(
-            "/metrics",
-            axum::routing::get(move || {
-                let metrics = metrics.clone();
-                async move {
-                    (
-                        [(CONTENT_TYPE, kro_controller::metrics::CONTENT_TYPE)],
-                        metrics.encode(),
-                    )
-                }
-            }),
-        )
+    let router = health_routes(readiness).route(
+        "/metrics",
+        axum::routing::get(move || {
+            let metrics = metrics.clone();
+            async move {
+                (
+                    [(CONTENT_TYPE, kro_controller::metrics::CONTENT_TYPE)],
+                    metrics.encode(),
+                )
+            }
+        }),
+    );
+    serve(address, router, "metrics").await
+}
+
+/// Serves the health probes `/healthz` and `/readyz` on `address` (see [`serve_metrics`]);
+/// returns the address bound.
+///
+/// # Errors
+/// When the address cannot be bound.
+pub async fn serve_health(address: SocketAddr, readiness: Readiness) -> anyhow::Result<SocketAddr> {
+    serve(address, health_routes(readiness), "health probes").await
+}
+
+/// `/healthz` answers while the process serves; `/readyz` what `readiness` says.
+fn health_routes(readiness: Readiness) -> axum::Router {
+    use axum::http::StatusCode;
+    axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .route(
             "/readyz",
@@ -139,10 +364,24 @@ pub async fn serve_metrics(
                     }
                 }
             }),
-        );
+        )
+}
+
+/// Serves `router` on `address` until the process ends; the address bound.
+async fn serve(
+    address: SocketAddr,
+    router: axum::Router,
+    what: &'static str,
+) -> anyhow::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot serve {what} on {address}"))?;
+    let bound = listener
+        .local_addr()
+        .with_context(|| format!("the {what} address"))?;
     tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, router).await {
-            tracing::error!(%error, "the metrics server stopped");
+            tracing::error!(%error, "the {what} server stopped");
         }
     });
     Ok(bound)
@@ -168,30 +407,60 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         kubeconfig,
         context,
         workers,
+        resource_graph_definition_concurrent_reconciles,
         apply_concurrency,
         metrics_addr,
+        health_probe_bind_address,
         leader_elect,
         leader_election_namespace,
         lease_duration,
         renew_deadline,
         retry_period,
         graceful_shutdown_timeout,
+        client_qps,
+        client_burst,
+        rgd_max_collection_size,
+        rgd_max_collection_dimension_size,
+        allow_crd_deletion,
+        zap_log_level: _,
+        upstream_only,
     } = args;
+    for flag in upstream_only.given() {
+        eprintln!(
+            "warning: {flag} is accepted for upstream kro's compatibility and has no effect here (see docs/controller.md)"
+        );
+    }
     let settings = Settings {
         workers: usize::from(workers),
+        rgd_workers: usize::from(
+            resource_graph_definition_concurrent_reconciles.unwrap_or(workers),
+        ),
         apply_concurrency: usize::from(apply_concurrency),
+        max_collection_size: rgd_max_collection_size,
+        max_collection_dimensions: rgd_max_collection_dimension_size,
+        allow_crd_deletion,
         ..Settings::default()
     };
+    let rate = ClientRateLayer::new(ClientRate {
+        qps: client_qps,
+        burst: client_burst,
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let metrics = Metrics::new();
-        let client = client(kubeconfig.as_deref(), context.as_deref(), &metrics).await?;
+        let client = client(kubeconfig.as_deref(), context.as_deref(), &metrics, rate).await?;
         let readiness = Readiness::new();
-        let bound = serve_metrics(metrics_addr, metrics.clone(), readiness.clone()).await?;
-        eprintln!("kro controller: metrics at http://{bound}/metrics");
+        if let BindAddress::At(address) = metrics_addr {
+            let bound = serve_metrics(address, metrics.clone(), readiness.clone()).await?;
+            eprintln!("kro controller: metrics at http://{bound}/metrics");
+        }
+        if let BindAddress::At(address) = health_probe_bind_address {
+            let bound = serve_health(address, readiness.clone()).await?;
+            eprintln!("kro controller: health probes at http://{bound}/healthz and /readyz");
+        }
         let mut leadership = None;
         if leader_elect {
             let config = LeaseConfig {
@@ -288,5 +557,52 @@ pub async fn shutdown_signal() -> anyhow::Result<()> {
         tokio::signal::ctrl_c()
             .await
             .context("cannot wait for Ctrl-C")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bind_addresses_read_as_controller_runtime_reads_them() {
+        let at = |text: &str| parse_bind_address(text).map_err(|_| text.to_owned());
+        assert_eq!(at("0"), Ok(BindAddress::Off));
+        assert_eq!(
+            at(":8079"),
+            Ok(BindAddress::At("0.0.0.0:8079".parse().expect("an address")))
+        );
+        assert_eq!(
+            at("127.0.0.1:0"),
+            Ok(BindAddress::At("127.0.0.1:0".parse().expect("an address")))
+        );
+        assert_eq!(
+            at("localhost:8078"),
+            Ok(BindAddress::At(
+                "127.0.0.1:8078".parse().expect("an address")
+            ))
+        );
+        assert_eq!(
+            at("[::1]:8078"),
+            Ok(BindAddress::At("[::1]:8078".parse().expect("an address")))
+        );
+        for bad in ["", "8078", ":http", "example.com:80", ":99999"] {
+            assert!(at(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn zap_levels_map_onto_tracing_levels() {
+        for (zap, tracing) in [
+            ("debug", "debug"),
+            ("info", "info"),
+            ("error", "error"),
+            ("panic", "error"),
+            ("2", "debug"),
+            ("0", "info"),
+        ] {
+            assert_eq!(zap_level_filter(zap), Ok(tracing), "{zap}");
+        }
+        assert!(zap_level_filter("chatty").is_err());
     }
 }

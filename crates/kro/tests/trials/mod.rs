@@ -180,6 +180,8 @@ impl Controller {
                 "controller",
                 "--metrics-addr",
                 "127.0.0.1:0",
+                "--health-probe-bind-address",
+                "0",
                 "--kubeconfig",
             ])
             .arg(&self.kubeconfig)
