@@ -57,6 +57,19 @@ pub enum BuildErrorKind {
         "readyWhen is not allowed on a data node: a data node is ready once its expressions evaluate"
     )]
     ReadyWhenOnData,
+    /// A template sets a label or annotation kro keeps for itself.
+    #[error(
+        "{field} under kro.run/ and internal.kro.run/ are kro's own; a template may not set {key:?}"
+    )]
+    ReservedMetadata {
+        /// `labels` or `annotations`.
+        field: &'static str,
+        /// The key.
+        key: String,
+    },
+    /// An externalRef's label selector with fields a selector does not have.
+    #[error("invalid label selector: {0}")]
+    InvalidSelector(String),
     /// A `forEach` with more dimensions than allowed.
     #[error("forEach has {count} dimensions; at most {max} are allowed")]
     TooManyDimensions {
@@ -171,6 +184,8 @@ impl BuildErrorKind {
             BuildErrorKind::ReadyWhenOnData => "ReadyWhenOnData",
             BuildErrorKind::ForEachOnExternalRef => "ForEachOnExternalRef",
             BuildErrorKind::TooManyDimensions { .. } => "TooManyDimensions",
+            BuildErrorKind::ReservedMetadata { .. } => "ReservedMetadata",
+            BuildErrorKind::InvalidSelector(_) => "InvalidSelector",
             BuildErrorKind::ExternalRefTarget => "InvalidExternalRef",
             BuildErrorKind::InvalidObject(_) => "InvalidTemplate",
             BuildErrorKind::InvalidGvk(_) => "InvalidGroupVersionKind",

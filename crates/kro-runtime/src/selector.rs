@@ -50,8 +50,9 @@ impl LabelSelector {
     /// Parses a selector as the API server would accept it.
     ///
     /// # Errors
-    /// [`SelectorError`] naming the malformed field: a non-string label value, an unknown
-    /// operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist` with values.
+    /// [`SelectorError`] naming the malformed field: an unknown field, a non-string label
+    /// value, an unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist` with
+    /// values.
     pub fn parse(selector: &Json) -> Result<LabelSelector, SelectorError> {
         let error = |field: String, problem: &str| SelectorError {
             field,
@@ -60,6 +61,17 @@ impl LabelSelector {
         let Json::Object(fields) = selector else {
             return Err(error(String::new(), "a selector must be an object"));
         };
+        // Decoded strictly, as upstream kro v0.9.4 does: a misspelt field (`matchLabel`)
+        // would otherwise leave an empty selector, which matches everything.
+        if let Some(unknown) = fields
+            .keys()
+            .find(|key| !matches!(key.as_str(), "matchLabels" | "matchExpressions"))
+        {
+            return Err(error(
+                unknown.clone(),
+                "unknown field (a selector has matchLabels and matchExpressions)",
+            ));
+        }
         let mut parsed = LabelSelector::default();
         if let Some(labels) = fields.get("matchLabels") {
             let Json::Object(labels) = labels else {
@@ -78,6 +90,16 @@ impl LabelSelector {
             };
             for (index, expression) in expressions.iter().enumerate() {
                 let field = |name: &str| format!("matchExpressions[{index}].{name}");
+                if let Some(unknown) = expression.as_object().and_then(|requirement| {
+                    requirement
+                        .keys()
+                        .find(|key| !matches!(key.as_str(), "key" | "operator" | "values"))
+                }) {
+                    return Err(error(
+                        field(unknown),
+                        "unknown field (a requirement has key, operator and values)",
+                    ));
+                }
                 let Some(key) = expression.get("key").and_then(Json::as_str) else {
                     return Err(error(field("key"), "must be a string"));
                 };
@@ -204,6 +226,20 @@ mod tests {
             error(json!({"matchExpressions": [{"key": "a", "operator": "Near"}]})).as_deref(),
             Some(
                 "matchExpressions[0].operator: not a valid selector operator (In, NotIn, Exists, DoesNotExist)"
+            )
+        );
+        // Strict, as upstream v0.9.4: a misspelt field is an error, not an empty selector.
+        assert_eq!(
+            error(json!({"matchLabel": {"app": "web"}})).as_deref(),
+            Some("matchLabel: unknown field (a selector has matchLabels and matchExpressions)")
+        );
+        assert_eq!(
+            error(
+                json!({"matchExpressions": [{"key": "a", "operator": "Exists", "value": ["x"]}]})
+            )
+            .as_deref(),
+            Some(
+                "matchExpressions[0].value: unknown field (a requirement has key, operator and values)"
             )
         );
     }

@@ -109,6 +109,35 @@ impl Builder<'_> {
         plans
     }
 
+    /// Labels and annotations under `kro.run/` and `internal.kro.run/` are kro's: a template
+    /// may not set them (as upstream kro v0.9.4 rules).
+    fn check_reserved_metadata(&mut self, template: &Json, path: &FieldPath, id: &str) {
+        for field in ["labels", "annotations"] {
+            let Some(entries) = template
+                .get("metadata")
+                .and_then(|metadata| metadata.get(field))
+                .and_then(Json::as_object)
+            else {
+                continue;
+            };
+            for key in entries.keys() {
+                if RESERVED_METADATA_PREFIXES
+                    .iter()
+                    .any(|prefix| key.starts_with(prefix))
+                {
+                    self.error(
+                        path.key("metadata").key(field).key(key),
+                        Some(id),
+                        BuildErrorKind::ReservedMetadata {
+                            field,
+                            key: key.clone(),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
     fn collect_node(
         &mut self,
         index: usize,
@@ -137,6 +166,7 @@ impl Builder<'_> {
         let (shape, value, value_path) = if let Some(template) = &resource.template {
             let value_path = path.key("template");
             let gvk = self.template_gvk(template, &value_path, id)?;
+            self.check_reserved_metadata(template, &value_path, id);
             (Shape::Template { gvk }, template.clone(), value_path)
         } else if let Some(external) = &resource.external_ref {
             let value_path = path.key("externalRef");
@@ -165,6 +195,15 @@ impl Builder<'_> {
                     path.key("forEach"),
                     Some(id),
                     BuildErrorKind::ForEachOnExternalRef,
+                );
+            }
+            if let Some(selector) = &metadata.selector
+                && let Err((field, problem)) = check_selector_shape(selector)
+            {
+                self.error(
+                    value_path.key("metadata").key("selector").join(&field),
+                    Some(id),
+                    BuildErrorKind::InvalidSelector(problem),
                 );
             }
             let value = serde_json::to_value(metadata).unwrap_or(Json::Null);
@@ -547,4 +586,62 @@ pub(super) fn identifiers(source: &str) -> impl Iterator<Item = &str> {
     source
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|word| word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// The prefixes of the labels and annotations kro keeps for itself.
+const RESERVED_METADATA_PREFIXES: [&str; 2] = ["kro.run/", "internal.kro.run/"];
+
+/// Checks the shape of an externalRef's label selector as written: a whole-selector
+/// expression (a string), or an object with only `matchLabels` and `matchExpressions`, whose
+/// requirements have only `key`, `operator` and `values` (values may be expressions, checked
+/// when resolved). The field (relative to the selector) and the problem otherwise.
+fn check_selector_shape(selector: &Json) -> Result<(), (FieldPath, String)> {
+    let fields = match selector {
+        Json::String(_) => return Ok(()),
+        Json::Object(fields) => fields,
+        _ => {
+            return Err((
+                FieldPath::root(),
+                "a selector is an object (matchLabels, matchExpressions) or one ${...}".into(),
+            ));
+        }
+    };
+    for (key, value) in fields {
+        match key.as_str() {
+            "matchLabels" => {}
+            "matchExpressions" => {
+                let Json::Array(requirements) = value else {
+                    continue;
+                };
+                for (index, requirement) in requirements.iter().enumerate() {
+                    let Json::Object(requirement) = requirement else {
+                        continue;
+                    };
+                    if let Some(unknown) = requirement
+                        .keys()
+                        .find(|field| !matches!(field.as_str(), "key" | "operator" | "values"))
+                    {
+                        return Err((
+                            FieldPath::root()
+                                .key("matchExpressions")
+                                .index(index)
+                                .key(unknown),
+                            format!(
+                                "unknown field {unknown:?} (a requirement has key, operator and values)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            unknown => {
+                return Err((
+                    FieldPath::root().key(unknown),
+                    format!(
+                        "unknown field {unknown:?} (a selector has matchLabels and matchExpressions)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }

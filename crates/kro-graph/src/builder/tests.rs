@@ -871,3 +871,83 @@ fn a_for_each_may_have_at_most_the_configured_number_of_dimensions() {
         "forEach has 2 dimensions; at most 1 are allowed"
     );
 }
+
+#[test]
+fn templates_may_not_set_kro_s_own_labels_and_annotations() {
+    let errors = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      name: string
+  resources:
+    - id: settings
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{schema.spec.name}}
+          labels:
+            kro.run/owned: 'false'
+            app.kubernetes.io/name: app
+          annotations:
+            internal.kro.run/apply-order: '1'
+            compose.kro.run/note: fine
+"
+    ));
+    let found: Vec<(String, String)> = errors
+        .iter()
+        .map(|error| (error.path.to_string(), error.kind.to_string()))
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].1.contains("may not set \"kro.run/owned\""),
+        "{found:?}"
+    );
+    assert!(
+        found[1]
+            .1
+            .contains("may not set \"internal.kro.run/apply-order\""),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn an_external_ref_selector_with_a_misspelt_field_is_refused() {
+    let selector = |selector: &str| {
+        format!(
+            "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Reader
+    spec:
+      team: string
+  resources:
+    - id: maps
+      externalRef:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          selector: {selector}
+"
+        )
+    };
+    assert!(build(&selector("{matchLabels: {team: '${schema.spec.team}'}}")).is_ok());
+    let misspelt = errors(&selector("{matchLabel: {team: x}}"));
+    assert_eq!(misspelt.len(), 1, "{misspelt:?}");
+    assert_eq!(
+        misspelt[0].kind.to_string(),
+        "invalid label selector: unknown field \"matchLabel\" (a selector has matchLabels and matchExpressions)"
+    );
+    let requirement = errors(&selector(
+        "{matchExpressions: [{key: a, operator: Exists, value: [x]}]}",
+    ));
+    assert!(
+        requirement[0]
+            .path
+            .to_string()
+            .ends_with("matchExpressions[0].value"),
+        "{requirement:?}"
+    );
+}
