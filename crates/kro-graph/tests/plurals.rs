@@ -18,9 +18,6 @@ use std::process::{Command, Stdio};
 
 use kro_graph::{parse_yaml_documents, pluralize};
 
-/// Bump when the way the binary is built changes, to force a rebuild.
-const RECIPE: &str = "1";
-
 /// Texts fed as they are (not lower-cased): separators, capitals and white space, where flect
 /// pluralises the last word only.
 const RAW_TEXTS: &[&str] = &[
@@ -178,63 +175,8 @@ fn flect_or_skip() -> Option<PathBuf> {
         eprintln!("plurals: skipped: {reason}");
         return None;
     }
-    Some(build_flect())
-}
-
-/// Builds `tools/flect` unless a binary built from the same files exists, and returns its path.
-fn build_flect() -> PathBuf {
-    let module = repository_root().join("tools/flect");
-    let mut inputs = RECIPE.as_bytes().to_vec();
-    for file in ["go.mod", "go.sum", "main.go"] {
-        let path = module.join(file);
-        let bytes = std::fs::read(&path)
-            .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
-        inputs.extend_from_slice(&bytes);
-    }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("flect");
-    let binary = out.join(format!("bin/flect-{:016x}", fnv1a(&inputs)));
-    if binary.is_file() {
-        return binary;
-    }
-    let bin = binary.parent().expect("the binary lies in a directory");
-    std::fs::create_dir_all(bin)
-        .unwrap_or_else(|error| panic!("cannot create {}: {error}", bin.display()));
-    let partial = binary.with_extension(format!("{}.tmp", std::process::id()));
-    // The user's Go settings (GOPROXY and so on) still apply, although XDG_CONFIG_HOME (where
-    // the Go tool keeps telemetry counters) moves under the target directory.
-    let goenv = std::env::var_os("GOENV").unwrap_or_else(|| {
-        let output = Command::new("go")
-            .args(["env", "GOENV"])
-            .output()
-            .expect("go env runs");
-        String::from_utf8_lossy(&output.stdout).trim().into()
-    });
-    let output = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&partial)
-        .arg(".")
-        .current_dir(&module)
-        .env("GOENV", goenv)
-        .env("XDG_CONFIG_HOME", out.join("config"))
-        .env("GOPATH", out.join("gopath"))
-        .env("GOMODCACHE", out.join("gopath/pkg/mod"))
-        .env("GOCACHE", out.join("gocache"))
-        .env(
-            "GOFLAGS",
-            "-modcacherw -mod=readonly -trimpath -buildvcs=false",
-        )
-        .env("CGO_ENABLED", "0")
-        .output()
-        .expect("go build runs");
-    assert!(
-        output.status.success(),
-        "go build in {} failed ({}); the Go module proxy must be reachable on a cold build:\n{}",
-        module.display(),
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    std::fs::rename(&partial, &binary).expect("the built binary can be moved into place");
-    binary
+    Some(kro_test_support::build_go_tool("flect", ".", &out))
 }
 
 /// flect's plural of each text, one per text.
@@ -271,13 +213,6 @@ fn run_flect(flect: &Path, texts: &[String]) -> Vec<String> {
         .lines()
         .map(str::to_owned)
         .collect()
-}
-
-/// 64-bit FNV-1a: a stable key for the build inputs.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 fn yaml_files(dir: &Path) -> Vec<PathBuf> {

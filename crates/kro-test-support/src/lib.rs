@@ -3,13 +3,18 @@
 //! suites run beside the embedded API server, and finding kubectl.
 //!
 //! **Owns:** starting, reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane;
-//! finding kubectl; polling helpers the suites share.
+//! finding kubectl; building the Go programs under `tools/` ([`build_go_tool`]); polling
+//! helpers the suites share.
 //!
 //! **Must not:** be a dependency of anything but tests.
+
+mod go_tool;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+pub use go_tool::build_go_tool;
 
 /// The environment variable naming the kubeconfig of an already running real control plane.
 pub const KUBECONFIG_VARIABLE: &str = "KRO_TEST_KUBECONFIG";

@@ -1,5 +1,7 @@
 //! `kro generate crd -f FILE [-o yaml|json]`: the CustomResourceDefinitions kro would install
-//! for ResourceGraphDefinitions, built offline.
+//! for ResourceGraphDefinitions, built offline; `kro generate rgd-crd`: the
+//! ResourceGraphDefinition CRD itself, as the controller installs it (the Helm chart's copy is
+//! this output).
 
 use std::process::ExitCode;
 
@@ -21,6 +23,16 @@ pub struct Args {
 enum What {
     /// The instance CRD of each RGD, and its `<Kind>Set` CRD when spec.scaling is set.
     Crd(CrdArgs),
+    /// The ResourceGraphDefinition CRD, as the controller installs it.
+    RgdCrd(RgdCrdArgs),
+}
+
+/// Flags of `kro generate rgd-crd`.
+#[derive(Debug, clap::Args)]
+struct RgdCrdArgs {
+    /// Output format, as kubectl prints it.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
+    output: OutputFormat,
 }
 
 /// Flags of `kro generate crd`.
@@ -37,7 +49,14 @@ struct CrdArgs {
 /// Builds the RGDs and prints their CRDs; prints the problems and exits 1 instead when any
 /// RGD is invalid.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let What::Crd(args) = args.what;
+    let args = match args.what {
+        What::Crd(args) => args,
+        What::RgdCrd(args) => {
+            let crd = kro_graph::resource_graph_definition_crd();
+            print!("{}", render(&[&crd], args.output)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     // Only the CRDs are kept of each graph, as soon as it is built.
     let mut count = 0_usize;
     let mut crds: Vec<Value> = Vec::new();

@@ -1,0 +1,95 @@
+//! Go programs the tests build from a module under `tools/` (flect, Helm), as the control
+//! plane is built: `go build` with the module's pinned `go.sum`, the module and build caches
+//! under the cargo target directory, and the binary kept there until the module's files
+//! change.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::repository_root;
+
+/// Builds `package` (`.` or an import path the module requires) of the module
+/// `tools/<module>` into `out` (a directory under the cargo target directory), unless a binary
+/// built from the same module files is there, and returns its path.
+///
+/// # Panics
+/// When the module's files cannot be read or `go build` fails (the message says why, and that
+/// a cold build needs the Go module proxy).
+pub fn build_go_tool(module: &str, package: &str, out: &Path) -> PathBuf {
+    let directory = repository_root().join("tools").join(module);
+    let mut inputs = format!("{package}\n").into_bytes();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&directory)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", directory.display()))
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.extension().is_some_and(|extension| extension == "go")
+                || path
+                    .file_name()
+                    .is_some_and(|name| name == "go.mod" || name == "go.sum")
+        })
+        .collect();
+    files.sort();
+    for path in &files {
+        let bytes = std::fs::read(path)
+            .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+        inputs.extend_from_slice(&bytes);
+    }
+    let binary = out.join(format!("bin/{module}-{:016x}", fnv1a(&inputs)));
+    if binary.is_file() {
+        return binary;
+    }
+    let bin = binary.parent().unwrap_or(out);
+    std::fs::create_dir_all(bin)
+        .unwrap_or_else(|error| panic!("cannot create {}: {error}", bin.display()));
+    // Tests of one process may build the same tool at once: each builds into a file of its own.
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
+    let partial = binary.with_extension(format!("{}-{thread}.tmp", std::process::id()));
+    // The user's Go settings (GOPROXY and so on) still apply, although XDG_CONFIG_HOME (where
+    // the Go tool keeps telemetry counters) moves under the target directory.
+    let goenv = std::env::var_os("GOENV").unwrap_or_else(|| {
+        let output = Command::new("go")
+            .args(["env", "GOENV"])
+            .output()
+            .unwrap_or_else(|error| panic!("go env cannot run: {error}"));
+        String::from_utf8_lossy(&output.stdout).trim().into()
+    });
+    let output = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&partial)
+        .arg(package)
+        .current_dir(&directory)
+        .env("GOENV", goenv)
+        .env("XDG_CONFIG_HOME", out.join("config"))
+        .env("GOPATH", out.join("gopath"))
+        .env("GOMODCACHE", out.join("gopath/pkg/mod"))
+        .env("GOCACHE", out.join("gocache"))
+        .env(
+            "GOFLAGS",
+            "-modcacherw -mod=readonly -trimpath -buildvcs=false",
+        )
+        .env("CGO_ENABLED", "0")
+        .output()
+        .unwrap_or_else(|error| panic!("go build cannot run: {error}"));
+    assert!(
+        output.status.success(),
+        "go build {package} in {} failed ({}); the Go module proxy must be reachable on a cold build:\n{}",
+        directory.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if let Err(error) = std::fs::rename(&partial, &binary) {
+        assert!(
+            binary.is_file(),
+            "cannot move the built binary into place: {error}"
+        );
+    }
+    binary
+}
+
+/// FNV-1a, 64 bits: a stable name for what a binary was built from.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

@@ -1,0 +1,326 @@
+//! The Helm chart (`charts/kro`) with real Helm (v3.22.0, built from Go modules as the control
+//! plane is; `tools/helm`): it lints in both RBAC modes; it renders with its defaults and with
+//! an upstream kro values file, and the controller accepts the command line each makes; its
+//! CRD is the one the controller installs; what it renders passes a server-side dry run on
+//! `kro apiserver`; and `manifests/kro.yaml` is what it renders
+//! (`KRO_WRITE_MANIFESTS=1` rewrites it after a deliberate change).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kro_test_support::repository_root;
+use serde_json::Value;
+
+/// Helm, built, or `None` (after printing why) when Go is missing outside CI.
+fn helm() -> Option<PathBuf> {
+    if !kro_test_support::go_available() {
+        let reason = "the chart's tests need Go to build Helm (tools/helm)";
+        assert!(
+            !kro_test_support::in_ci(),
+            "chart: {reason}, and CI=true makes that a failure"
+        );
+        eprintln!("chart: skipped: {reason}");
+        return None;
+    }
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm");
+    Some(kro_test_support::build_go_tool(
+        "helm",
+        "helm.sh/helm/v3/cmd/helm",
+        &out,
+    ))
+}
+
+/// Runs helm with `args` from the repository's root; its standard output.
+fn run_helm(helm: &Path, args: &[&str]) -> String {
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("helm-home");
+    let output = Command::new(helm)
+        .args(args)
+        .current_dir(repository_root())
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .output()
+        .expect("helm runs");
+    assert!(
+        output.status.success(),
+        "helm {}: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("helm prints UTF-8")
+}
+
+fn documents(yaml: &str) -> Vec<Value> {
+    serde_saphyr::from_multiple::<Value>(yaml)
+        .expect("the rendered chart is YAML")
+        .into_iter()
+        .filter(|document| !document.is_null())
+        .collect()
+}
+
+fn kro(args: &[String]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(args)
+        .output()
+        .expect("kro runs")
+}
+
+/// The rendered Deployment's container arguments, which the controller must accept.
+fn accepts_its_command_line(rendered: &[Value]) -> Vec<String> {
+    let deployment = rendered
+        .iter()
+        .find(|document| document["kind"] == "Deployment")
+        .expect("a Deployment");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<String> = container["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|arg| arg.as_str().expect("a string").to_owned())
+        .collect();
+    let mut help = args.clone();
+    help.push("--help".to_owned());
+    let output = kro(&help);
+    assert!(
+        output.status.success(),
+        "kro {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    args
+}
+
+#[test]
+fn the_chart_lints_renders_and_makes_a_command_line_the_controller_accepts() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    for mode in ["unrestricted", "aggregation"] {
+        run_helm(
+            &helm,
+            &[
+                "lint",
+                "--strict",
+                "charts/kro",
+                "--set",
+                &format!("rbac.mode={mode}"),
+            ],
+        );
+    }
+
+    let defaults = documents(&run_helm(
+        &helm,
+        &["template", "kro", "charts/kro", "--namespace", "kro-system"],
+    ));
+    let kinds: Vec<&str> = defaults
+        .iter()
+        .filter_map(|document| document["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRole",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Deployment"
+        ]
+    );
+    let args = accepts_its_command_line(&defaults);
+    assert!(args.contains(&"--leader-elect=true".to_owned()), "{args:?}");
+    let deployment = defaults
+        .iter()
+        .find(|document| document["kind"] == "Deployment")
+        .expect("a Deployment");
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["ports"][1]["containerPort"], 8079);
+
+    let upstream = documents(&run_helm(
+        &helm,
+        &[
+            "template",
+            "kro",
+            "charts/kro",
+            "--namespace",
+            "kro-system",
+            "--values",
+            "crates/kro/tests/chart/upstream-values.yaml",
+        ],
+    ));
+    let args = accepts_its_command_line(&upstream);
+    for expected in [
+        "--client-qps=50",
+        "--allow-crd-deletion=true",
+        "--leader-election-namespace=kro-system",
+        "--dynamic-controller-concurrent-reconciles=8",
+        "--zap-log-level=debug",
+        "--enable-controller-warmup=true",
+        "--feature-gates=CELOmitFunction=true",
+    ] {
+        assert!(
+            args.contains(&expected.to_owned()),
+            "{expected} in {args:?}"
+        );
+    }
+    let kinds: Vec<&str> = upstream
+        .iter()
+        .filter_map(|document| document["kind"].as_str())
+        .collect();
+    for kind in ["Service", "ServiceMonitor"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    let aggregated = upstream
+        .iter()
+        .find(|document| {
+            document["kind"] == "ClusterRole" && document["aggregationRule"].is_object()
+        })
+        .expect("the aggregated ClusterRole");
+    assert_eq!(
+        aggregated["aggregationRule"]["clusterRoleSelectors"][0]["matchLabels"]["rbac.kro.run/aggregate-to-controller"],
+        "true"
+    );
+
+    let bad = Command::new(&helm)
+        .args(["template", "kro", "charts/kro", "--set", "rbac.mode=admin"])
+        .current_dir(repository_root())
+        .output()
+        .expect("helm runs");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("use unrestricted or aggregation"));
+}
+
+#[test]
+fn the_chart_s_crd_is_the_one_the_controller_installs() {
+    let generated = kro(&["generate".to_owned(), "rgd-crd".to_owned()]);
+    assert!(generated.status.success());
+    let path = repository_root().join("charts/kro/crds/kro.run_resourcegraphdefinitions.yaml");
+    let in_chart = std::fs::read_to_string(&path).expect("the chart's CRD");
+    assert!(
+        in_chart == String::from_utf8_lossy(&generated.stdout),
+        "{} is not what `kro generate rgd-crd` prints: regenerate it with\n  kro generate rgd-crd > charts/kro/crds/kro.run_resourcegraphdefinitions.yaml",
+        path.display()
+    );
+}
+
+#[test]
+fn the_plain_manifests_are_what_the_chart_renders() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    let crd = std::fs::read_to_string(
+        repository_root().join("charts/kro/crds/kro.run_resourcegraphdefinitions.yaml"),
+    )
+    .expect("the chart's CRD");
+    let rendered = run_helm(
+        &helm,
+        &["template", "kro", "charts/kro", "--namespace", "kro-system"],
+    );
+    let expected = format!(
+        "# kro for clusters without Helm: `helm template kro charts/kro --namespace kro-system`\n\
+         # with the chart's default values, its CRD and the namespace. Do not edit: regenerate\n\
+         # with `KRO_WRITE_MANIFESTS=1 cargo test -p kro --test chart` (docs/install.md).\n\
+         apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kro-system\n---\n{crd}---\n{}",
+        rendered.trim_start_matches("---\n")
+    );
+    let path = repository_root().join("manifests/kro.yaml");
+    if std::env::var("KRO_WRITE_MANIFESTS").is_ok_and(|value| value == "1") {
+        std::fs::create_dir_all(path.parent().expect("a directory")).expect("manifests/");
+        std::fs::write(&path, &expected).expect("written");
+    }
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        current == expected,
+        "{} is not what the chart renders: regenerate it with\n  KRO_WRITE_MANIFESTS=1 cargo test -p kro --test chart",
+        path.display()
+    );
+    assert!(!documents(&current).is_empty());
+}
+
+/// `kro apiserver` on a free port, writing its kubeconfig to `kubeconfig`; stopped on drop.
+struct Apiserver(std::process::Child);
+
+impl Apiserver {
+    fn start(kubeconfig: &Path) -> Apiserver {
+        use std::io::{BufRead, BufReader};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+            .args(["apiserver", "--port", "0", "--kubeconfig-out"])
+            .arg(kubeconfig)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kro apiserver starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let serving =
+            lines.any(|line| line.is_ok_and(|line| line.contains("kro apiserver: serving")));
+        assert!(serving, "kro apiserver did not start");
+        std::thread::spawn(move || for _ in lines {});
+        Apiserver(child)
+    }
+}
+
+impl Drop for Apiserver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_rendered_chart_passes_a_server_side_dry_run() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig = home.path().join("kubeconfig");
+    let _apiserver = Apiserver::start(&kubeconfig);
+    for mode in ["unrestricted", "aggregation"] {
+        let rendered = run_helm(
+            &helm,
+            &[
+                "template",
+                "kro",
+                "charts/kro",
+                "--set",
+                &format!("rbac.mode={mode}"),
+            ],
+        );
+        let file = home.path().join(format!("{mode}.yaml"));
+        std::fs::write(&file, rendered).expect("written");
+        let applied = kro_test_support::kubectl_succeeds(
+            33,
+            &kubeconfig,
+            home.path(),
+            &[
+                "apply",
+                "--dry-run=server",
+                "-f",
+                file.to_str().expect("a path"),
+            ],
+        );
+        assert!(
+            applied.contains("deployment.apps/kro created (server dry run)"),
+            "{applied}"
+        );
+    }
+    let crds = repository_root().join("charts/kro/crds");
+    let applied = kro_test_support::kubectl_succeeds(
+        33,
+        &kubeconfig,
+        home.path(),
+        &[
+            "apply",
+            "--server-side",
+            "--dry-run=server",
+            "-f",
+            crds.to_str().expect("a path"),
+        ],
+    );
+    assert!(
+        applied.contains("resourcegraphdefinitions.kro.run"),
+        "{applied}"
+    );
+}
