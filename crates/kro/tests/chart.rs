@@ -277,9 +277,27 @@ fn the_rendered_chart_passes_a_server_side_dry_run() {
     let home = tempfile::tempdir().expect("a HOME");
     let kubeconfig = home.path().join("kubeconfig");
     let _apiserver = Apiserver::start(&kubeconfig);
+    dry_run(&helm, &kubeconfig, home.path());
+}
+
+#[test]
+fn the_rendered_chart_passes_a_server_side_dry_run_on_the_real_kube_apiserver() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    let Some(control_plane) = kro_test_support::real_control_plane_or_skip("chart") else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("a HOME");
+    dry_run(&helm, control_plane.kubeconfig(), home.path());
+}
+
+/// `helm template` in both RBAC modes, then `kubectl apply --dry-run=server` of what it renders
+/// and of the chart's CRD, on the server `kubeconfig` names.
+fn dry_run(helm: &Path, kubeconfig: &Path, home: &Path) {
     for mode in ["unrestricted", "aggregation"] {
         let rendered = run_helm(
-            &helm,
+            helm,
             &[
                 "template",
                 "kro",
@@ -288,12 +306,12 @@ fn the_rendered_chart_passes_a_server_side_dry_run() {
                 &format!("rbac.mode={mode}"),
             ],
         );
-        let file = home.path().join(format!("{mode}.yaml"));
+        let file = home.join(format!("{mode}.yaml"));
         std::fs::write(&file, rendered).expect("written");
         let applied = kro_test_support::kubectl_succeeds(
             33,
-            &kubeconfig,
-            home.path(),
+            kubeconfig,
+            home,
             &[
                 "apply",
                 "--dry-run=server",
@@ -309,8 +327,8 @@ fn the_rendered_chart_passes_a_server_side_dry_run() {
     let crds = repository_root().join("charts/kro/crds");
     let applied = kro_test_support::kubectl_succeeds(
         33,
-        &kubeconfig,
-        home.path(),
+        kubeconfig,
+        home,
         &[
             "apply",
             "--server-side",
