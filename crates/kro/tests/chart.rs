@@ -3,7 +3,10 @@
 //! an upstream kro values file, and the controller accepts the command line each makes; its
 //! CRD is the one the controller installs; what it renders passes a server-side dry run on
 //! `kro apiserver`; and `manifests/kro.yaml` is what it renders
-//! (`KRO_WRITE_MANIFESTS=1` rewrites it after a deliberate change).
+//! (`KRO_WRITE_MANIFESTS=1` rewrites it after a deliberate change). On the real, RBAC-enforcing
+//! kube-apiserver, the controller runs with the token of the chart's ServiceAccount (not an
+//! admin) and an RGD of a ConfigMap, a Secret, a Service and a custom resource becomes Active
+//! and its instance ACTIVE.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -341,4 +344,165 @@ fn dry_run(helm: &Path, kubeconfig: &Path, home: &Path) {
         applied.contains("resourcegraphdefinitions.kro.run"),
         "{applied}"
     );
+}
+
+/// The kubeconfig of `admin` with its user replaced by a bearer `token`.
+fn token_kubeconfig(admin: &Path, token: &str, out: &Path) {
+    let text = std::fs::read_to_string(admin).expect("the admin kubeconfig");
+    let mut config: Value = serde_saphyr::from_str(&text).expect("a kubeconfig");
+    let users = config["users"].as_array_mut().expect("users");
+    for user in users {
+        user["user"] = serde_json::json!({ "token": token });
+    }
+    std::fs::write(out, serde_json::to_string(&config).expect("JSON")).expect("written");
+}
+
+#[test]
+fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    let Some(control_plane) = kro_test_support::real_control_plane_or_skip("chart") else {
+        return;
+    };
+    let admin = control_plane.kubeconfig();
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubectl = |args: &[&str]| kro_test_support::kubectl_succeeds(33, admin, home.path(), args);
+    let namespace = format!("kro-rbac-{}", std::process::id());
+    kubectl(&["create", "namespace", &namespace]);
+
+    // The chart's ServiceAccount and RBAC (unrestricted, as by default); the Deployment is not
+    // applied: the controller runs here, with the ServiceAccount's token.
+    let rendered = run_helm(
+        &helm,
+        &["template", "kro", "charts/kro", "--namespace", &namespace],
+    );
+    let rbac: Vec<Value> = documents(&rendered)
+        .into_iter()
+        .filter(|document| document["kind"] != "Deployment")
+        .map(|mut document| {
+            // Cluster-scoped names of this run, so that runs do not share them.
+            if document["metadata"]["namespace"].is_null() {
+                let name = document["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                document["metadata"]["name"] = Value::from(format!("{name}-{namespace}"));
+            }
+            document
+        })
+        .map(|mut document| {
+            if document["kind"] == "ClusterRoleBinding" {
+                let role = document["roleRef"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                document["roleRef"]["name"] = Value::from(format!("{role}-{namespace}"));
+            }
+            document
+        })
+        .collect();
+    let rbac_file = home.path().join("rbac.json");
+    std::fs::write(
+        &rbac_file,
+        serde_json::to_string(
+            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": rbac}),
+        )
+        .expect("JSON"),
+    )
+    .expect("written");
+    kubectl(&["apply", "-f", rbac_file.to_str().expect("a path")]);
+    let crds = repository_root().join("charts/kro/crds");
+    kubectl(&[
+        "apply",
+        "--server-side",
+        "-f",
+        crds.to_str().expect("a path"),
+    ]);
+    let data = repository_root().join("crates/kro/tests/chart");
+    kubectl(&[
+        "apply",
+        "-f",
+        data.join("widget-crd.yaml").to_str().expect("a path"),
+    ]);
+
+    let token = kubectl(&[
+        "-n",
+        &namespace,
+        "create",
+        "token",
+        "kro",
+        "--duration",
+        "1h",
+    ]);
+    let controller_kubeconfig = home.path().join("controller.kubeconfig");
+    token_kubeconfig(admin, token.trim(), &controller_kubeconfig);
+    let denied = kro_test_support::run_kubectl(
+        &controller_kubeconfig,
+        home.path(),
+        &["-n", "kube-system", "get", "secrets"],
+        None,
+    );
+    assert!(
+        denied.status.success(),
+        "unrestricted: the controller reads anything"
+    );
+
+    let mut controller = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args([
+            "controller",
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "0",
+            "--kubeconfig",
+        ])
+        .arg(&controller_kubeconfig)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kro controller starts");
+    kubectl(&[
+        "apply",
+        "-f",
+        data.join("rbac-rgd.yaml").to_str().expect("a path"),
+    ]);
+    kro_test_support::eventually("the RGD Active", || {
+        kubectl(&["get", "rgd", "bundle", "-o", "jsonpath={.status.state}"])
+            .contains("Active")
+            .then_some(())
+    });
+    let instance = home.path().join("instance.json");
+    std::fs::write(
+        &instance,
+        serde_json::json!({"apiVersion": "kro.run/v1alpha1", "kind": "Bundle", "metadata": {"name": "one", "namespace": namespace}})
+            .to_string(),
+    )
+    .expect("written");
+    kubectl(&["apply", "-f", instance.to_str().expect("a path")]);
+    kro_test_support::eventually("the instance ACTIVE", || {
+        kubectl(&[
+            "-n",
+            &namespace,
+            "get",
+            "bundle",
+            "one",
+            "-o",
+            "jsonpath={.status.state}",
+        ])
+        .contains("ACTIVE")
+        .then_some(())
+    });
+    for object in [
+        "configmap/one-settings",
+        "secret/one-credentials",
+        "service/one",
+        "widget/one",
+    ] {
+        kubectl(&["-n", &namespace, "get", object]);
+    }
+    kubectl(&["delete", "rgd", "bundle", "--wait=false"]);
+    kubectl(&["-n", &namespace, "delete", "bundle", "one", "--wait=true"]);
+    let _ = controller.kill();
+    let _ = controller.wait();
 }
