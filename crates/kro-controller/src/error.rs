@@ -33,6 +33,9 @@ pub(crate) enum ReconcileError {
     /// Objects of an instance could not be applied, pruned or deleted: every problem met.
     #[error("{0}")]
     Resources(ResourceErrors),
+    /// The controller may not handle kinds a graph uses (its RBAC).
+    #[error("{0}")]
+    MissingPermissions(String),
     /// The reconcile took longer than the settings allow and was abandoned.
     #[error("the reconcile did not finish within {}s; abandoned, to be retried", .0.as_secs())]
     TimedOut(std::time::Duration),
@@ -52,6 +55,7 @@ impl ReconcileError {
             ReconcileError::Json(_) => "InternalError",
             ReconcileError::Schemas(_) => "SchemaReadFailed",
             ReconcileError::TimedOut(_) => "ReconcileTimedOut",
+            ReconcileError::MissingPermissions(_) => "MissingPermissions",
             // The first problem names the reconcile's failure.
             ReconcileError::Resources(problems) => problems
                 .0
@@ -85,6 +89,8 @@ pub(crate) enum Request {
     WriteCrd,
     /// Deleting the CRDs of a deleted RGD (`--allow-crd-deletion`).
     DeleteCrd,
+    /// Asking the API server what the controller may do (SelfSubjectAccessReview).
+    ReviewAccess,
     /// Writing the status of an RGD or an instance.
     WriteStatus,
     /// Applying kro's metadata (finalizer, labels, ApplySet inventory) to an instance.
@@ -105,6 +111,7 @@ impl std::fmt::Display for Request {
             Request::ReadCrd => "reading the CRD",
             Request::WriteCrd => "writing the CRD",
             Request::DeleteCrd => "deleting the CRD",
+            Request::ReviewAccess => "reviewing the controller's access",
             Request::WriteStatus => "writing the status",
             Request::ApplyInstanceMetadata => "applying the instance's metadata",
             Request::ListMembers => "listing by the ApplySet label",

@@ -58,6 +58,22 @@ pub(crate) struct GraphVersion {
 }
 
 impl GraphVersion {
+    /// The kinds the graph uses, each with the verbs the controller needs on them.
+    pub(crate) fn needs(&self) -> Vec<(&ServedKind, &'static [&'static str])> {
+        let mut needs: Vec<(&ServedKind, &'static [&'static str])> = self
+            .children
+            .values()
+            .map(|(kind, _)| (kind, &crate::access::MANAGED_VERBS[..]))
+            .collect();
+        needs.extend(
+            self.external
+                .values()
+                .map(|(kind, _)| (kind, &crate::access::READ_VERBS[..])),
+        );
+        needs.sort_by(|a, b| a.0.resource.plural.cmp(&b.0.resource.plural));
+        needs
+    }
+
     /// Resolves the kinds `graph` uses and starts (or joins) their watches.
     pub(crate) async fn prepare(
         shared: &Shared,

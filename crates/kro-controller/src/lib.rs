@@ -34,6 +34,7 @@
 //! - `retry`: idempotent requests answered 500 or 502 sent again;
 //!   `error`: why reconciles fail; `object_json`: JSON views of objects.
 
+mod access;
 mod apply;
 pub mod client_rate;
 pub mod crd_plan;

@@ -100,6 +100,9 @@ pub(crate) struct RgdController {
     controllers: tokio::sync::Mutex<HashMap<String, Arc<InstanceController>>>,
     /// `<Kind>Set` controllers by RGD name, with the instance controller each listens to.
     sets: tokio::sync::Mutex<HashMap<String, RunningSet>>,
+    /// The generation of each RGD whose kinds the controller was found allowed to handle, so
+    /// that access is reviewed once per change of the RGD, not on every resync.
+    reviewed: Mutex<HashMap<String, i64>>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -119,6 +122,7 @@ impl RgdController {
             queue: queue.clone(),
             controllers: tokio::sync::Mutex::default(),
             sets: tokio::sync::Mutex::default(),
+            reviewed: Mutex::default(),
             tasks: Mutex::default(),
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
@@ -302,7 +306,14 @@ impl RgdController {
         }
         let set = graph.set_crd.clone().zip(graph.set_names.clone());
         let set_identity = identity.clone();
-        match self.run_controller(name, graph, identity, progress).await {
+        let generation = rgd
+            .pointer("/metadata/generation")
+            .and_then(Json::as_i64)
+            .unwrap_or(0);
+        match self
+            .run_controller(name, generation, graph, identity, progress)
+            .await
+        {
             Concluded::Done => {
                 self.run_set_controller(name, rgd, set, &set_identity, progress)
                     .await
@@ -505,6 +516,7 @@ impl RgdController {
     async fn run_controller(
         &self,
         name: &str,
+        generation: i64,
         graph: CompiledGraph,
         identity: RgdIdentity,
         progress: &mut Progress,
@@ -519,6 +531,31 @@ impl RgdController {
                 return Concluded::Retry(ReconcileError::Kind(error));
             }
         };
+        let reviewed = self
+            .reviewed
+            .lock()
+            .map(|reviewed| reviewed.get(name) == Some(&generation))
+            .unwrap_or(false);
+        let missing = if reviewed {
+            Vec::new()
+        } else {
+            match crate::access::missing_permissions(&self.shared.client, &version.needs()).await {
+                Ok(missing) => missing,
+                Err(source) => {
+                    return Concluded::Retry(ReconcileError::Api {
+                        request: Request::ReviewAccess,
+                        source,
+                    });
+                }
+            }
+        };
+        if let Ok(mut reviewed) = self.reviewed.lock() {
+            if missing.is_empty() {
+                reviewed.insert(name.to_owned(), generation);
+            } else {
+                reviewed.remove(name);
+            }
+        }
         let mut controllers = self.controllers.lock().await;
         match controllers.get(name) {
             Some(controller) if controller.kind.resource == served.resource => {
@@ -532,8 +569,18 @@ impl RgdController {
                 controllers.insert(name.to_owned(), controller);
             }
         }
-        progress.controller_ready = controller_ready(true);
-        Concluded::Done
+        if missing.is_empty() {
+            progress.controller_ready = controller_ready(true);
+            return Concluded::Done;
+        }
+        // The controller runs (its watches recover once access is granted), but is not
+        // ready; the RGD is looked at again until the access is there.
+        let message = format!(
+            "the controller may not handle the kinds this graph uses: {}; grant them (with the Helm chart's rbac.mode: aggregation, in a ClusterRole labelled rbac.kro.run/aggregate-to-controller: \"true\")",
+            missing.join("; ")
+        );
+        progress.controller_ready = ConditionValue::fails("MissingPermissions", message.clone());
+        Concluded::Retry(ReconcileError::MissingPermissions(message))
     }
 
     /// An RGD being deleted: waits for its instances, then stops its controller and lets go.
@@ -577,6 +624,9 @@ impl RgdController {
         }
         if self.shared.settings.allow_crd_deletion {
             self.delete_crds(name).await?;
+        }
+        if let Ok(mut reviewed) = self.reviewed.lock() {
+            reviewed.remove(name);
         }
         let remaining: Vec<Json> = finalizers
             .into_iter()

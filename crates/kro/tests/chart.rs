@@ -357,6 +357,121 @@ fn token_kubeconfig(admin: &Path, token: &str, out: &Path) {
     std::fs::write(out, serde_json::to_string(&config).expect("JSON")).expect("written");
 }
 
+/// The chart's ServiceAccount and RBAC in `mode`, in the namespace `namespace` (cluster-scoped
+/// names suffixed with it, so that runs do not share them), the chart's CRD and the Widget CRD,
+/// applied as the admin of `admin`; returns a kubeconfig with the ServiceAccount's token.
+fn install_rbac(helm: &Path, admin: &Path, home: &Path, namespace: &str, mode: &str) -> PathBuf {
+    let kubectl = |args: &[&str]| kro_test_support::kubectl_succeeds(33, admin, home, args);
+    kubectl(&["create", "namespace", namespace]);
+    // The Deployment is not applied: the controller runs here, with the ServiceAccount's token.
+    let rendered = run_helm(
+        helm,
+        &[
+            "template",
+            "kro",
+            "charts/kro",
+            "--namespace",
+            namespace,
+            "--set",
+            &format!("rbac.mode={mode}"),
+        ],
+    );
+    let suffixed =
+        |name: &Value| Value::from(format!("{}-{namespace}", name.as_str().unwrap_or_default()));
+    let rbac: Vec<Value> = documents(&rendered)
+        .into_iter()
+        .filter(|document| document["kind"] != "Deployment")
+        .map(|mut document| {
+            if document["metadata"]["namespace"].is_null() {
+                document["metadata"]["name"] = suffixed(&document["metadata"]["name"]);
+            }
+            if document["kind"] == "ClusterRoleBinding" {
+                document["roleRef"]["name"] = suffixed(&document["roleRef"]["name"]);
+            }
+            document
+        })
+        .collect();
+    let file = home.join(format!("rbac-{mode}.json"));
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": rbac});
+    std::fs::write(&file, list.to_string()).expect("written");
+    kubectl(&["apply", "-f", file.to_str().expect("a path")]);
+    let crds = repository_root().join("charts/kro/crds");
+    kubectl(&[
+        "apply",
+        "--server-side",
+        "-f",
+        crds.to_str().expect("a path"),
+    ]);
+    let widgets = repository_root().join("crates/kro/tests/chart/widget-crd.yaml");
+    kubectl(&["apply", "-f", widgets.to_str().expect("a path")]);
+    let token = kubectl(&[
+        "-n",
+        namespace,
+        "create",
+        "token",
+        "kro",
+        "--duration",
+        "1h",
+    ]);
+    let controller_kubeconfig = home.join(format!("controller-{mode}.kubeconfig"));
+    token_kubeconfig(admin, token.trim(), &controller_kubeconfig);
+    controller_kubeconfig
+}
+
+/// What kube-controller-manager's ClusterRole aggregation does (the test control plane runs
+/// no controller-manager): the rules of every ClusterRole labelled for aggregation into the
+/// aggregated role `name`.
+fn aggregate(admin: &Path, home: &Path, name: &str) {
+    let kubectl = |args: &[&str]| kro_test_support::kubectl_succeeds(33, admin, home, args);
+    let roles: Value = serde_json::from_str(&kubectl(&[
+        "get",
+        "clusterroles",
+        "-l",
+        "rbac.kro.run/aggregate-to-controller=true",
+        "-o",
+        "json",
+    ]))
+    .expect("JSON");
+    let rules: Vec<Value> = roles["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .flat_map(|role| role["rules"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let patch = serde_json::json!({"rules": rules}).to_string();
+    kubectl(&["patch", "clusterrole", name, "--type=merge", "-p", &patch]);
+}
+
+/// `kro controller` with `kubeconfig`, stopped on drop.
+struct Controller(std::process::Child);
+
+impl Controller {
+    fn start(kubeconfig: &Path) -> Controller {
+        let child = Command::new(env!("CARGO_BIN_EXE_kro"))
+            .args([
+                "controller",
+                "--metrics-addr",
+                "127.0.0.1:0",
+                "--health-probe-bind-address",
+                "0",
+                "--kubeconfig",
+            ])
+            .arg(kubeconfig)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("kro controller starts");
+        Controller(child)
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
     let Some(helm) = helm() else {
@@ -369,99 +484,20 @@ fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
     let home = tempfile::tempdir().expect("a HOME");
     let kubectl = |args: &[&str]| kro_test_support::kubectl_succeeds(33, admin, home.path(), args);
     let namespace = format!("kro-rbac-{}", std::process::id());
-    kubectl(&["create", "namespace", &namespace]);
-
-    // The chart's ServiceAccount and RBAC (unrestricted, as by default); the Deployment is not
-    // applied: the controller runs here, with the ServiceAccount's token.
-    let rendered = run_helm(
-        &helm,
-        &["template", "kro", "charts/kro", "--namespace", &namespace],
-    );
-    let rbac: Vec<Value> = documents(&rendered)
-        .into_iter()
-        .filter(|document| document["kind"] != "Deployment")
-        .map(|mut document| {
-            // Cluster-scoped names of this run, so that runs do not share them.
-            if document["metadata"]["namespace"].is_null() {
-                let name = document["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                document["metadata"]["name"] = Value::from(format!("{name}-{namespace}"));
-            }
-            document
-        })
-        .map(|mut document| {
-            if document["kind"] == "ClusterRoleBinding" {
-                let role = document["roleRef"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                document["roleRef"]["name"] = Value::from(format!("{role}-{namespace}"));
-            }
-            document
-        })
-        .collect();
-    let rbac_file = home.path().join("rbac.json");
-    std::fs::write(
-        &rbac_file,
-        serde_json::to_string(
-            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": rbac}),
-        )
-        .expect("JSON"),
-    )
-    .expect("written");
-    kubectl(&["apply", "-f", rbac_file.to_str().expect("a path")]);
-    let crds = repository_root().join("charts/kro/crds");
-    kubectl(&[
-        "apply",
-        "--server-side",
-        "-f",
-        crds.to_str().expect("a path"),
-    ]);
-    let data = repository_root().join("crates/kro/tests/chart");
-    kubectl(&[
-        "apply",
-        "-f",
-        data.join("widget-crd.yaml").to_str().expect("a path"),
-    ]);
-
-    let token = kubectl(&[
-        "-n",
-        &namespace,
-        "create",
-        "token",
-        "kro",
-        "--duration",
-        "1h",
-    ]);
-    let controller_kubeconfig = home.path().join("controller.kubeconfig");
-    token_kubeconfig(admin, token.trim(), &controller_kubeconfig);
-    let denied = kro_test_support::run_kubectl(
-        &controller_kubeconfig,
+    let token = install_rbac(&helm, admin, home.path(), &namespace, "unrestricted");
+    let anything = kro_test_support::run_kubectl(
+        &token,
         home.path(),
         &["-n", "kube-system", "get", "secrets"],
         None,
     );
     assert!(
-        denied.status.success(),
+        anything.status.success(),
         "unrestricted: the controller reads anything"
     );
 
-    let mut controller = Command::new(env!("CARGO_BIN_EXE_kro"))
-        .args([
-            "controller",
-            "--metrics-addr",
-            "127.0.0.1:0",
-            "--health-probe-bind-address",
-            "0",
-            "--kubeconfig",
-        ])
-        .arg(&controller_kubeconfig)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("kro controller starts");
+    let _controller = Controller::start(&token);
+    let data = repository_root().join("crates/kro/tests/chart");
     kubectl(&[
         "apply",
         "-f",
@@ -473,12 +509,12 @@ fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
             .then_some(())
     });
     let instance = home.path().join("instance.json");
-    std::fs::write(
-        &instance,
-        serde_json::json!({"apiVersion": "kro.run/v1alpha1", "kind": "Bundle", "metadata": {"name": "one", "namespace": namespace}})
-            .to_string(),
-    )
-    .expect("written");
+    let object = serde_json::json!({
+        "apiVersion": "kro.run/v1alpha1",
+        "kind": "Bundle",
+        "metadata": {"name": "one", "namespace": namespace},
+    });
+    std::fs::write(&instance, object.to_string()).expect("written");
     kubectl(&["apply", "-f", instance.to_str().expect("a path")]);
     kro_test_support::eventually("the instance ACTIVE", || {
         kubectl(&[
@@ -501,8 +537,95 @@ fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
     ] {
         kubectl(&["-n", &namespace, "get", object]);
     }
-    kubectl(&["delete", "rgd", "bundle", "--wait=false"]);
     kubectl(&["-n", &namespace, "delete", "bundle", "one", "--wait=true"]);
-    let _ = controller.kill();
-    let _ = controller.wait();
+    kubectl(&["delete", "rgd", "bundle", "--wait=true"]);
+}
+
+#[test]
+fn in_aggregation_mode_the_rgd_names_the_permissions_the_controller_lacks() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    let Some(control_plane) = kro_test_support::real_control_plane_or_skip("chart") else {
+        return;
+    };
+    let admin = control_plane.kubeconfig();
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubectl = |args: &[&str]| kro_test_support::kubectl_succeeds(33, admin, home.path(), args);
+    let namespace = format!("kro-aggregation-{}", std::process::id());
+    let token = install_rbac(&helm, admin, home.path(), &namespace, "aggregation");
+    let aggregated = format!("kro:controller-{namespace}");
+    aggregate(admin, home.path(), &aggregated);
+
+    let _controller = Controller::start(&token);
+    let data = repository_root().join("crates/kro/tests/chart");
+    let rgd = data.join("rbac-rgd.yaml");
+    let rgd = rgd.to_str().expect("a path");
+    // The RGD's name is cluster-wide: this test's own, so that it runs beside the other.
+    let text = std::fs::read_to_string(rgd)
+        .expect("the RGD")
+        .replace("name: bundle", "name: bundle-aggregation")
+        .replace("kind: Bundle", "kind: BundleAggregation");
+    let own = home.path().join("rgd.yaml");
+    std::fs::write(&own, text).expect("written");
+    kubectl(&["apply", "-f", own.to_str().expect("a path")]);
+    let message = kro_test_support::eventually("ControllerReady names what is missing", || {
+        let reason = kubectl(&[
+            "get",
+            "rgd",
+            "bundle-aggregation",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"ControllerReady\")].reason}",
+        ]);
+        (reason == "MissingPermissions").then(|| {
+            kubectl(&[
+                "get",
+                "rgd",
+                "bundle-aggregation",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"ControllerReady\")].message}",
+            ])
+        })
+    });
+    for missing in [
+        "secrets: get, list, watch, create, patch, delete",
+        "services: get, list, watch, create, patch, delete",
+        "widgets.example.com: get, list, watch, create, patch, delete",
+        "rbac.kro.run/aggregate-to-controller",
+    ] {
+        assert!(message.contains(missing), "{missing} in {message}");
+    }
+    assert!(
+        !message.contains("configmaps"),
+        "ConfigMaps are granted: {message}"
+    );
+
+    // Granted as the chart's docs say, the RGD becomes Active.
+    let grant = home.path().join("grant.json");
+    let role = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {
+            "name": format!("kro-manages-bundles-{namespace}"),
+            "labels": {"rbac.kro.run/aggregate-to-controller": "true"},
+        },
+        "rules": [
+            {"apiGroups": [""], "resources": ["secrets", "services"], "verbs": ["*"]},
+            {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["*"]},
+        ],
+    });
+    std::fs::write(&grant, role.to_string()).expect("written");
+    kubectl(&["apply", "-f", grant.to_str().expect("a path")]);
+    aggregate(admin, home.path(), &aggregated);
+    kro_test_support::eventually("the RGD Active once granted", || {
+        let reason = kubectl(&[
+            "get",
+            "rgd",
+            "bundle-aggregation",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"ControllerReady\")].reason}",
+        ]);
+        (reason == "Running").then_some(())
+    });
+    kubectl(&["delete", "rgd", "bundle-aggregation", "--wait=true"]);
 }
