@@ -242,34 +242,65 @@ fn the_plain_manifests_are_what_the_chart_renders() {
     assert!(!documents(&current).is_empty());
 }
 
-/// `kro apiserver` on a free port, writing its kubeconfig to `kubeconfig`; stopped on drop.
-struct Apiserver(std::process::Child);
+/// A `kro` process of a test, stopped on drop.
+struct Running(std::process::Child);
 
-impl Apiserver {
-    fn start(kubeconfig: &Path) -> Apiserver {
-        use std::io::{BufRead, BufReader};
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
-            .args(["apiserver", "--port", "0", "--kubeconfig-out"])
-            .arg(kubeconfig)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("kro apiserver starts");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let serving =
-            lines.any(|line| line.is_ok_and(|line| line.contains("kro apiserver: serving")));
-        assert!(serving, "kro apiserver did not start");
-        std::thread::spawn(move || for _ in lines {});
-        Apiserver(child)
-    }
-}
-
-impl Drop for Apiserver {
+impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Runs `kro` with `args`; stderr is piped when `stderr` is set, else dropped.
+fn spawn_kro(args: &[&std::ffi::OsStr], stderr: bool) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(if stderr {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .spawn()
+        .expect("kro starts")
+}
+
+/// `kro apiserver` on a free port, writing its kubeconfig to `kubeconfig`.
+fn start_apiserver(kubeconfig: &Path) -> Running {
+    use std::io::{BufRead, BufReader};
+    let mut child = spawn_kro(
+        &[
+            "apiserver".as_ref(),
+            "--port".as_ref(),
+            "0".as_ref(),
+            "--kubeconfig-out".as_ref(),
+            kubeconfig.as_os_str(),
+        ],
+        true,
+    );
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let serving = lines.any(|line| line.is_ok_and(|line| line.contains("kro apiserver: serving")));
+    assert!(serving, "kro apiserver did not start");
+    std::thread::spawn(move || for _ in lines {});
+    Running(child)
+}
+
+/// `kro controller` with `kubeconfig`, no metrics or probe listeners.
+fn start_controller(kubeconfig: &Path) -> Running {
+    Running(spawn_kro(
+        &[
+            "controller".as_ref(),
+            "--metrics-addr".as_ref(),
+            "0".as_ref(),
+            "--health-probe-bind-address".as_ref(),
+            "0".as_ref(),
+            "--kubeconfig".as_ref(),
+            kubeconfig.as_os_str(),
+        ],
+        false,
+    ))
 }
 
 #[test]
@@ -279,7 +310,7 @@ fn the_rendered_chart_passes_a_server_side_dry_run() {
     };
     let home = tempfile::tempdir().expect("a HOME");
     let kubeconfig = home.path().join("kubeconfig");
-    let _apiserver = Apiserver::start(&kubeconfig);
+    let _apiserver = start_apiserver(&kubeconfig);
     dry_run(&helm, &kubeconfig, home.path());
 }
 
@@ -442,36 +473,6 @@ fn aggregate(admin: &Path, home: &Path, name: &str) {
     kubectl(&["patch", "clusterrole", name, "--type=merge", "-p", &patch]);
 }
 
-/// `kro controller` with `kubeconfig`, stopped on drop.
-struct Controller(std::process::Child);
-
-impl Controller {
-    fn start(kubeconfig: &Path) -> Controller {
-        let child = Command::new(env!("CARGO_BIN_EXE_kro"))
-            .args([
-                "controller",
-                "--metrics-addr",
-                "127.0.0.1:0",
-                "--health-probe-bind-address",
-                "0",
-                "--kubeconfig",
-            ])
-            .arg(kubeconfig)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("kro controller starts");
-        Controller(child)
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
     let Some(helm) = helm() else {
@@ -496,7 +497,7 @@ fn the_controller_runs_with_the_chart_s_rbac_on_an_rbac_enforcing_api_server() {
         "unrestricted: the controller reads anything"
     );
 
-    let _controller = Controller::start(&token);
+    let _controller = start_controller(&token);
     let data = repository_root().join("crates/kro/tests/chart");
     kubectl(&[
         "apply",
@@ -557,7 +558,7 @@ fn in_aggregation_mode_the_rgd_names_the_permissions_the_controller_lacks() {
     let aggregated = format!("kro:controller-{namespace}");
     aggregate(admin, home.path(), &aggregated);
 
-    let _controller = Controller::start(&token);
+    let _controller = start_controller(&token);
     let data = repository_root().join("crates/kro/tests/chart");
     let rgd = data.join("rbac-rgd.yaml");
     let rgd = rgd.to_str().expect("a path");
