@@ -101,7 +101,7 @@ fn the_corpus_holds_every_kind_of_upstreams_examples() {
     let words = lower_case_corpus();
     let mut missing = BTreeSet::new();
     let examples = repository_root().join("testdata/kro-upstream/examples");
-    for file in yaml_files(&examples) {
+    for file in kro_test_support::yaml_files(&examples) {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
@@ -213,27 +213,4 @@ fn run_flect(flect: &Path, texts: &[String]) -> Vec<String> {
         .lines()
         .map(str::to_owned)
         .collect()
-}
-
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .extension()
-                .is_some_and(|ext| ext == "yaml" || ext == "yml")
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }

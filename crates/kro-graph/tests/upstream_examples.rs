@@ -18,32 +18,10 @@ fn testdata() -> PathBuf {
     path
 }
 
-fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path
-                .extension()
-                .is_some_and(|ext| ext == "yaml" || ext == "yml")
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 fn crds() -> CrdSchemas {
     let mut crds = CrdSchemas::new();
-    for file in yaml_files(&testdata().join("kro-upstream/test/integration/crds")) {
+    for file in kro_test_support::yaml_files(&testdata().join("kro-upstream/test/integration/crds"))
+    {
         let text = std::fs::read_to_string(&file).expect("readable CRD file");
         for document in parse_yaml_documents(&text).expect("valid YAML") {
             if document.kind.as_deref() == Some("CustomResourceDefinition") {
@@ -115,7 +93,7 @@ fn is_broken_upstream(file: &Path) -> bool {
 fn build_all(dir: &Path, sources: &SchemaSources) -> (usize, Vec<String>) {
     let mut built = 0;
     let mut failures = Vec::new();
-    for file in yaml_files(dir) {
+    for file in kro_test_support::yaml_files(dir) {
         let text = std::fs::read_to_string(&file).expect("readable example");
         if !text.contains("kind: ResourceGraphDefinition") {
             continue;
