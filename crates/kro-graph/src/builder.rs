@@ -109,6 +109,21 @@ impl Builder<'_> {
         });
     }
 
+    /// The plural kro names a kind's CRD with (upstream's, flect's) must be a valid resource
+    /// name; flect upper-cases some acronyms (`DNS` → `dnsDNSes`), a CRD Kubernetes refuses.
+    fn check_plural(&mut self, names: &KindNames, path: FieldPath) {
+        if !crate::names::is_dns_label(&names.plural) {
+            self.error(
+                path,
+                None,
+                BuildErrorKind::InvalidPlural {
+                    kind: names.kind.clone(),
+                    plural: names.plural.clone(),
+                },
+            );
+        }
+    }
+
     fn fail(&mut self) -> BuildErrors {
         BuildErrors {
             errors: std::mem::take(&mut self.errors),
@@ -182,6 +197,7 @@ impl Builder<'_> {
             &schema_spec.kind,
             schema_spec.scope(),
         );
+        self.check_plural(&names, schema_path().key("kind"));
         let crd = instance_crd(&names, schema_spec, &spec_schema, &status_schema, &scale);
         let (set_crd, set_names) = match &rgd.spec.scaling {
             Some(scaling) => {
@@ -191,10 +207,15 @@ impl Builder<'_> {
                     &scaling.kind,
                     schema_spec.scope(),
                 );
+                let path = FieldPath::root().key("spec").key("scaling").key("kind");
+                self.check_plural(&set_names, path);
                 (Some(set_crd(&set_names, &spec_schema)), Some(set_names))
             }
             None => (None, None),
         };
+        if !self.errors.is_empty() {
+            return Err(self.fail());
+        }
         let node_positions = nodes
             .iter()
             .enumerate()

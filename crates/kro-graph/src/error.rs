@@ -26,6 +26,16 @@ pub enum BuildErrorKind {
     /// `schema.kind` is not UpperCamelCase.
     #[error("kind {0:?} is not a valid kind: must be UpperCamelCase (^[A-Z][a-zA-Z0-9]{{0,62}}$)")]
     InvalidKind(String),
+    /// The kind's CRD plural (upstream kro's pluralisation) is not a valid resource name.
+    #[error(
+        "kind {kind:?} would be served as {plural:?} (the plural upstream kro forms, with the flect library), which Kubernetes refuses as a resource name: choose another kind"
+    )]
+    InvalidPlural {
+        /// The kind.
+        kind: String,
+        /// The plural it gets.
+        plural: String,
+    },
     /// `schema.apiVersion` is not a Kubernetes version.
     #[error("apiVersion {0:?} is not a valid version (v1, v1alpha1, v2beta3 ...)")]
     InvalidVersion(String),
@@ -173,6 +183,7 @@ impl BuildErrorKind {
     pub fn reason(&self) -> &'static str {
         match self {
             BuildErrorKind::InvalidKind(_) => "InvalidKind",
+            BuildErrorKind::InvalidPlural { .. } => "InvalidPlural",
             BuildErrorKind::InvalidVersion(_) => "InvalidVersion",
             BuildErrorKind::InvalidName(_) => "InvalidName",
             BuildErrorKind::InvalidGroup(_) => "InvalidGroup",

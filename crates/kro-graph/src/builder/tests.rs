@@ -951,3 +951,33 @@ fn an_external_ref_selector_with_a_misspelt_field_is_refused() {
         "{requirement:?}"
     );
 }
+
+#[test]
+fn a_kind_whose_plural_kubernetes_refuses_is_refused_with_the_plural() {
+    let rgd = |kind: &str| {
+        format!(
+            "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: {kind}
+    spec:
+      name: string
+  resources:
+    - id: settings
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{schema.spec.name}}
+"
+        )
+    };
+    assert_eq!(built(&rgd("Redis")).names.plural, "redis");
+    let errors = errors(&rgd("DNS"));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].path.to_string(), "spec.schema.kind");
+    assert_eq!(
+        errors[0].kind.to_string(),
+        "kind \"DNS\" would be served as \"dnsDNSes\" (the plural upstream kro forms, with the flect library), which Kubernetes refuses as a resource name: choose another kind"
+    );
+}
