@@ -15,9 +15,10 @@
 //!   `settings`: what they share ([`Settings`]).
 //! - `rgd`: the RGD controller, its reconcile in stages (compile, CRD, instance controller)
 //!   and one status write; [`crd_plan`], `rgd_crd` and [`rgd_status`](mod@rgd_status):
-//!   the CRD it writes, installing the RGD CRD (`kro_graph` defines it), and the status it
-//!   reports; `established`:
-//!   waiting until a CRD is served.
+//!   the CRD it writes, installing the RGD CRD or bringing it to this controller's schema
+//!   (`kro_graph` defines it), and the status it reports; `established`: waiting until a
+//!   CRD is served; `graph_revisions`: releasing upstream kro's GraphRevisions as they are
+//!   deleted, on clusters that ran upstream kro.
 //! - `instance`: the controller of one generated kind (the reconcile loop: plan, apply level
 //!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
 //!   ApplySet inventory), `instance/observe` (what the caches hold for a plan) and
@@ -42,6 +43,7 @@ pub mod direct;
 mod error;
 mod established;
 pub mod events;
+mod graph_revisions;
 mod instance;
 pub mod kinds;
 pub mod leader;

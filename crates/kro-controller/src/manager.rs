@@ -48,6 +48,15 @@ pub enum StartError {
     /// The ResourceGraphDefinition CRD did not become Established.
     #[error(transparent)]
     NotEstablished(crate::established::EstablishError),
+    /// The ResourceGraphDefinition CRD stores objects at a version this controller does not
+    /// serve; updating the CRD would strand them.
+    #[error(
+        "the ResourceGraphDefinition CRD stores objects at version {version}, which this controller does not serve: migrate them to v1alpha1 and remove {version} from status.storedVersions first"
+    )]
+    StoredVersionNotServed {
+        /// The stored version.
+        version: String,
+    },
 }
 
 impl StartError {
@@ -60,6 +69,7 @@ impl StartError {
                 source, ..
             }) => crate::error::is_transient(source),
             StartError::NotEstablished(_) => true,
+            StartError::StoredVersionNotServed { .. } => false,
         }
     }
 }
@@ -70,11 +80,14 @@ pub struct Manager {
     rgds: Arc<RgdController>,
     /// Where readiness is reported, once asked.
     readiness: Option<Readiness>,
+    /// Releases upstream kro's GraphRevisions as they are deleted, when the server has them.
+    graph_revisions: Option<JoinHandle<()>>,
 }
 
 impl Manager {
-    /// Installs the ResourceGraphDefinition CRD if the server lacks it, then starts the
-    /// controllers, which report into `metrics`. Transient failures (the server unreachable,
+    /// Installs the ResourceGraphDefinition CRD, or brings it to this controller's schema
+    /// ([`install_rgd_crd`]), starts releasing upstream kro's GraphRevisions as they are
+    /// deleted when the server has them, then starts the controllers, which report into `metrics`. Transient failures (the server unreachable,
     /// overloaded or failing) are retried with the settings' backoff for as long as it takes,
     /// as a controller in a pod must: the caller bounds the wait if it wants to.
     ///
@@ -102,6 +115,7 @@ impl Manager {
             tracing::warn!(%error, ?delay, attempt, "cannot install the ResourceGraphDefinition CRD yet; retrying");
             tokio::time::sleep(delay).await;
         }
+        let graph_revisions = crate::graph_revisions::release_when_deleted(&client).await;
         let router = Arc::new(Router::default());
         let shared = Arc::new(Shared {
             kinds: Kinds::new(client.clone()),
@@ -118,6 +132,7 @@ impl Manager {
             shared,
             rgds,
             readiness: None,
+            graph_revisions,
         })
     }
 
@@ -140,6 +155,9 @@ impl Manager {
             readiness.stopping();
         }
         self.rgds.stop().await;
+        if let Some(graph_revisions) = self.graph_revisions {
+            graph_revisions.abort();
+        }
         self.shared.watches.stop();
     }
 }

@@ -1,37 +1,206 @@
-//! Installing the CustomResourceDefinition of ResourceGraphDefinitions themselves when the
-//! API server does not serve it yet. The CRD is `kro_graph::resource_graph_definition_crd`,
-//! which lives beside the API types it is tested against.
+//! Bringing the CustomResourceDefinition of ResourceGraphDefinitions themselves to the schema
+//! this controller needs. The CRD is `kro_graph::resource_graph_definition_crd`, which lives
+//! beside the API types it is tested against.
+//!
+//! A cluster that ran upstream kro has upstream's CRD, installed by Helm from its `crds/`
+//! directory and never upgraded: without `data`, the string form of `forEach` or
+//! `spec.scaling`, the API server would prune those fields from every RGD written. So the CRD
+//! is server-side applied whenever it differs, and where another manager (Helm, kubectl) still
+//! owns schema fields that ours does not have, the versions are replaced outright. Stored
+//! versions are kept: the CRD serves the same `v1alpha1`, and a stored version this controller
+//! would stop serving is refused instead of dropped.
 
 use kro_graph::metadata::{CRD_MANAGER, RGD_CRD_NAME};
 use kro_graph::resource_graph_definition_crd;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::Value as Json;
 
 use crate::established::wait_established;
 use crate::rgd::crd_resource;
 
-/// Makes sure the API server serves ResourceGraphDefinitions: creates their CRD when it does
-/// not exist and waits until it is Established.
+/// Makes sure the API server serves ResourceGraphDefinitions with this controller's schema:
+/// creates their CRD when it does not exist, updates it when it differs (keeping its stored
+/// versions), and waits until it is Established.
 ///
 /// # Errors
-/// When the CRD cannot be created or read, or is not Established in time.
+/// When the CRD cannot be read or written, when it stores a version this controller does not
+/// serve, or when it is not Established in time.
 pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
     let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
     let name = RGD_CRD_NAME;
+    let desired = resource_graph_definition_crd();
     let found = crds
         .get_opt(name)
         .await
         .map_err(crate::StartError::InstallCrd)?;
-    if found.is_none() {
-        crds.patch(
-            name,
-            &PatchParams::apply(CRD_MANAGER).force(),
-            &Patch::Apply(&resource_graph_definition_crd()),
-        )
-        .await
-        .map_err(crate::StartError::InstallCrd)?;
-        tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
+    match found {
+        None => {
+            apply(&crds, &desired).await?;
+            tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
+        }
+        Some(found) => {
+            check_stored_versions(&found.data, &desired)?;
+            if !is_current(&found.data, &desired) {
+                let applied = apply(&crds, &desired).await?;
+                if !same_versions(&applied.data, &desired) {
+                    // Another field manager still owns parts of the old schema, which a
+                    // server-side apply leaves in place: replace the versions wholesale.
+                    replace_versions(&crds, applied, &desired).await?;
+                }
+                tracing::info!(
+                    crd = name,
+                    "brought the ResourceGraphDefinition CRD to this controller's schema"
+                );
+            }
+        }
     }
     wait_established(&crds, name)
         .await
         .map_err(crate::StartError::NotEstablished)
+}
+
+async fn apply(
+    crds: &Api<DynamicObject>,
+    desired: &Json,
+) -> Result<DynamicObject, crate::StartError> {
+    crds.patch(
+        RGD_CRD_NAME,
+        &PatchParams::apply(CRD_MANAGER).force(),
+        &Patch::Apply(desired),
+    )
+    .await
+    .map_err(crate::StartError::InstallCrd)
+}
+
+async fn replace_versions(
+    crds: &Api<DynamicObject>,
+    mut applied: DynamicObject,
+    desired: &Json,
+) -> Result<(), crate::StartError> {
+    applied.data["spec"]["versions"] = desired["spec"]["versions"].clone();
+    applied.metadata.managed_fields = None;
+    let params = PostParams {
+        field_manager: Some(CRD_MANAGER.to_owned()),
+        ..PostParams::default()
+    };
+    crds.replace(RGD_CRD_NAME, &params, &applied)
+        .await
+        .map_err(crate::StartError::InstallCrd)?;
+    Ok(())
+}
+
+/// Refuses a CRD that stores objects at a version `desired` does not serve: updating it would
+/// strand them.
+fn check_stored_versions(found: &Json, desired: &Json) -> Result<(), crate::StartError> {
+    let served: Vec<&str> = desired["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|version| version["served"] == Json::Bool(true))
+        .filter_map(|version| version["name"].as_str())
+        .collect();
+    let stored = found["status"]["storedVersions"].as_array();
+    match stored
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .find(|version| !served.contains(version))
+    {
+        Some(version) => Err(crate::StartError::StoredVersionNotServed {
+            version: version.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether `found` already is `desired`: every field of the desired spec is there with the
+/// same value (the server adds defaults beside them), and the versions, schemas included, are
+/// exactly the desired ones (no field of an older schema left over).
+fn is_current(found: &Json, desired: &Json) -> bool {
+    contains(&found["spec"], &desired["spec"]) && same_versions(found, desired)
+}
+
+fn same_versions(found: &Json, desired: &Json) -> bool {
+    let versions = |crd: &Json| -> Vec<(Json, Json)> {
+        crd["spec"]["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|version| (version["name"].clone(), version["schema"].clone()))
+            .collect()
+    };
+    versions(found) == versions(desired)
+}
+
+/// Whether `found` holds everything `wanted` says: objects key by key, arrays item by item
+/// (of the same length), anything else equal.
+fn contains(found: &Json, wanted: &Json) -> bool {
+    match (found, wanted) {
+        (Json::Object(found), Json::Object(wanted)) => wanted
+            .iter()
+            .all(|(key, value)| found.get(key).is_some_and(|found| contains(found, value))),
+        (Json::Array(found), Json::Array(wanted)) => {
+            found.len() == wanted.len()
+                && found
+                    .iter()
+                    .zip(wanted)
+                    .all(|(found, wanted)| contains(found, wanted))
+        }
+        _ => found == wanted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn served(found: Json) -> Json {
+        let mut crd = resource_graph_definition_crd();
+        crd["status"] = found;
+        crd
+    }
+
+    #[test]
+    fn the_desired_crd_with_server_defaults_is_current() {
+        let desired = resource_graph_definition_crd();
+        let mut found = desired.clone();
+        found["spec"]["conversion"] = json!({"strategy": "None"});
+        found["metadata"]["resourceVersion"] = json!("7");
+        assert!(is_current(&found, &desired));
+    }
+
+    #[test]
+    fn a_schema_with_a_field_left_over_or_missing_is_not_current() {
+        let desired = resource_graph_definition_crd();
+        let mut leftover = desired.clone();
+        leftover["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["legacy"] =
+            json!({"type": "string"});
+        assert!(!is_current(&leftover, &desired));
+        let mut missing = desired.clone();
+        missing["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+            .as_object_mut()
+            .map(|properties| properties.remove("spec"));
+        assert!(!is_current(&missing, &desired));
+        let mut renamed = desired.clone();
+        renamed["spec"]["names"]["shortNames"] = json!(["other"]);
+        assert!(!is_current(&renamed, &desired));
+    }
+
+    #[test]
+    fn a_stored_version_the_controller_does_not_serve_is_refused() {
+        let desired = resource_graph_definition_crd();
+        assert!(
+            check_stored_versions(&served(json!({"storedVersions": ["v1alpha1"]})), &desired)
+                .is_ok()
+        );
+        assert!(check_stored_versions(&served(json!({})), &desired).is_ok());
+        let error = check_stored_versions(
+            &served(json!({"storedVersions": ["v1alpha1", "v1beta1"]})),
+            &desired,
+        )
+        .expect_err("v1beta1 is not served");
+        assert!(error.to_string().contains("v1beta1"), "{error}");
+    }
 }

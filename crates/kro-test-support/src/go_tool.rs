@@ -45,30 +45,10 @@ pub fn build_go_tool(module: &str, package: &str, out: &Path) -> PathBuf {
     let thread = format!("{:?}", std::thread::current().id());
     let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
     let partial = binary.with_extension(format!("{}-{thread}.tmp", std::process::id()));
-    // The user's Go settings (GOPROXY and so on) still apply, although XDG_CONFIG_HOME (where
-    // the Go tool keeps telemetry counters) moves under the target directory.
-    let goenv = std::env::var_os("GOENV").unwrap_or_else(|| {
-        let output = Command::new("go")
-            .args(["env", "GOENV"])
-            .output()
-            .unwrap_or_else(|error| panic!("go env cannot run: {error}"));
-        String::from_utf8_lossy(&output.stdout).trim().into()
-    });
-    let output = Command::new("go")
+    let output = go_command(&directory, out)
         .args(["build", "-o"])
         .arg(&partial)
         .arg(package)
-        .current_dir(&directory)
-        .env("GOENV", goenv)
-        .env("XDG_CONFIG_HOME", out.join("config"))
-        .env("GOPATH", out.join("gopath"))
-        .env("GOMODCACHE", out.join("gopath/pkg/mod"))
-        .env("GOCACHE", out.join("gocache"))
-        .env(
-            "GOFLAGS",
-            "-modcacherw -mod=readonly -trimpath -buildvcs=false",
-        )
-        .env("CGO_ENABLED", "0")
         .output()
         .unwrap_or_else(|error| panic!("go build cannot run: {error}"));
     assert!(
@@ -85,6 +65,60 @@ pub fn build_go_tool(module: &str, package: &str, out: &Path) -> PathBuf {
         );
     }
     binary
+}
+
+/// The directory of the module `path` (a module `tools/<module>` requires) in the module cache
+/// that [`build_go_tool`] fills for `out`, downloading it if needed: where a test reads files a
+/// module ships beside its code (upstream kro's CRDs, its examples).
+///
+/// # Panics
+/// When `go list` cannot run or fails (the message says why).
+pub fn go_module_dir(module: &str, path: &str, out: &Path) -> PathBuf {
+    let directory = repository_root().join("tools").join(module);
+    let output = go_command(&directory, out)
+        .args(["list", "-m", "-f", "{{.Dir}}", path])
+        .output()
+        .unwrap_or_else(|error| panic!("go list cannot run: {error}"));
+    assert!(
+        output.status.success(),
+        "go list -m {path} in {} failed ({}); the Go module proxy must be reachable on a cold run:\n{}",
+        directory.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dir = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    assert!(
+        !dir.is_empty(),
+        "go list -m {path} named no directory (is it downloaded?)"
+    );
+    PathBuf::from(dir)
+}
+
+/// `go` run in `directory` with its module and build caches under `out`.
+fn go_command(directory: &Path, out: &Path) -> Command {
+    // The user's Go settings (GOPROXY and so on) still apply, although XDG_CONFIG_HOME (where
+    // the Go tool keeps telemetry counters) moves under the target directory.
+    let goenv = std::env::var_os("GOENV").unwrap_or_else(|| {
+        let output = Command::new("go")
+            .args(["env", "GOENV"])
+            .output()
+            .unwrap_or_else(|error| panic!("go env cannot run: {error}"));
+        String::from_utf8_lossy(&output.stdout).trim().into()
+    });
+    let mut command = Command::new("go");
+    command
+        .current_dir(directory)
+        .env("GOENV", goenv)
+        .env("XDG_CONFIG_HOME", out.join("config"))
+        .env("GOPATH", out.join("gopath"))
+        .env("GOMODCACHE", out.join("gopath/pkg/mod"))
+        .env("GOCACHE", out.join("gocache"))
+        .env(
+            "GOFLAGS",
+            "-modcacherw -mod=readonly -trimpath -buildvcs=false",
+        )
+        .env("CGO_ENABLED", "0");
+    command
 }
 
 /// FNV-1a, 64 bits: a stable name for what a binary was built from.

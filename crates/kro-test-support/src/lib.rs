@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-pub use go_tool::build_go_tool;
+pub use go_tool::{build_go_tool, go_module_dir};
 
 /// The environment variable naming the kubeconfig of an already running real control plane.
 pub const KUBECONFIG_VARIABLE: &str = "KRO_TEST_KUBECONFIG";
