@@ -109,10 +109,10 @@ struct UpstreamOnly {
     /// Accepted for upstream compatibility; no effect (controllers start watching at once).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", hide_short_help = true)]
     enable_controller_warmup: Option<String>,
-    /// Accepted for upstream compatibility; no effect (no GraphRevision objects here).
+    /// Accepted for upstream compatibility; no effect (this controller makes no GraphRevisions).
     #[arg(long, value_name = "N", hide_short_help = true)]
     graph_revision_concurrent_reconciles: Option<String>,
-    /// Accepted for upstream compatibility; no effect (no GraphRevision objects here).
+    /// Accepted for upstream compatibility; no effect (this controller makes no GraphRevisions).
     #[arg(long, value_name = "N", hide_short_help = true)]
     rgd_max_graph_revisions: Option<String>,
     /// Accepted for upstream compatibility; no effect (retries back off from 10 ms to 60 s).
