@@ -2,7 +2,8 @@
 //! plane is; `tools/helm`): it lints in both RBAC modes; it renders with its defaults and with
 //! an upstream kro values file, and the controller accepts the command line each makes; its
 //! CRD is the one the controller installs; what it renders passes a server-side dry run on
-//! `kro apiserver`; and `manifests/kro.yaml` is what it renders
+//! `kro apiserver`, on `kro dev` and on the real kube-apiserver; and `manifests/kro.yaml` is
+//! what it renders
 //! (`KRO_WRITE_MANIFESTS=1` rewrites it after a deliberate change). On the real, RBAC-enforcing
 //! kube-apiserver, the controller runs with the token of the chart's ServiceAccount (not an
 //! admin) and an RGD of a ConfigMap, a Secret, a Service and a custom resource becomes Active
@@ -287,6 +288,25 @@ fn start_apiserver(kubeconfig: &Path) -> Running {
     Running(child)
 }
 
+/// `kro dev` on a free port (the API server with the controllers), writing its kubeconfig to
+/// `kubeconfig`.
+fn start_dev(kubeconfig: &Path) -> Running {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["dev", "--port", "0", "--kubeconfig-out"])
+        .arg(kubeconfig)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kro dev starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let serving = lines.any(|line| line.is_ok_and(|line| line.contains("kro dev: serving")));
+    assert!(serving, "kro dev did not start");
+    std::thread::spawn(move || for _ in lines {});
+    Running(child)
+}
+
 /// `kro controller` with `kubeconfig`, no metrics or probe listeners.
 fn start_controller(kubeconfig: &Path) -> Running {
     Running(spawn_kro(
@@ -311,6 +331,17 @@ fn the_rendered_chart_passes_a_server_side_dry_run() {
     let home = tempfile::tempdir().expect("a HOME");
     let kubeconfig = home.path().join("kubeconfig");
     let _apiserver = start_apiserver(&kubeconfig);
+    dry_run(&helm, &kubeconfig, home.path());
+}
+
+#[test]
+fn the_rendered_chart_passes_a_server_side_dry_run_on_kro_dev() {
+    let Some(helm) = helm() else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig = home.path().join("kubeconfig");
+    let _dev = start_dev(&kubeconfig);
     dry_run(&helm, &kubeconfig, home.path());
 }
 
