@@ -86,6 +86,23 @@ pub fn go_available() -> bool {
         .is_ok_and(|output| output.status.success())
 }
 
+/// For suites that build a Go program: whether Go is here. When it is not, the suite is
+/// skipped with `reason` printed, except under `CI=true`, where that is a failure.
+///
+/// # Panics
+/// Under CI when Go is missing.
+pub fn go_or_skip(suite: &str, reason: &str) -> bool {
+    if go_available() {
+        return true;
+    }
+    assert!(
+        !in_ci(),
+        "{suite}: {reason}, and CI=true makes that a failure"
+    );
+    eprintln!("{suite}: skipped: {reason}");
+    false
+}
+
 /// Whether the control-plane binaries are already built (then Go is not needed).
 pub fn control_plane_built() -> bool {
     repository_root()
