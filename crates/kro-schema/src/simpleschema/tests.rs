@@ -284,11 +284,23 @@ fn errors_name_the_field_and_the_marker() {
             ),
         ),
         (
-            json!({"a": "string | minLength=5 maxLength=3"}),
+            json!({"a": "string | required=true "}),
             "spec.a",
-            SimpleSchemaErrorKind::ConflictingMarkers(
-                "minLength 5 must not exceed maxLength 3".into(),
-            ),
+            SimpleSchemaErrorKind::MissingMarker,
+        ),
+        (
+            json!({"a": "[]object | listType=map listMapKey=k listMapKey=k"}),
+            "spec.a",
+            SimpleSchemaErrorKind::ConflictingMarkers("listMapKey=k is given twice".into()),
+        ),
+        (
+            json!({"a": "integer | default=007"}),
+            "spec.a",
+            SimpleSchemaErrorKind::InvalidMarkerValue {
+                marker: "default",
+                value: "007".into(),
+                reason: "not valid JSON: invalid number at line 1 column 2".into(),
+            },
         ),
         (
             json!({"a": {"b": 3}}),
@@ -412,4 +424,32 @@ fn a_default_that_is_not_a_valid_value_of_its_field_is_an_error_at_the_field() {
         );
     }
     compile(json!({"field": "integer | default=2 minimum=1 maximum=3"}));
+}
+
+#[test]
+fn markers_are_written_as_upstream_writes_them() {
+    let schema = compile(json!({
+        "bounds": "string | minimum=5 maximum=1 minLength=5 maxLength=3",
+        "twice": "string | required=true required=true description=\"\"",
+        "escaped": "string | default=\"a\\\\nb\"",
+        "nothing": "object | default=null",
+        "spaced": "[] map[string] integer",
+    }));
+    // A `default=null` child still makes its parent default to {} (when nothing is required).
+    let parent = compile(json!({"a": {"nothing": "object | default=null"}}));
+    assert_eq!(as_json(&parent)["properties"]["a"]["default"], json!({}));
+    assert_eq!(
+        as_json(&schema),
+        json!({
+            "type": "object",
+            "required": ["twice", "twice"],
+            "properties": {
+                "bounds": {"type": "string", "minimum": 5, "maximum": 1, "minLength": 5, "maxLength": 3},
+                "twice": {"type": "string"},
+                "escaped": {"type": "string", "default": "a\nb"},
+                "nothing": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "spaced": {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "integer"}}},
+            },
+        })
+    );
 }
