@@ -819,7 +819,41 @@ fn check_marker_combination(schema: &Schema) -> Result<(), SimpleSchemaErrorKind
     if is_map_list && schema.x_kubernetes_list_map_keys.is_empty() {
         return conflict("listType=map requires at least one listMapKey".to_string());
     }
-    Ok(())
+    check_list_items(schema)
+}
+
+/// What kube-apiserver requires of a list's items for its `x-kubernetes-list-type`: a set
+/// holds no objects (unless atomic), a map list holds objects with each key as a property.
+/// Upstream writes such lists and the API server refuses the CRD; here the field is the error.
+fn check_list_items(schema: &Schema) -> Result<(), SimpleSchemaErrorKind> {
+    let Some(items) = &schema.items else {
+        return Ok(());
+    };
+    let conflict = |message: String| Err(SimpleSchemaErrorKind::ConflictingMarkers(message));
+    let item_type = items.type_.as_deref().unwrap_or("");
+    match schema.x_kubernetes_list_type.as_deref() {
+        Some("set")
+            if item_type == "object"
+                && items.x_kubernetes_map_type.as_deref() != Some("atomic") =>
+        {
+            conflict("a set (uniqueItems or listType=set) cannot hold objects".to_string())
+        }
+        Some("map") if item_type != "object" => conflict(format!(
+            "listType=map needs object items, not {}",
+            type_name(items)
+        )),
+        Some("map") => match schema
+            .x_kubernetes_list_map_keys
+            .iter()
+            .find(|key| !items.properties.contains_key(*key))
+        {
+            Some(key) => conflict(format!(
+                "listMapKey={key} is not a property of the list's items"
+            )),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

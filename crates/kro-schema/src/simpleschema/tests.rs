@@ -78,17 +78,20 @@ fn nested_maps_are_objects_with_sorted_required_lists() {
 
 #[test]
 fn every_marker_lands_in_the_schema() {
-    let schema = compile(json!({
-        "name": r#"string | required=true description="The name" minLength=1 maxLength=63 pattern="^[a-z]+$" immutable=true"#,
-        "replicas": "integer | default=3 minimum=1 maximum=10",
-        "price": "float | minimum=0.01 maximum=999.99 default=1.5",
-        "mode": r#"string | enum="debug,info" default="info""#,
-        "level": "integer | enum=\"1, 2, 3\"",
-        "tags": "[]string | uniqueItems=true minItems=1 maxItems=5",
-        "ports": "[]object | listType=map listMapKey=name listMapKey=port",
-        "elements": r#"[]string | default=["a","b"]"#,
-        "even": r#"integer | validation="self % 2 == 0""#
-    }));
+    let schema = compile_with_types(
+        json!({
+            "name": r#"string | required=true description="The name" minLength=1 maxLength=63 pattern="^[a-z]+$" immutable=true"#,
+            "replicas": "integer | default=3 minimum=1 maximum=10",
+            "price": "float | minimum=0.01 maximum=999.99 default=1.5",
+            "mode": r#"string | enum="debug,info" default="info""#,
+            "level": "integer | enum=\"1, 2, 3\"",
+            "tags": "[]string | uniqueItems=true minItems=1 maxItems=5",
+            "ports": "[]Port | listType=map listMapKey=name listMapKey=port",
+            "elements": r#"[]string | default=["a","b"]"#,
+            "even": r#"integer | validation="self % 2 == 0""#
+        }),
+        json!({"Port": {"name": "string | required=true", "port": "integer | required=true"}}),
+    );
     assert_eq!(
         as_json(&schema),
         json!({
@@ -106,7 +109,9 @@ fn every_marker_lands_in_the_schema() {
                 "level": {"type": "integer", "enum": [1, 2, 3]},
                 "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 5,
                          "x-kubernetes-list-type": "set"},
-                "ports": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "ports": {"type": "array",
+                          "items": {"type": "object", "required": ["name", "port"],
+                                    "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}},
                           "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "port"]},
                 "elements": {"type": "array", "items": {"type": "string"}, "default": ["a", "b"]},
                 "even": {"type": "integer", "x-kubernetes-validations": [{"rule": "self % 2 == 0", "message": "validation failed"}]}
@@ -281,6 +286,20 @@ fn errors_name_the_field_and_the_marker() {
             "spec.a",
             SimpleSchemaErrorKind::ConflictingMarkers(
                 "listType=map requires at least one listMapKey".into(),
+            ),
+        ),
+        (
+            json!({"a": "[]object | uniqueItems=true"}),
+            "spec.a",
+            SimpleSchemaErrorKind::ConflictingMarkers(
+                "a set (uniqueItems or listType=set) cannot hold objects".into(),
+            ),
+        ),
+        (
+            json!({"a": "[]string | listType=map listMapKey=name"}),
+            "spec.a",
+            SimpleSchemaErrorKind::ConflictingMarkers(
+                "listType=map needs object items, not string".into(),
             ),
         ),
         (
