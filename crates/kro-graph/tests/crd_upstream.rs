@@ -28,9 +28,9 @@
 //! Where upstream builds a CRD that kube-apiserver refuses (the tool runs kube-apiserver's own
 //! validation of a new CRD on it), ours must refuse the RGD instead: that is where kro reports
 //! a problem earlier than upstream on purpose (a default that is not a valid value of its
-//! field, a map list without keys, a set of objects). Where both build the same CRD and
-//! kube-apiserver refuses it (`validation=` rules that do not type-check against their field),
-//! the case counts as a match and is printed. `required` lists are compared sorted:
+//! field, a map list without keys, a set of objects, a rule that does not type-check). Where
+//! both build the same CRD and kube-apiserver refuses it, the case counts as a match and is
+//! printed. `required` lists are compared sorted:
 //! upstream fills them in Go map order.
 //!
 //! Go is needed for that; without it the comparison is skipped with a printed reason, except

@@ -493,7 +493,21 @@ impl Compiler<'_> {
             }
         }
         check_marker_combination(schema)?;
+        check_rules(schema)?;
         check_default(schema)
+    }
+}
+
+/// `validation=` (and `immutable=`) rules must compile with `self` typed as the field, as
+/// kube-apiserver requires of a CRD's rules: `integer | validation="self != ''"` is an error
+/// at its field rather than a CRD the API server refuses.
+fn check_rules(schema: &Schema) -> Result<(), SimpleSchemaErrorKind> {
+    match crate::validation::rule_compile_errors(schema)
+        .into_iter()
+        .next()
+    {
+        None => Ok(()),
+        Some((rule, error)) => Err(invalid(MarkerKind::Validation, &rule, error)),
     }
 }
 

@@ -472,3 +472,17 @@ fn markers_are_written_as_upstream_writes_them() {
         })
     );
 }
+
+#[test]
+fn rules_must_type_check_against_their_field() {
+    let ill_typed = error(json!({"a": r#"integer | validation="self != ''""#}));
+    assert!(matches!(
+        ill_typed.kind,
+        SimpleSchemaErrorKind::InvalidMarkerValue {
+            marker: "validation",
+            ..
+        }
+    ));
+    let schema = compile(json!({"a": r#"string | validation="self != ''" immutable=true"#}));
+    assert_eq!(schema.properties["a"].x_kubernetes_validations.len(), 2);
+}
