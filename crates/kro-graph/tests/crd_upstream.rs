@@ -11,19 +11,22 @@
 //! - a generated corpus of SimpleSchema fields and markers: every type (atomic, lists, maps,
 //!   nested objects, custom types, `object`) with every marker, valid and malformed, plus type
 //!   syntax, custom types, nesting and the CRD envelope (kind, group, version, scope, printer
-//!   columns, CRD metadata).
+//!   columns, CRD metadata);
+//! - status fields whose expressions read the instance alone, whose schema upstream infers
+//!   from the expression's CEL type.
 //!
 //! For each RGD the two CRDs (names, plural, schema, subresources, printer columns) must be equal
 //! as JSON, and where upstream fails ours must fail too, and the other way round. Every mismatch
 //! is reported with its case id and the JSON path of the first difference.
 //!
-//! What is not compared: the status fields upstream infers from the types of the status
-//! expressions. Upstream infers them with its whole graph builder, which needs the OpenAPI
-//! schema of every resource's kind from an API server; the tool runs the builder offline with
-//! no kinds known, so the RGDs are sent without `resources` and without `status`. The status
-//! compared is therefore the one every CRD has: `type: object` with the injected `state` and
-//! `conditions`. Upstream examples that upstream itself rejects (see `upstream_examples.rs`)
-//! are compared all the same: both sides see only their schema.
+//! What is not compared: the status of the examples. Upstream infers a status field's schema
+//! with its whole graph builder, which for an expression reading a resource needs the OpenAPI
+//! schema of the resource's kind from an API server; the tool runs the builder offline with
+//! no kinds known, so the examples are sent without `resources` and without `status`, and
+//! their status compared is the one every CRD has (`state` and `conditions`). The inference
+//! itself is compared on the corpus' status expressions over the instance. Upstream examples
+//! that upstream itself rejects (see `upstream_examples.rs`) are compared all the same: both
+//! sides see only their schema.
 //!
 //! Where upstream builds a CRD that kube-apiserver refuses (the tool runs kube-apiserver's own
 //! validation of a new CRD on it), ours must refuse the RGD instead: that is where kro reports
@@ -63,6 +66,34 @@ const EXCEPTIONS: &[(&str, &str)] = &[
         "minItems=-1",
         "upstream writes a negative minItems (strconv.ParseInt, no check) and kube-apiserver \
          accepts it; ours refuses the marker: kro-schema holds counts unsigned",
+    ),
+    (
+        "status26:",
+        "${schema.metadata}: upstream's status schema names ObjectMeta's namespace \
+         __namespace__ (the CEL-escaped name, from the CEL declaration of the type), so \
+         kube-apiserver prunes the namespace the controller writes; ours keeps the names",
+    ),
+    (
+        "status8:",
+        "${schema.spec.extra} of an `object` field: upstream infers {type: object} with no \
+         properties and no x-kubernetes-preserve-unknown-fields, so kube-apiserver prunes \
+         every field of the value; ours keeps them (additionalProperties open)",
+    ),
+    (
+        "status-shape7:",
+        "status.state: upstream lets the author's expression replace the injected state \
+         schema, and its controller overwrites the value with the instance state; ours \
+         refuses the field (ReservedStatusField)",
+    ),
+    (
+        "status-shape11:",
+        "a SimpleSchema declaration in status (`integer`): our extension for typed status \
+         fields (docs/scaling.md, `integer | scale`); upstream v0.9.3 allows expressions only",
+    ),
+    (
+        "status-shape5:",
+        "a list of expressions in status: upstream infers an array; ours does not support \
+         lists in the status template yet and refuses it (a gap, not an upstream bug)",
     ),
     (
         "maxItems=-1",
@@ -554,7 +585,152 @@ mod corpus {
         for (index, (name, schema)) in envelopes().into_iter().enumerate() {
             cases.push(case(format!("envelope{index}:{name}"), schema));
         }
+        for (index, status) in STATUS_EXPRESSIONS.iter().enumerate() {
+            cases.push(case(
+                format!("status{index}:{status}"),
+                json!({"spec": status_spec(), "types": types(), "status": {"field": status}}),
+            ));
+        }
+        for (index, (name, status)) in status_shapes().into_iter().enumerate() {
+            cases.push(case(
+                format!("status-shape{index}:{name}"),
+                json!({"spec": status_spec(), "types": types(), "status": status}),
+            ));
+        }
         cases
+    }
+
+    /// The spec the status cases read: a field of every type.
+    fn status_spec() -> Json {
+        json!({
+            "name": "string | default=web",
+            "count": "integer | default=1",
+            "ratio": "float",
+            "enabled": "boolean",
+            "tags": "[]string",
+            "ports": "[]integer",
+            "labels": "map[string]string",
+            "limits": "map[string]integer",
+            "extra": "object",
+            "owner": "Person",
+            "people": "[]Person",
+            "tag": "Tag",
+            "nested": {"inner": {"deep": "string"}, "flag": "boolean"},
+        })
+    }
+
+    /// Status expressions over the instance alone (no resources), whose types upstream infers
+    /// for the status schema.
+    const STATUS_EXPRESSIONS: &[&str] = &[
+        "${schema.spec.name}",
+        "${schema.spec.count}",
+        "${schema.spec.ratio}",
+        "${schema.spec.enabled}",
+        "${schema.spec.tags}",
+        "${schema.spec.ports}",
+        "${schema.spec.labels}",
+        "${schema.spec.limits}",
+        "${schema.spec.extra}",
+        "${schema.spec.owner}",
+        "${schema.spec.owner.name}",
+        "${schema.spec.owner.age}",
+        "${schema.spec.people}",
+        "${schema.spec.people[0]}",
+        "${schema.spec.people[0].age}",
+        "${schema.spec.tag}",
+        "${schema.spec.nested}",
+        "${schema.spec.nested.inner}",
+        "${schema.spec.nested.inner.deep}",
+        "${schema.spec.tags[0]}",
+        "${schema.spec.labels['a']}",
+        "${schema.spec.limits['cpu']}",
+        "${schema.spec.extra.anything}",
+        "${schema.metadata.name}",
+        "${schema.metadata.namespace}",
+        "${schema.metadata.labels}",
+        "${schema.metadata}",
+        "${schema.spec.count + 1}",
+        "${schema.spec.count * 2.0}",
+        "${double(schema.spec.count) * schema.spec.ratio}",
+        "${schema.spec.ratio > 0.5}",
+        "${schema.spec.name + '-suffix'}",
+        "${schema.spec.name.size()}",
+        "${size(schema.spec.tags)}",
+        "${schema.spec.tags.size() > 0}",
+        "${schema.spec.enabled ? 'on' : 'off'}",
+        "${schema.spec.enabled ? 1 : 0}",
+        "${has(schema.spec.extra.x)}",
+        "${schema.spec.tags.map(t, t + 'x')}",
+        "${schema.spec.ports.filter(p, p > 80)}",
+        "${schema.spec.ports.all(p, p > 0)}",
+        "${schema.spec.people.map(p, p.name)}",
+        "${schema.spec.labels.map(k, k)}",
+        "${[schema.spec.name, 'b']}",
+        "${[1, 2, 3]}",
+        "${[]}",
+        "${{'a': schema.spec.count}}",
+        "${{'a': 1, 'b': 'x'}}",
+        "${{}}",
+        "${string(schema.spec.count)}",
+        "${int(schema.spec.ratio)}",
+        "${uint(schema.spec.count)}",
+        "${schema.spec.name.startsWith('w')}",
+        "${schema.spec.name.split('-')}",
+        "${schema.spec.name.upperAscii()}",
+        "${schema.spec.name.matches('^w')}",
+        "${duration('1h')}",
+        "${timestamp('2024-01-01T00:00:00Z')}",
+        "${b'bytes'}",
+        "${null}",
+        "${schema.spec.?extra.?x.orValue('d')}",
+        "${schema.spec.count == 1 ? schema.spec.name : schema.spec.tags[0]}",
+        "prefix-${schema.spec.name}",
+        "${schema.spec.name}-${schema.spec.count}",
+        "${schema.spec.name}${schema.spec.name}",
+        "count is ${string(schema.spec.count)}",
+        "plain text",
+        "",
+        "${schema.spec.missing}",
+        "${schema.spec.name.missing}",
+        "${deployment.status}",
+        "${schema.status.state}",
+        "${schema.spec.count + 'x'}",
+        "${schema.spec.name +}",
+        "${",
+        "${}",
+    ];
+
+    /// Status maps: nesting, several fields, conditions, values other than expressions.
+    fn status_shapes() -> Vec<(&'static str, Json)> {
+        vec![
+            ("empty", json!({})),
+            (
+                "nested",
+                json!({"a": {"b": "${schema.spec.name}", "c": {"d": "${schema.spec.count}"}}}),
+            ),
+            (
+                "several",
+                json!({"x": "${schema.spec.name}", "y": "${schema.spec.tags}", "z": "${schema.spec.owner}"}),
+            ),
+            ("a number", json!({"a": 5})),
+            ("a boolean", json!({"a": true})),
+            (
+                "a list of expressions",
+                json!({"a": ["${schema.spec.name}"]}),
+            ),
+            ("null", json!({"a": null})),
+            ("state overridden", json!({"state": "${schema.spec.count}"})),
+            (
+                "conditions",
+                json!({"conditions": ["${{'type': 'Custom', 'status': 'True'}}"], "a": "${schema.spec.name}"}),
+            ),
+            (
+                "conditions not a list",
+                json!({"conditions": "${schema.spec.name}"}),
+            ),
+            ("conditions with a number", json!({"conditions": [5]})),
+            ("a declared field", json!({"a": "integer"})),
+        ]
     }
 
     /// Whole declarations: type syntax, spacing and the marker separator.
