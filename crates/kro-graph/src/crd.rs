@@ -102,6 +102,18 @@ pub fn default_printer_columns() -> Vec<PrinterColumn> {
     ]
 }
 
+/// A printer column as upstream's CRD carries it: Go leaves out a priority of 0 and an empty
+/// description or format.
+fn as_upstream_writes(column: &PrinterColumn) -> PrinterColumn {
+    let non_empty = |text: &Option<String>| text.clone().filter(|text| !text.is_empty());
+    PrinterColumn {
+        description: non_empty(&column.description),
+        format: non_empty(&column.format),
+        priority: column.priority.filter(|priority| *priority != 0),
+        ..column.clone()
+    }
+}
+
 /// The root schema of an object with `spec` and `status`.
 fn object_schema(spec: &Schema, status: &Schema) -> Schema {
     let mut root = Schema::of_type("object");
@@ -211,7 +223,11 @@ pub fn instance_crd(
     let columns = if schema_spec.additional_printer_columns.is_empty() {
         default_printer_columns()
     } else {
-        schema_spec.additional_printer_columns.clone()
+        schema_spec
+            .additional_printer_columns
+            .iter()
+            .map(as_upstream_writes)
+            .collect()
     };
     let metadata = schema_spec.metadata.clone().unwrap_or_default();
     let extra = ExtraNames {

@@ -173,6 +173,15 @@ pub enum BuildErrorKind {
     /// A status value that is neither an expression nor a declaration.
     #[error("status fields must be ${{...}} expressions or SimpleSchema declarations, found {0}")]
     InvalidStatusField(String),
+    /// A status expression that reads neither the instance (`schema`) nor a resource: upstream
+    /// refuses it, as its value never changes.
+    #[error("a status expression must read schema or a resource")]
+    ConstantStatusField,
+    /// A `status.conditions` expression whose type is neither a condition nor a list of them.
+    #[error(
+        "condition expressions must return runtime.newCondition(...) or a list of them, not {0}"
+    )]
+    NotACondition(Type),
     /// The generated CRD's spec or status schema is invalid (for example a scale marker rule).
     #[error("{0}")]
     Scaling(String),
@@ -212,6 +221,8 @@ impl BuildErrorKind {
             BuildErrorKind::NotIterable { .. } => "ForEachNotIterable",
             BuildErrorKind::ReservedStatusField(_) => "ReservedStatusField",
             BuildErrorKind::InvalidStatusField(_) => "InvalidStatusField",
+            BuildErrorKind::ConstantStatusField => "ConstantStatusField",
+            BuildErrorKind::NotACondition(_) => "InvalidConditionType",
             BuildErrorKind::Scaling(_) => "InvalidScaling",
         }
     }

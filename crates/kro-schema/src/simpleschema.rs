@@ -35,6 +35,10 @@ pub enum SimpleSchemaErrorKind {
     /// A marker name SimpleSchema does not know.
     #[error("unknown marker {0:?}")]
     UnknownMarker(String),
+    /// Nothing after the last marker: a `|` with no markers, or markers ending in a space
+    /// (upstream's parser expects a marker there).
+    #[error("expected a marker after '|' or after the last space")]
+    MissingMarker,
     /// A marker written without `=value`.
     #[error("marker {0:?} needs a value ({0}=...)")]
     MarkerWithoutValue(String),
@@ -134,6 +138,7 @@ pub fn compile_spec(
         custom: &custom,
         scale_fields: Vec::new(),
         scale_selector_fields: Vec::new(),
+        null_default: false,
     };
     let fields = spec.as_object().ok_or_else(|| SimpleSchemaError {
         path: "spec".to_string(),
@@ -158,6 +163,7 @@ pub fn compile_field(declaration: &str, path: &str) -> Result<CompiledSchema, Si
         custom: &custom,
         scale_fields: Vec::new(),
         scale_selector_fields: Vec::new(),
+        null_default: false,
     };
     let mut parent = Schema::of_type("object");
     let schema = compiler.declared_field(declaration, path, "field", &mut parent)?;
@@ -267,6 +273,7 @@ fn load_custom_types(types: &Json) -> Result<BTreeMap<String, CustomType>, Simpl
             custom: &loaded,
             scale_fields: Vec::new(),
             scale_selector_fields: Vec::new(),
+            null_default: false,
         };
         let mut holder = Schema::of_type("object");
         let schema = compiler.field(name, definition, &path, &mut holder)?;
@@ -349,11 +356,12 @@ fn dependency_order<'a>(
     Ok(order)
 }
 
-/// Splits a declaration at its first `|` into the type and the markers.
-fn split_declaration(declaration: &str) -> (&str, &str) {
+/// Splits a declaration at its first `|` into the type and the markers (as written: a `|`
+/// with nothing after it, or markers ending in a space, are errors, as upstream).
+fn split_declaration(declaration: &str) -> (&str, Option<&str>) {
     match declaration.split_once('|') {
-        Some((type_text, markers)) => (type_text.trim(), markers.trim()),
-        None => (declaration.trim(), ""),
+        Some((type_text, markers)) => (type_text.trim(), Some(markers)),
+        None => (declaration.trim(), None),
     }
 }
 
@@ -361,6 +369,8 @@ struct Compiler<'t> {
     custom: &'t BTreeMap<String, CustomType>,
     scale_fields: Vec<String>,
     scale_selector_fields: Vec<String>,
+    /// Whether the field just compiled had a `default=` that came out as no default (`null`).
+    null_default: bool,
 }
 
 impl Compiler<'_> {
@@ -372,17 +382,21 @@ impl Compiler<'_> {
         path: &str,
     ) -> Result<Schema, SimpleSchemaError> {
         let mut schema = Schema::of_type("object");
+        // Upstream decides on `default: {}` from whether a child's default was set at all, so
+        // a `default=null` child counts although it ends up without a default.
+        let mut child_has_default = false;
         for (name, value) in fields {
             let field_path = format!("{path}.{name}");
+            self.null_default = false;
             let field_schema = self.field(name, value, &field_path, &mut schema)?;
+            child_has_default |= field_schema.default.is_some() || self.null_default;
             schema.properties.insert(name.clone(), field_schema);
         }
+        self.null_default = false;
+        // Upstream appends a name once per `required=true` (and once more for a required
+        // alias); kube-apiserver keeps the repeats, so they stay. Sorted: upstream's order
+        // follows Go map iteration and is not stable.
         schema.required.sort();
-        schema.required.dedup();
-        let child_has_default = schema
-            .properties
-            .values()
-            .any(|child| child.default.is_some());
         if schema.required.is_empty() && child_has_default {
             schema.default = Some(Json::Object(serde_json::Map::new()));
         }
@@ -419,7 +433,10 @@ impl Compiler<'_> {
         };
         let (type_text, marker_text) = split_declaration(declaration);
         let expr = parse_type(type_text).map_err(at)?;
-        let markers = parse_markers(marker_text).map_err(at)?;
+        let markers = match marker_text {
+            Some(text) => parse_markers(text).map_err(at)?,
+            None => Vec::new(),
+        };
         let (mut schema, required_by_type) = self.type_schema(&expr).map_err(at)?;
         if required_by_type {
             parent.required.push(name.to_string());
@@ -468,7 +485,7 @@ impl Compiler<'_> {
         parent: &mut Schema,
     ) -> Result<(), SimpleSchemaErrorKind> {
         for marker in markers {
-            apply_marker(schema, marker, name, parent)?;
+            apply_marker(schema, marker, name, parent, &mut self.null_default)?;
             match marker.kind {
                 MarkerKind::Scale => self.scale_fields.push(relative_path(path)),
                 MarkerKind::ScaleSelector => self.scale_selector_fields.push(relative_path(path)),
@@ -476,7 +493,21 @@ impl Compiler<'_> {
             }
         }
         check_marker_combination(schema)?;
+        check_rules(schema)?;
         check_default(schema)
+    }
+}
+
+/// `validation=` (and `immutable=`) rules must compile with `self` typed as the field, as
+/// kube-apiserver requires of a CRD's rules: `integer | validation="self != ''"` is an error
+/// at its field rather than a CRD the API server refuses.
+fn check_rules(schema: &Schema) -> Result<(), SimpleSchemaErrorKind> {
+    match crate::validation::rule_compile_errors(schema)
+        .into_iter()
+        .next()
+    {
+        None => Ok(()),
+        Some((rule, error)) => Err(invalid(MarkerKind::Validation, &rule, error)),
     }
 }
 
@@ -542,11 +573,16 @@ fn require_type(
 }
 
 fn parse_bool(marker: &Marker) -> Result<bool, SimpleSchemaErrorKind> {
-    // Go's strconv.ParseBool spellings.
-    match marker.value.as_str() {
-        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
-        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
-        other => Err(invalid(marker.kind, other, "expected true or false")),
+    go_parse_bool(&marker.value)
+        .ok_or_else(|| invalid(marker.kind, &marker.value, "expected true or false"))
+}
+
+/// Go's `strconv.ParseBool`: its spellings of true and false.
+fn go_parse_bool(text: &str) -> Option<bool> {
+    match text {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Some(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Some(false),
+        _ => None,
     }
 }
 
@@ -583,6 +619,7 @@ fn apply_marker(
     marker: &Marker,
     name: &str,
     parent: &mut Schema,
+    null_default: &mut bool,
 ) -> Result<(), SimpleSchemaErrorKind> {
     let value = marker.value.as_str();
     match marker.kind {
@@ -591,8 +628,15 @@ fn apply_marker(
                 parent.required.push(name.to_string());
             }
         }
-        MarkerKind::Default => schema.default = Some(default_value(schema, marker)?),
-        MarkerKind::Description => schema.description = Some(value.to_string()),
+        MarkerKind::Default => {
+            schema.default = default_value(schema, marker)?;
+            // A null default is no default, but upstream's parent still counts it as one.
+            *null_default = schema.default.is_none();
+        }
+        // An empty description is no description, as in upstream's CRD (Go omits "").
+        MarkerKind::Description => {
+            schema.description = (!value.is_empty()).then(|| value.to_string());
+        }
         MarkerKind::Enum => {
             let mut values = Vec::new();
             for item in value.split(',') {
@@ -620,14 +664,9 @@ fn apply_marker(
             }
             schema.enum_ = Some(values);
         }
-        MarkerKind::Minimum => {
-            require_type(schema, marker.kind, &["integer", "number"])?;
-            schema.minimum = Some(parse_number(marker)?);
-        }
-        MarkerKind::Maximum => {
-            require_type(schema, marker.kind, &["integer", "number"])?;
-            schema.maximum = Some(parse_number(marker)?);
-        }
+        // Any type, as upstream: kube-apiserver accepts bounds that never apply.
+        MarkerKind::Minimum => schema.minimum = Some(parse_number(marker)?),
+        MarkerKind::Maximum => schema.maximum = Some(parse_number(marker)?),
         MarkerKind::Pattern => {
             require_type(schema, marker.kind, &["string"])?;
             if value.is_empty() {
@@ -672,13 +711,16 @@ fn apply_marker(
             if value.is_empty() {
                 return Err(invalid(marker.kind, value, "the key must not be empty"));
             }
-            if !schema
+            if schema
                 .x_kubernetes_list_map_keys
                 .iter()
                 .any(|key| key == value)
             {
-                schema.x_kubernetes_list_map_keys.push(value.to_string());
+                return Err(SimpleSchemaErrorKind::ConflictingMarkers(format!(
+                    "listMapKey={value} is given twice"
+                )));
             }
+            schema.x_kubernetes_list_map_keys.push(value.to_string());
         }
         MarkerKind::Immutable => {
             if parse_bool(marker)? {
@@ -741,55 +783,49 @@ fn set_list_type(
     }
 }
 
-/// The `default=` value: a string as is; integers, numbers and booleans parsed and checked;
-/// anything else as JSON.
-fn default_value(schema: &Schema, marker: &Marker) -> Result<Json, SimpleSchemaErrorKind> {
+/// The `default=` value, as upstream writes it: the marker's text is the default's JSON text
+/// (a string's between double quotes), after checking that an integer, number or boolean
+/// parses as Go's `strconv` would. Text that is not JSON then is an error (upstream cannot
+/// encode the CRD), so `default=007` and `default="say \"hi\""` fail, and an escape such as
+/// `\n` in a string default is JSON's. `None` for the text `null` or no text on a type whose
+/// text is taken as JSON as it is: upstream sends that default as JSON `null`, which
+/// kube-apiserver reads as no default.
+fn default_value(schema: &Schema, marker: &Marker) -> Result<Option<Json>, SimpleSchemaErrorKind> {
     let text = marker.value.as_str();
+    let json = |text: &str| {
+        serde_json::from_str::<Json>(text)
+            .map_err(|error| invalid(marker.kind, text, format!("not valid JSON: {error}")))
+    };
     match schema.type_.as_deref() {
-        Some("string") => Ok(Json::String(text.to_string())),
-        Some("integer") => text
-            .parse::<i64>()
-            .map(Json::from)
-            .map_err(|_| invalid(marker.kind, text, "expected an integer")),
+        Some("string") => json(&format!("\"{text}\"")).map(Some),
+        Some("integer") => {
+            text.parse::<i64>()
+                .map_err(|_| invalid(marker.kind, text, "expected an integer"))?;
+            json(text).map(Some)
+        }
         Some("number") => {
             let number: f64 = text
                 .parse()
                 .map_err(|_| invalid(marker.kind, text, "expected a number"))?;
-            serde_json::from_str::<Json>(text)
-                .ok()
-                .filter(Json::is_number)
-                .or_else(|| serde_json::Number::from_f64(number).map(Json::Number))
-                .ok_or_else(|| invalid(marker.kind, text, "expected a finite number"))
+            if !number.is_finite() {
+                return Err(invalid(marker.kind, text, "expected a finite number"));
+            }
+            json(text).map(Some)
         }
-        Some("boolean") => match text {
-            "true" => Ok(Json::Bool(true)),
-            "false" => Ok(Json::Bool(false)),
-            _ => Err(invalid(marker.kind, text, "expected true or false")),
-        },
-        _ => serde_json::from_str(text)
-            .map_err(|error| invalid(marker.kind, text, format!("not valid JSON: {error}"))),
+        Some("boolean") => {
+            go_parse_bool(text)
+                .ok_or_else(|| invalid(marker.kind, text, "expected true or false"))?;
+            json(text).map(Some)
+        }
+        _ if text.is_empty() => Ok(None),
+        _ => json(text).map(|value| (!value.is_null()).then_some(value)),
     }
 }
 
-/// Rules about markers together: lengths and bounds in order, `listMapKey` only on map lists,
-/// map lists with keys.
+/// Rules about markers together, upstream's: `listMapKey` only on map lists. Bounds out of
+/// order (`minimum=5 maximum=1`) are upstream's and kube-apiserver's to accept: no value fits.
 fn check_marker_combination(schema: &Schema) -> Result<(), SimpleSchemaErrorKind> {
     let conflict = |message: String| Err(SimpleSchemaErrorKind::ConflictingMarkers(message));
-    if let (Some(min), Some(max)) = (schema.min_length, schema.max_length)
-        && min > max
-    {
-        return conflict(format!("minLength {min} must not exceed maxLength {max}"));
-    }
-    if let (Some(min), Some(max)) = (schema.min_items, schema.max_items)
-        && min > max
-    {
-        return conflict(format!("minItems {min} must not exceed maxItems {max}"));
-    }
-    if let (Some(min), Some(max)) = (&schema.minimum, &schema.maximum)
-        && min.as_f64() > max.as_f64()
-    {
-        return conflict(format!("minimum {min} must not exceed maximum {max}"));
-    }
     let is_map_list = schema.x_kubernetes_list_type.as_deref() == Some("map");
     if !schema.x_kubernetes_list_map_keys.is_empty() && !is_map_list {
         return conflict("listMapKey requires listType=map".to_string());
@@ -797,7 +833,41 @@ fn check_marker_combination(schema: &Schema) -> Result<(), SimpleSchemaErrorKind
     if is_map_list && schema.x_kubernetes_list_map_keys.is_empty() {
         return conflict("listType=map requires at least one listMapKey".to_string());
     }
-    Ok(())
+    check_list_items(schema)
+}
+
+/// What kube-apiserver requires of a list's items for its `x-kubernetes-list-type`: a set
+/// holds no objects (unless atomic), a map list holds objects with each key as a property.
+/// Upstream writes such lists and the API server refuses the CRD; here the field is the error.
+fn check_list_items(schema: &Schema) -> Result<(), SimpleSchemaErrorKind> {
+    let Some(items) = &schema.items else {
+        return Ok(());
+    };
+    let conflict = |message: String| Err(SimpleSchemaErrorKind::ConflictingMarkers(message));
+    let item_type = items.type_.as_deref().unwrap_or("");
+    match schema.x_kubernetes_list_type.as_deref() {
+        Some("set")
+            if item_type == "object"
+                && items.x_kubernetes_map_type.as_deref() != Some("atomic") =>
+        {
+            conflict("a set (uniqueItems or listType=set) cannot hold objects".to_string())
+        }
+        Some("map") if item_type != "object" => conflict(format!(
+            "listType=map needs object items, not {}",
+            type_name(items)
+        )),
+        Some("map") => match schema
+            .x_kubernetes_list_map_keys
+            .iter()
+            .find(|key| !items.properties.contains_key(*key))
+        {
+            Some(key) => conflict(format!(
+                "listMapKey={key} is not a property of the list's items"
+            )),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

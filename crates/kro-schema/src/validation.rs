@@ -46,6 +46,15 @@ use crate::openapi::Schema;
 use patterns::Patterns;
 use rules::RuleTree;
 
+/// Each `x-kubernetes-validations` rule of `schema` itself (not of its children) that does not
+/// compile with `self` typed from `schema`, with the compile error: what kube-apiserver refuses
+/// in a CRD.
+pub(crate) fn rule_compile_errors(schema: &Schema) -> Vec<(String, String)> {
+    RuleTree::compile(schema, false, PER_CALL_COST_LIMIT)
+        .map(|tree| tree.root_compile_errors())
+        .unwrap_or_default()
+}
+
 /// Kubernetes' cost limit for one evaluation of one rule (`PerCallLimit`).
 pub const PER_CALL_COST_LIMIT: u64 = 1_000_000;
 

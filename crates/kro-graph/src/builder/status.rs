@@ -1,6 +1,8 @@
 //! The instance status: `${...}` projections whose types become the status schema, typed
 //! declarations (`integer | scale`), and author-defined conditions.
 
+mod inferred;
+
 use std::collections::HashMap;
 
 use kro_cel::Type;
@@ -134,6 +136,14 @@ impl Builder<'_> {
                     marker: Some(marked.marker),
                 }),
                 Ok(None) => match parse_template(text) {
+                    // `${` without its `}`: no expression, which upstream refuses in a status.
+                    Ok(Template::Literal) => self.error(
+                        rgd_path,
+                        None,
+                        BuildErrorKind::InvalidStatusField(
+                            "text without a complete ${...} expression".to_string(),
+                        ),
+                    ),
                     Ok(template) => plan.entries.push(StatusEntry::Expression {
                         path,
                         template,
@@ -219,6 +229,15 @@ impl Builder<'_> {
                     else {
                         continue;
                     };
+                    let reads_something = expression
+                        .program
+                        .variables()
+                        .iter()
+                        .any(|variable| &**variable == "schema" || ids.contains(&**variable));
+                    if !reads_something {
+                        self.error(rgd_path, None, BuildErrorKind::ConstantStatusField);
+                        continue;
+                    }
                     let output = match template {
                         Template::Interpolated(_) => Type::String,
                         _ => expression.output_type.clone(),
@@ -255,7 +274,7 @@ impl Builder<'_> {
                     let field_schema = if matches!(marker, Some(ScaleMarker::Scale)) {
                         Schema::of_type("integer")
                     } else {
-                        self.types.schema_of(&output)
+                        inferred::inferred_schema(&self.types, &output)
                     };
                     insert_at(&mut schema, &path, field_schema);
                     fields.push(StatusField::Expression(CompiledField {
@@ -268,10 +287,20 @@ impl Builder<'_> {
         }
         let mut conditions = Vec::new();
         for condition in plan.conditions {
-            if let Some(expression) =
+            let Some(expression) =
                 self.compile(&env, &condition.source, &condition.path, None, &ids)
-            {
+            else {
+                continue;
+            };
+            let element = match &expression.output_type {
+                Type::List(element) => element.as_ref(),
+                other => other,
+            };
+            if *element == kro_cel::condition_type() || *element == Type::Dyn {
                 conditions.push(expression);
+            } else {
+                let found = expression.output_type.clone();
+                self.error(condition.path, None, BuildErrorKind::NotACondition(found));
             }
         }
         (fields, conditions, schema, scale)

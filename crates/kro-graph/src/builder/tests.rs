@@ -981,3 +981,56 @@ fn a_kind_whose_plural_kubernetes_refuses_is_refused_with_the_plural() {
         "kind \"DNS\" would be served as \"dnsDNSes\" (the plural upstream kro forms, with the flect library), which Kubernetes refuses as a resource name: choose another kind"
     );
 }
+
+#[test]
+fn an_inferred_status_schema_keeps_the_shape_only() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec:
+      owner: {{name: 'string | default=x minLength=1', tags: '[]string | uniqueItems=true'}}
+    status:
+      owner: ${{schema.spec.owner}}
+"
+    ));
+    let owner = serde_json::to_value(&graph.status_schema.properties["owner"]).expect("JSON");
+    assert_eq!(
+        owner,
+        serde_json::json!({"type": "object", "properties": {
+            "name": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+        }})
+    );
+}
+
+#[test]
+fn a_status_expression_that_reads_nothing_is_an_error() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    status:
+      constant: ${{[1, 2]}}
+"
+    ));
+    assert_eq!(found[0].kind, BuildErrorKind::ConstantStatusField);
+    assert_eq!(found[0].path.to_string(), "spec.schema.status.constant");
+}
+
+#[test]
+fn a_condition_must_be_a_condition() {
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{name: string}}
+    status:
+      conditions: ['${{{{\"type\": schema.spec.name}}}}']
+"
+    ));
+    assert!(matches!(found[0].kind, BuildErrorKind::NotACondition(_)));
+}

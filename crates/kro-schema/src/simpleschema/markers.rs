@@ -111,8 +111,12 @@ pub struct Marker {
 /// `scaleSelector`). Values may be double-quoted (with `\"` and `\\` escapes) and may hold
 /// balanced `{}`/`[]` with spaces, so `default={"a": 1}` works.
 ///
+/// The text must end with a marker: an empty text, or one ending in white space, is
+/// `MissingMarker`, as upstream's parser has it.
+///
 /// # Errors
-/// `UnknownMarker`, `MarkerWithoutValue`, `EmptyMarkerKey`, `UnclosedQuote`, `UnbalancedBrackets`.
+/// `UnknownMarker`, `MarkerWithoutValue`, `EmptyMarkerKey`, `UnclosedQuote`, `UnbalancedBrackets`,
+/// `MissingMarker`.
 pub fn parse_markers(text: &str) -> Result<Vec<Marker>, SimpleSchemaErrorKind> {
     let mut markers = Vec::new();
     let mut current: Option<MarkerKind> = None;
@@ -189,6 +193,9 @@ pub fn parse_markers(text: &str) -> Result<Vec<Marker>, SimpleSchemaErrorKind> {
     }
     if in_quotes {
         return Err(SimpleSchemaErrorKind::UnclosedQuote);
+    }
+    if current.is_none() && buffer.trim().is_empty() {
+        return Err(SimpleSchemaErrorKind::MissingMarker);
     }
     if brackets > 0 {
         return Err(SimpleSchemaErrorKind::UnbalancedBrackets);
@@ -287,6 +294,9 @@ mod tests {
                 SimpleSchemaErrorKind::UnbalancedBrackets,
             ),
             ("default=]", SimpleSchemaErrorKind::UnbalancedBrackets),
+            ("", SimpleSchemaErrorKind::MissingMarker),
+            (" ", SimpleSchemaErrorKind::MissingMarker),
+            ("required=true ", SimpleSchemaErrorKind::MissingMarker),
         ];
         for (text, expected) in cases {
             assert_eq!(parse_markers(text), Err(expected), "{text}");

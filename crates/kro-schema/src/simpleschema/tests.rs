@@ -78,17 +78,20 @@ fn nested_maps_are_objects_with_sorted_required_lists() {
 
 #[test]
 fn every_marker_lands_in_the_schema() {
-    let schema = compile(json!({
-        "name": r#"string | required=true description="The name" minLength=1 maxLength=63 pattern="^[a-z]+$" immutable=true"#,
-        "replicas": "integer | default=3 minimum=1 maximum=10",
-        "price": "float | minimum=0.01 maximum=999.99 default=1.5",
-        "mode": r#"string | enum="debug,info" default="info""#,
-        "level": "integer | enum=\"1, 2, 3\"",
-        "tags": "[]string | uniqueItems=true minItems=1 maxItems=5",
-        "ports": "[]object | listType=map listMapKey=name listMapKey=port",
-        "elements": r#"[]string | default=["a","b"]"#,
-        "even": r#"integer | validation="self % 2 == 0""#
-    }));
+    let schema = compile_with_types(
+        json!({
+            "name": r#"string | required=true description="The name" minLength=1 maxLength=63 pattern="^[a-z]+$" immutable=true"#,
+            "replicas": "integer | default=3 minimum=1 maximum=10",
+            "price": "float | minimum=0.01 maximum=999.99 default=1.5",
+            "mode": r#"string | enum="debug,info" default="info""#,
+            "level": "integer | enum=\"1, 2, 3\"",
+            "tags": "[]string | uniqueItems=true minItems=1 maxItems=5",
+            "ports": "[]Port | listType=map listMapKey=name listMapKey=port",
+            "elements": r#"[]string | default=["a","b"]"#,
+            "even": r#"integer | validation="self % 2 == 0""#
+        }),
+        json!({"Port": {"name": "string | required=true", "port": "integer | required=true"}}),
+    );
     assert_eq!(
         as_json(&schema),
         json!({
@@ -106,7 +109,9 @@ fn every_marker_lands_in_the_schema() {
                 "level": {"type": "integer", "enum": [1, 2, 3]},
                 "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 5,
                          "x-kubernetes-list-type": "set"},
-                "ports": {"type": "array", "items": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "ports": {"type": "array",
+                          "items": {"type": "object", "required": ["name", "port"],
+                                    "properties": {"name": {"type": "string"}, "port": {"type": "integer"}}},
                           "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name", "port"]},
                 "elements": {"type": "array", "items": {"type": "string"}, "default": ["a", "b"]},
                 "even": {"type": "integer", "x-kubernetes-validations": [{"rule": "self % 2 == 0", "message": "validation failed"}]}
@@ -284,11 +289,37 @@ fn errors_name_the_field_and_the_marker() {
             ),
         ),
         (
-            json!({"a": "string | minLength=5 maxLength=3"}),
+            json!({"a": "[]object | uniqueItems=true"}),
             "spec.a",
             SimpleSchemaErrorKind::ConflictingMarkers(
-                "minLength 5 must not exceed maxLength 3".into(),
+                "a set (uniqueItems or listType=set) cannot hold objects".into(),
             ),
+        ),
+        (
+            json!({"a": "[]string | listType=map listMapKey=name"}),
+            "spec.a",
+            SimpleSchemaErrorKind::ConflictingMarkers(
+                "listType=map needs object items, not string".into(),
+            ),
+        ),
+        (
+            json!({"a": "string | required=true "}),
+            "spec.a",
+            SimpleSchemaErrorKind::MissingMarker,
+        ),
+        (
+            json!({"a": "[]object | listType=map listMapKey=k listMapKey=k"}),
+            "spec.a",
+            SimpleSchemaErrorKind::ConflictingMarkers("listMapKey=k is given twice".into()),
+        ),
+        (
+            json!({"a": "integer | default=007"}),
+            "spec.a",
+            SimpleSchemaErrorKind::InvalidMarkerValue {
+                marker: "default",
+                value: "007".into(),
+                reason: "not valid JSON: invalid number at line 1 column 2".into(),
+            },
         ),
         (
             json!({"a": {"b": 3}}),
@@ -412,4 +443,46 @@ fn a_default_that_is_not_a_valid_value_of_its_field_is_an_error_at_the_field() {
         );
     }
     compile(json!({"field": "integer | default=2 minimum=1 maximum=3"}));
+}
+
+#[test]
+fn markers_are_written_as_upstream_writes_them() {
+    let schema = compile(json!({
+        "bounds": "string | minimum=5 maximum=1 minLength=5 maxLength=3",
+        "twice": "string | required=true required=true description=\"\"",
+        "escaped": "string | default=\"a\\\\nb\"",
+        "nothing": "object | default=null",
+        "spaced": "[] map[string] integer",
+    }));
+    // A `default=null` child still makes its parent default to {} (when nothing is required).
+    let parent = compile(json!({"a": {"nothing": "object | default=null"}}));
+    assert_eq!(as_json(&parent)["properties"]["a"]["default"], json!({}));
+    assert_eq!(
+        as_json(&schema),
+        json!({
+            "type": "object",
+            "required": ["twice", "twice"],
+            "properties": {
+                "bounds": {"type": "string", "minimum": 5, "maximum": 1, "minLength": 5, "maxLength": 3},
+                "twice": {"type": "string"},
+                "escaped": {"type": "string", "default": "a\nb"},
+                "nothing": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                "spaced": {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "integer"}}},
+            },
+        })
+    );
+}
+
+#[test]
+fn rules_must_type_check_against_their_field() {
+    let ill_typed = error(json!({"a": r#"integer | validation="self != ''""#}));
+    assert!(matches!(
+        ill_typed.kind,
+        SimpleSchemaErrorKind::InvalidMarkerValue {
+            marker: "validation",
+            ..
+        }
+    ));
+    let schema = compile(json!({"a": r#"string | validation="self != ''" immutable=true"#}));
+    assert_eq!(schema.properties["a"].x_kubernetes_validations.len(), 2);
 }

@@ -61,6 +61,8 @@ pub fn parse_type(text: &str) -> Result<TypeExpr, SimpleSchemaErrorKind> {
 }
 
 fn parse_at_depth(text: &str, depth: usize) -> Result<TypeExpr, SimpleSchemaErrorKind> {
+    // Upstream trims every level: `[] string` and `map[string] integer` are fine.
+    let text = text.trim();
     if depth > MAX_TYPE_DEPTH {
         return Err(SimpleSchemaErrorKind::NestingTooDeep {
             limit: MAX_TYPE_DEPTH,
@@ -92,8 +94,9 @@ fn parse_at_depth(text: &str, depth: usize) -> Result<TypeExpr, SimpleSchemaErro
         "boolean" => TypeExpr::Boolean,
         "float" => TypeExpr::Float,
         "object" => TypeExpr::Object,
-        name if is_type_name(name) => TypeExpr::Custom(name.to_string()),
-        other => return Err(SimpleSchemaErrorKind::InvalidType(other.to_string())),
+        // Any other text names a custom type, as upstream: `types:` keys are free text.
+        "" => return Err(SimpleSchemaErrorKind::InvalidType(String::new())),
+        name => TypeExpr::Custom(name.to_string()),
     })
 }
 
@@ -113,12 +116,6 @@ fn split_map(rest: &str) -> Option<(&str, &str)> {
         }
     }
     None
-}
-
-fn is_type_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
 }
 
 #[cfg(test)]
@@ -142,6 +139,11 @@ mod tests {
                 ))))),
             ),
             ("number", TypeExpr::Custom("number".into())),
+            ("My Type", TypeExpr::Custom("My Type".into())),
+            (
+                "[] map[string] integer",
+                TypeExpr::List(Box::new(TypeExpr::Map(Box::new(TypeExpr::Integer)))),
+            ),
         ];
         for (text, expected) in cases {
             assert_eq!(parse_type(text), Ok(expected), "{text}");
@@ -163,8 +165,8 @@ mod tests {
             Err(SimpleSchemaErrorKind::InvalidType("[]".into()))
         );
         assert_eq!(
-            parse_type("no spaces"),
-            Err(SimpleSchemaErrorKind::InvalidType("no spaces".into()))
+            parse_type(" "),
+            Err(SimpleSchemaErrorKind::InvalidType(String::new()))
         );
         let deep = format!("{}string", "[]".repeat(17));
         assert_eq!(

@@ -112,6 +112,19 @@ impl RuleTree {
         })
     }
 
+    /// The compile error of each rule at the tree's root that does not compile against its
+    /// location's type (or is not a bool), as kube-apiserver's CRD validation reports them.
+    pub fn root_compile_errors(&self) -> Vec<(String, String)> {
+        self.root
+            .rules
+            .iter()
+            .filter_map(|rule| match &rule.program {
+                Some(Err(error)) => Some((rule.rule.rule.clone(), error.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Evaluates the rules against `value` (and `old` on update) within `budget`.
     pub fn check(
         &self,
