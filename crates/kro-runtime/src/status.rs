@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use kro_cel::{Key, Value};
-use kro_graph::{CompiledGraph, FieldPath, StatusField};
+use kro_graph::{CompiledGraph, FieldPath, PathSegment, StatusField};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
@@ -257,6 +257,46 @@ impl InstanceFacts {
     }
 }
 
+/// Sets `value` at `path` in a status being built, creating the objects and lists on the way;
+/// list items not set (yet) are null.
+fn set_creating(root: &mut Json, path: &[PathSegment], value: Json) {
+    let Some((first, rest)) = path.split_first() else {
+        *root = value;
+        return;
+    };
+    let container = match rest.first() {
+        Some(PathSegment::Index(_)) => Json::Array(Vec::new()),
+        _ => Json::Object(Map::new()),
+    };
+    let slot = match (first, root) {
+        (PathSegment::Key(key), Json::Object(map)) => map.entry(key.clone()).or_insert(Json::Null),
+        (PathSegment::Index(index), Json::Array(items)) => {
+            if items.len() <= *index {
+                items.resize(*index + 1, Json::Null);
+            }
+            &mut items[*index]
+        }
+        _ => return,
+    };
+    if rest.is_empty() {
+        *slot = value;
+        return;
+    }
+    if slot.is_null() {
+        *slot = container;
+    }
+    set_creating(slot, rest, value);
+}
+
+/// The list a status field is an item of (its path up to the first index), if any.
+fn enclosing_list(path: &FieldPath) -> Option<&[PathSegment]> {
+    let segments = path.segments();
+    segments
+        .iter()
+        .position(|segment| matches!(segment, PathSegment::Index(_)))
+        .map(|index| &segments[..index])
+}
+
 /// Computes the status after a plan.
 pub(crate) fn compute(
     planner: &Planner<'_>,
@@ -270,6 +310,7 @@ pub(crate) fn compute(
     let mut fields = Map::new();
     let mut pending = Vec::new();
     let mut errors = Vec::new();
+    let mut unresolved: Vec<&FieldPath> = Vec::new();
     let status_root = FieldPath::root().key("status");
     let scope = Scope::new(&planner.values);
     for field in &graph.status {
@@ -279,7 +320,7 @@ pub(crate) fn compute(
                     .and_then(|value| to_json(&field.expression, &value));
                 let mut target = Json::Object(std::mem::take(&mut fields));
                 match result {
-                    Ok(json) => set(&mut target, field.path.segments(), json),
+                    Ok(json) => set_creating(&mut target, field.path.segments(), json),
                     Err(Problem::Pending { expression, reason }) => pending.push(PendingField {
                         path: field.path.clone(),
                         expression,
@@ -288,11 +329,14 @@ pub(crate) fn compute(
                     Err(Problem::Failed {
                         expression,
                         message,
-                    }) => errors.push(NodeError {
-                        path: schema_status_path().join(&field.path),
-                        expression: Some(expression),
-                        message,
-                    }),
+                    }) => {
+                        unresolved.push(&field.path);
+                        errors.push(NodeError {
+                            path: schema_status_path().join(&field.path),
+                            expression: Some(expression),
+                            message,
+                        });
+                    }
                 }
                 if let Json::Object(map) = target {
                     fields = map;
@@ -323,6 +367,23 @@ pub(crate) fn compute(
         }
     }
     let _ = status_root;
+    // A list some of whose items did not resolve is left out whole, as a field that did not
+    // resolve is.
+    let incomplete: Vec<&[PathSegment]> = pending
+        .iter()
+        .map(|field: &PendingField| &field.path)
+        .chain(unresolved.iter().copied())
+        .filter_map(enclosing_list)
+        .collect();
+    if !incomplete.is_empty() {
+        let mut target = Json::Object(std::mem::take(&mut fields));
+        for list in incomplete {
+            crate::evaluate::remove(&mut target, list);
+        }
+        if let Json::Object(map) = target {
+            fields = map;
+        }
+    }
     // kro owns these two keys.
     fields.remove("state");
     fields.remove("conditions");

@@ -11,6 +11,7 @@
 //! - `values`: data node values; exact.
 //! - `status`: contained in the status kro would write.
 //! - `pendingStatus`: the status fields left out because they wait for data; exact.
+//! - `absentStatus`: top-level status fields that must not be there.
 //! - `reads`: the reads the plan asks for (`options.complete: false` starts from an empty,
 //!   incomplete observation instead of a complete snapshot); exact, in debug form.
 
@@ -183,6 +184,14 @@ fn check(planned: &Plan, expect: &Json) -> Result<(), String> {
             "status",
             &mut problems,
         );
+    }
+    if let Some(absent) = expect.get("absentStatus").and_then(Json::as_array) {
+        let status = planned.status.to_json();
+        for key in absent.iter().filter_map(Json::as_str) {
+            if let Some(found) = status.get(key) {
+                problems.push(format!("status.{key}: expected absent, found {found}"));
+            }
+        }
     }
     if let Some(expected) = expect.get("reads") {
         let actual: Vec<Json> = planned

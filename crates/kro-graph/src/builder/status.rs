@@ -129,6 +129,13 @@ impl Builder<'_> {
                     self.collect_status_value(child, path.key(name.clone()), plan);
                 }
             }
+            // A list of projections is a list in the status (upstream's `a[0]`, `a[1]`); an
+            // empty one projects nothing.
+            Json::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    self.collect_status_value(item, path.index(index), plan);
+                }
+            }
             Json::String(text) if text.contains("${") => match split_scale_marker(text) {
                 Ok(Some(marked)) => plan.entries.push(StatusEntry::Expression {
                     path,
@@ -153,6 +160,14 @@ impl Builder<'_> {
                 },
                 Err(error) => self.error(rgd_path, None, BuildErrorKind::Template(error)),
             },
+            // A declaration types a field of its own; a list item has none.
+            Json::String(_) if in_list(&path) => self.error(
+                rgd_path,
+                None,
+                BuildErrorKind::InvalidStatusField(
+                    "a list item without a ${...} expression".to_string(),
+                ),
+            ),
             Json::String(declaration) => {
                 match kro_schema::compile_field(declaration, &format!("status.{path}")) {
                     Ok(compiled) => plan.entries.push(StatusEntry::Declared {
@@ -201,7 +216,8 @@ impl Builder<'_> {
         for entry in plan.entries {
             match entry {
                 StatusEntry::Declared { path, compiled } => {
-                    insert_at(&mut schema, &path, compiled.schema.clone());
+                    // Declarations are never list items (refused while collecting).
+                    let _ = insert_at(&mut schema, &path, compiled.schema.clone());
                     scale
                         .scale_fields
                         .extend(compiled.scale_fields.iter().map(|_| path.to_string()));
@@ -276,7 +292,10 @@ impl Builder<'_> {
                     } else {
                         inferred::inferred_schema(&self.types, &output)
                     };
-                    insert_at(&mut schema, &path, field_schema);
+                    if let Err(conflict) = insert_at(&mut schema, &path, field_schema) {
+                        self.error(rgd_path, None, BuildErrorKind::InvalidStatusField(conflict));
+                        continue;
+                    }
                     fields.push(StatusField::Expression(CompiledField {
                         path,
                         template,
@@ -318,24 +337,78 @@ fn describe(value: &Json) -> String {
     }
 }
 
-/// Puts `schema` at `path` inside an object schema, creating intermediate objects.
-fn insert_at(root: &mut Schema, path: &FieldPath, schema: Schema) {
+/// Whether `path` goes through a list.
+fn in_list(path: &FieldPath) -> bool {
+    path.segments()
+        .iter()
+        .any(|segment| matches!(segment, PathSegment::Index(_)))
+}
+
+/// Puts `schema` at `path` inside an object schema, creating intermediate objects, and lists
+/// where the path has an index. All items of a list share one `items` schema: objects merge
+/// their properties, and items of different types are refused, naming both (upstream keeps
+/// whichever its map iteration visits last, so its CRD would differ from run to run).
+fn insert_at(root: &mut Schema, path: &FieldPath, schema: Schema) -> Result<(), String> {
     let segments = path.segments();
     let Some((last, parents)) = segments.split_last() else {
         *root = schema;
-        return;
+        return Ok(());
     };
     let mut current = root;
-    for segment in parents {
-        let PathSegment::Key(key) = segment else {
-            return;
+    for (position, segment) in parents.iter().enumerate() {
+        let next_is_index = matches!(segments.get(position + 1), Some(PathSegment::Index(_)));
+        let container = || Schema::of_type(if next_is_index { "array" } else { "object" });
+        current = match segment {
+            PathSegment::Key(key) => current
+                .properties
+                .entry(key.clone())
+                .or_insert_with(container),
+            PathSegment::Index(_) => current.items.get_or_insert_with(|| Box::new(container())),
         };
-        current = current
-            .properties
-            .entry(key.clone())
-            .or_insert_with(|| Schema::of_type("object"));
     }
-    if let PathSegment::Key(key) = last {
-        current.properties.insert(key.clone(), schema);
+    let slot = match last {
+        PathSegment::Key(key) => current.properties.entry(key.clone()),
+        PathSegment::Index(_) => {
+            match &current.items {
+                Some(items) if **items != schema => {
+                    return Err(format!(
+                        "the items of a list must be of one type, found {} and {}",
+                        describe_schema(items),
+                        describe_schema(&schema)
+                    ));
+                }
+                _ => {}
+            }
+            current.items = Some(Box::new(schema));
+            return Ok(());
+        }
+    };
+    match slot {
+        std::collections::btree_map::Entry::Occupied(mut found) => {
+            // Only items of one list write the same field twice.
+            if *found.get() != schema {
+                return Err(format!(
+                    "the items of a list must be of one type, found {} and {} at {path}",
+                    describe_schema(found.get()),
+                    describe_schema(&schema)
+                ));
+            }
+            found.insert(schema);
+        }
+        std::collections::btree_map::Entry::Vacant(vacant) => {
+            vacant.insert(schema);
+        }
+    }
+    Ok(())
+}
+
+/// A schema in a few words: its type, and an object's field names.
+fn describe_schema(schema: &Schema) -> String {
+    let kind = schema.type_.as_deref().unwrap_or("any value");
+    if schema.properties.is_empty() {
+        kind.to_string()
+    } else {
+        let names: Vec<&str> = schema.properties.keys().map(String::as_str).collect();
+        format!("{kind} {{{}}}", names.join(", "))
     }
 }

@@ -1006,6 +1006,65 @@ fn an_inferred_status_schema_keeps_the_shape_only() {
 }
 
 #[test]
+fn a_list_in_the_status_is_a_list_whose_items_share_one_schema() {
+    let graph = built(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{name: string, count: integer}}
+    status:
+      names: ['${{schema.spec.name}}', '${{schema.spec.name + \"x\"}}']
+      pairs:
+        - {{a: '${{schema.spec.name}}'}}
+        - {{b: '${{schema.spec.count}}'}}
+"
+    ));
+    let schema = serde_json::to_value(&graph.status_schema).expect("JSON");
+    assert_eq!(
+        schema["properties"]["names"],
+        serde_json::json!({"type": "array", "items": {"type": "string"}})
+    );
+    assert_eq!(
+        schema["properties"]["pairs"],
+        serde_json::json!({"type": "array", "items": {"type": "object", "properties": {
+            "a": {"type": "string"},
+            "b": {"type": "integer"},
+        }}})
+    );
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{name: string}}
+    status:
+      names: [fixed, '${{schema.spec.name}}']
+"
+    ));
+    assert_eq!(found[0].path.to_string(), "spec.schema.status.names[0]");
+    let found = errors(&format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+    spec: {{name: string, count: integer}}
+    status:
+      mixed: ['${{schema.spec.name}}', '${{schema.spec.count}}']
+"
+    ));
+    assert_eq!(found[0].path.to_string(), "spec.schema.status.mixed[1]");
+    assert!(
+        found[0]
+            .kind
+            .to_string()
+            .contains("the items of a list must be of one type, found string and integer"),
+        "{}",
+        found[0].kind
+    );
+}
+
+#[test]
 fn a_status_expression_that_reads_nothing_is_an_error() {
     let found = errors(&format!(
         "{HEADER}spec:
