@@ -118,8 +118,14 @@ pub(crate) fn is_built_in_group_version(api_version: &str) -> bool {
 
 fn type_meta(object: &Value) -> (&str, &str) {
     (
-        object.get("apiVersion").and_then(Value::as_str).unwrap_or_default(),
-        object.get("kind").and_then(Value::as_str).unwrap_or_default(),
+        object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+        object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
     )
 }
 

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use kro_apiserver::protobuf::{decode_object, encode_message, encode_object, is_encodable};
 use kro_schema::Catalog;
 use kro_schema::{AdditionalProperties, Schema};
-use prost::Message as _;
 use proptest::prelude::*;
+use prost::Message as _;
 use serde_json::{Map, Value, json};
 
 /// A sample value for a schema: every property filled, arrays and maps with one entry, with
@@ -21,8 +21,7 @@ fn sample(schema: &Schema, depth: usize, seed: u64) -> Value {
             json!(seed % 1000)
         };
     }
-    if schema.x_kubernetes_preserve_unknown_fields == Some(true) && schema.properties.is_empty()
-    {
+    if schema.x_kubernetes_preserve_unknown_fields == Some(true) && schema.properties.is_empty() {
         // Free-form JSON that is also a valid JSONSchemaProps (for the JSONSchemaPropsOr*
         // types, which the catalog describes as free-form too).
         return json!({"type": "string", "description": format!("free {seed}")});
@@ -110,8 +109,14 @@ fn is_zero(value: &Value) -> bool {
 /// lacks or has changed: their kinds are answered in JSON even when protobuf is asked for,
 /// except DeviceTaintRule, whose selector lost fields 1 and 5 (see the table's report).
 const WITHOUT_MESSAGES: [(&str, &str); 2] = [
-    ("resource.k8s.io/v1alpha3", "DRA v1alpha3 was removed after 1.33 (alpha, off by default)"),
-    ("storagemigration.k8s.io/v1alpha1", "StorageVersionMigration moved to v1beta1 (alpha)"),
+    (
+        "resource.k8s.io/v1alpha3",
+        "DRA v1alpha3 was removed after 1.33 (alpha, off by default)",
+    ),
+    (
+        "storagemigration.k8s.io/v1alpha1",
+        "StorageVersionMigration moved to v1beta1 (alpha)",
+    ),
 ];
 
 fn kinds() -> Vec<(String, String, Schema)> {
@@ -169,7 +174,8 @@ fn every_field_of_every_built_in_kind_survives_a_round_trip() {
                         .ok()
                         .and_then(|bytes| decode_object(&bytes).ok());
                     if again.as_ref() != Some(&decoded) {
-                        failures.insert(format!("{api_version} {kind}"), "not a fixed point".into());
+                        failures
+                            .insert(format!("{api_version} {kind}"), "not a fixed point".into());
                     }
                 }
                 Err(error) => {

@@ -257,15 +257,19 @@ fn parse_go_package(dir: &Path) -> GoPackage {
             let first = words.next().unwrap_or_default();
             let go_type = words.next().unwrap_or(first);
             let (json_name, options) = json.split_once(',').unwrap_or((&json, ""));
-            package.structs.entry(name.to_ascii_lowercase()).or_default().insert(
-                number,
-                GoField {
-                    json: json_name.to_owned(),
-                    omitempty: options.split(',').any(|option| option == "omitempty"),
-                    inline: options.split(',').any(|option| option == "inline"),
-                    pointer: go_type.starts_with('*'),
-                },
-            );
+            package
+                .structs
+                .entry(name.to_ascii_lowercase())
+                .or_default()
+                .insert(
+                    number,
+                    GoField {
+                        json: json_name.to_owned(),
+                        omitempty: options.split(',').any(|option| option == "omitempty"),
+                        inline: options.split(',').any(|option| option == "inline"),
+                        pointer: go_type.starts_with('*'),
+                    },
+                );
         }
     }
     package
@@ -310,8 +314,8 @@ fn generate(pb_source: &Path, cache: &Path) -> Generated {
         let Some(dir) = go_package_dir(cache, &module) else {
             continue;
         };
-        let source = std::fs::read_to_string(pb_source.join(&module).join("mod.rs"))
-            .unwrap_or_default();
+        let source =
+            std::fs::read_to_string(pb_source.join(&module).join("mod.rs")).unwrap_or_default();
         messages.extend(parse_prost_module(&module, &source));
         go_packages.insert(module.replace('/', "."), parse_go_package(&dir));
     }

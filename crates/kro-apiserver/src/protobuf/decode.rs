@@ -75,13 +75,21 @@ fn field_value(
                     return Err(malformed(message, "a map entry is not length-delimited"));
                 };
                 let entry = wire::fields(entry).map_err(|e| malformed(message, e.describe()))?;
-                let key_values: Vec<_> = entry.iter().filter(|(t, _)| *t == 1).map(|(_, v)| *v).collect();
+                let key_values: Vec<_> = entry
+                    .iter()
+                    .filter(|(t, _)| *t == 1)
+                    .map(|(_, v)| *v)
+                    .collect();
                 let key = scalar(message, *key, key_values.last().copied())?;
                 let key = match key {
                     Value::String(text) => text,
                     other => other.to_string(),
                 };
-                let values: Vec<_> = entry.iter().filter(|(t, _)| *t == 2).map(|(_, v)| *v).collect();
+                let values: Vec<_> = entry
+                    .iter()
+                    .filter(|(t, _)| *t == 2)
+                    .map(|(_, v)| *v)
+                    .collect();
                 let value = match value_type.as_ref() {
                     FieldType::Scalar(kind) => scalar(message, *kind, values.last().copied())?,
                     FieldType::Message(inner) => {
@@ -204,7 +212,11 @@ fn first_bytes<'a>(
     }
 }
 
-fn varint(message: &Message, wire: &[(u32, WireValue<'_>)], tag: u32) -> Result<u64, ProtobufError> {
+fn varint(
+    message: &Message,
+    wire: &[(u32, WireValue<'_>)],
+    tag: u32,
+) -> Result<u64, ProtobufError> {
     match first(wire, tag) {
         None => Ok(0),
         Some(WireValue::Varint(value)) => Ok(value),
@@ -215,21 +227,22 @@ fn varint(message: &Message, wire: &[(u32, WireValue<'_>)], tag: u32) -> Result<
 fn embedded_json(message: &Message, raw: Option<&[u8]>) -> Result<Value, ProtobufError> {
     match raw {
         None | Some([]) => Ok(Value::Null),
-        Some(raw) => {
-            serde_json::from_slice(raw).map_err(|source| ProtobufError::EmbeddedJson {
-                message: message.name.clone(),
-                source,
-            })
-        }
+        Some(raw) => serde_json::from_slice(raw).map_err(|source| ProtobufError::EmbeddedJson {
+            message: message.name.clone(),
+            source,
+        }),
     }
 }
 
 fn child(table: &Table, message: &Message, tag: u32) -> Option<usize> {
-    message.fields.iter().find_map(|field| match field.field_type {
-        FieldType::Message(inner) if field.tag == tag => Some(inner),
-        _ => None,
-    })
-    .filter(|inner| *inner < table.messages.len())
+    message
+        .fields
+        .iter()
+        .find_map(|field| match field.field_type {
+            FieldType::Message(inner) if field.tag == tag => Some(inner),
+            _ => None,
+        })
+        .filter(|inner| *inner < table.messages.len())
 }
 
 fn special_value(
@@ -255,12 +268,18 @@ fn special_value(
             };
             Value::String(time.format(format).to_string())
         }
-        Special::Duration => Value::String(super::duration::format(varint(message, wire, 1)? as i64)),
+        Special::Duration => {
+            Value::String(super::duration::format(varint(message, wire, 1)? as i64))
+        }
         Special::Quantity => {
             let text = first_bytes(message, wire, 1)?.unwrap_or_default();
             let text = String::from_utf8(text.to_vec())
                 .map_err(|_| malformed(message, "a quantity is not UTF-8"))?;
-            Value::String(if text.is_empty() { "0".to_owned() } else { text })
+            Value::String(if text.is_empty() {
+                "0".to_owned()
+            } else {
+                text
+            })
         }
         Special::IntOrString => {
             if varint(message, wire, 1)? == 1 {
@@ -285,14 +304,16 @@ fn special_value(
                     }
                 }
             }
-            if items.is_empty() { Value::Null } else { Value::Array(items) }
-        }
-        Special::SchemaOrBool => {
-            match (first_bytes(message, wire, 2)?, child(table, message, 2)) {
-                (Some(bytes), Some(inner)) => self::message(table, inner, bytes)?,
-                _ => Value::Bool(varint(message, wire, 1)? != 0),
+            if items.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(items)
             }
         }
+        Special::SchemaOrBool => match (first_bytes(message, wire, 2)?, child(table, message, 2)) {
+            (Some(bytes), Some(inner)) => self::message(table, inner, bytes)?,
+            _ => Value::Bool(varint(message, wire, 1)? != 0),
+        },
         Special::SchemaOrStringArray => {
             let property: Vec<Value> = wire
                 .iter()

@@ -80,7 +80,11 @@ pub(crate) fn parse(text: &str) -> Option<i64> {
         if whole.is_empty() && fractional.is_empty() {
             return None;
         }
-        let whole: i128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+        let whole: i128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().ok()?
+        };
         let mut value = whole.checked_mul(*unit)?;
         let mut scale = *unit;
         for digit in fractional.chars() {

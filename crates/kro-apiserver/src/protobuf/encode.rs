@@ -201,10 +201,13 @@ fn scalar(
 }
 
 fn child(message: &Message, tag: u32) -> Option<usize> {
-    message.fields.iter().find_map(|field| match field.field_type {
-        FieldType::Message(inner) if field.tag == tag => Some(inner),
-        _ => None,
-    })
+    message
+        .fields
+        .iter()
+        .find_map(|field| match field.field_type {
+            FieldType::Message(inner) if field.tag == tag => Some(inner),
+            _ => None,
+        })
 }
 
 fn embed_message(
@@ -279,12 +282,11 @@ fn special_value(
         }
         Special::RawExtension | Special::FieldsV1 | Special::Json => {
             if !value.is_null() {
-                let raw = serde_json::to_vec(value).map_err(|source| {
-                    ProtobufError::EmbeddedJson {
+                let raw =
+                    serde_json::to_vec(value).map_err(|source| ProtobufError::EmbeddedJson {
                         message: message.name.clone(),
                         source,
-                    }
-                })?;
+                    })?;
                 wire::put_bytes_field(out, 1, &raw);
             }
         }

@@ -3,9 +3,11 @@
 //! it, and when the client prefers protobuf the JSON answer (object, list, `Status`, or watch
 //! stream) becomes protobuf on the way out.
 //!
-//! Custom resources stay JSON-only, as in kube-apiserver: a protobuf body is refused with
-//! 415, and an `Accept` that lists protobuf before JSON gets JSON (protobuf alone gets 406
-//! from the handlers, which see the `Accept` unchanged).
+//! Custom resources stay JSON-only, as in kube-apiserver: an `Accept` that lists protobuf
+//! before JSON gets JSON, and protobuf alone gets 406 from the handlers (which see the
+//! `Accept` unchanged), written in protobuf as kube-apiserver writes it. A protobuf body is
+//! refused with 415; kube-apiserver 1.33 instead panics in its custom resource decoder and
+//! drops the connection, which no client can rely on.
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -51,7 +53,11 @@ fn served(path: &str) -> Served {
 }
 
 fn is_watch(request: &Request) -> bool {
-    let path_watch = request.uri().path().split('/').any(|segment| segment == "watch");
+    let path_watch = request
+        .uri()
+        .path()
+        .split('/')
+        .any(|segment| segment == "watch");
     let query_watch = request.uri().query().is_some_and(|query| {
         query
             .split('&')
@@ -90,6 +96,9 @@ pub(crate) async fn negotiate(
         );
     if protobuf_body {
         if served == Served::Custom {
+            // Read the body first: answering before the client has sent it resets the
+            // connection under it.
+            let _ = axum::body::to_bytes(request.into_body(), limit).await;
             return ApiError::unsupported_media_type(&["application/json", "application/yaml"])
                 .into_response();
         }
@@ -98,14 +107,23 @@ pub(crate) async fn negotiate(
             Err(error) => return error.into_response(),
         };
     }
-    if served != Served::BuiltIn || !prefers_protobuf(&request) {
+    if !prefers_protobuf(&request) {
         return next.run(request).await;
     }
+    if served == Served::Custom {
+        // The handlers answer 406 when JSON is not acceptable either; kube-apiserver
+        // writes that Status in protobuf.
+        let response = next.run(request).await;
+        return if response.status() == http::StatusCode::NOT_ACCEPTABLE {
+            protobuf_response(response).await
+        } else {
+            response
+        };
+    }
     let watch = is_watch(&request);
-    request.headers_mut().insert(
-        header::ACCEPT,
-        HeaderValue::from_static("application/json"),
-    );
+    request
+        .headers_mut()
+        .insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let response = next.run(request).await;
     let is_json = response
         .headers()
@@ -128,7 +146,9 @@ async fn json_request(request: Request, limit: usize) -> Result<Request, ApiErro
         ApiError::too_large(format!("the request body is larger than {limit} bytes"))
     })?;
     let object = decode_object(&bytes).map_err(|error| {
-        ApiError::bad_request(format!("the protobuf request body cannot be decoded: {error}"))
+        ApiError::bad_request(format!(
+            "the protobuf request body cannot be decoded: {error}"
+        ))
     })?;
     let json = serde_json::to_vec(&object)
         .map_err(|error| ApiError::internal(format!("re-encoding a decoded body: {error}")))?;
@@ -136,7 +156,9 @@ async fn json_request(request: Request, limit: usize) -> Result<Request, ApiErro
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(json.len()));
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(json.len()));
     Ok(Request::from_parts(parts, Body::from(json)))
 }
 
@@ -184,20 +206,23 @@ fn watch_response(response: Response) -> Response {
         }
         Ok::<Bytes, axum::Error>(Bytes::from(out))
     });
-    parts
-        .headers
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(WATCH_MEDIA_TYPE));
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(WATCH_MEDIA_TYPE),
+    );
     Response::from_parts(parts, Body::from_stream(frames))
 }
 
 fn frame_of_line(line: &[u8]) -> Result<Vec<u8>, ProtobufError> {
-    let event: Value = serde_json::from_slice(line).map_err(|source| {
-        ProtobufError::EmbeddedJson {
+    let event: Value =
+        serde_json::from_slice(line).map_err(|source| ProtobufError::EmbeddedJson {
             message: "WatchEvent".to_owned(),
             source,
-        }
-    })?;
-    let event_type = event.get("type").and_then(Value::as_str).unwrap_or_default();
+        })?;
+    let event_type = event
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     watch_frame(event_type, event.get("object").unwrap_or(&Value::Null))
 }
 
