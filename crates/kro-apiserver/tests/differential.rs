@@ -197,11 +197,17 @@ impl Session {
             .await
             .unwrap_or_else(|error| panic!("{step}: reading the body: {error}"));
         let media = content.first().cloned().unwrap_or_default();
+        // Whether our encoder writes the decoded answer back to the very bytes received
+        // (for kube-apiserver's answers: byte equality with Go's marshalling).
+        let mut same_bytes = Value::Null;
         let body = if media.contains("stream=watch") {
             protobuf_watch_events(&raw)
         } else if media.starts_with(PROTOBUF) {
-            kro_apiserver::protobuf::decode_object(&raw)
-                .unwrap_or_else(|error| panic!("{step}: undecodable protobuf: {error}"))
+            let decoded = kro_apiserver::protobuf::decode_object(&raw)
+                .unwrap_or_else(|error| panic!("{step}: undecodable protobuf: {error}"));
+            let again = kro_apiserver::protobuf::encode_object(&decoded).ok();
+            same_bytes = json!(again.as_deref() == Some(&raw[..]));
+            decoded
         } else {
             serde_json::from_slice(&raw).unwrap_or(Value::Null)
         };
@@ -212,6 +218,7 @@ impl Session {
             "code": code,
             "contentType": content,
             "body": recorded,
+            "reencodedToTheSameBytes": same_bytes,
         }));
         Reply { code, body }
     }

@@ -8,14 +8,13 @@ use kro_apiserver::protobuf::{decode_object, encode_message, encode_object, is_e
 use kro_schema::Catalog;
 use kro_schema::{AdditionalProperties, Schema};
 use proptest::prelude::*;
-use prost::Message as _;
 use serde_json::{Map, Value, json};
 
 /// A sample value for a schema: every property filled, arrays and maps with one entry, with
 /// `seed` varying the scalars. Recursion (JSONSchemaProps) stops at `depth`.
 fn sample(schema: &Schema, depth: usize, seed: u64) -> Value {
     if schema.x_kubernetes_int_or_string {
-        return if seed % 2 == 0 {
+        return if seed.is_multiple_of(2) {
             json!(format!("{}%", seed % 100))
         } else {
             json!(seed % 1000)
@@ -36,7 +35,7 @@ fn sample(schema: &Schema, depth: usize, seed: u64) -> Value {
         },
         (Some("integer"), _) => json!(seed % 1000 + 1),
         (Some("number"), _) => json!(1.5),
-        (Some("boolean"), _) => json!(seed % 2 == 0),
+        (Some("boolean"), _) => json!(seed.is_multiple_of(2)),
         (Some("array"), _) => match (&schema.items, depth) {
             (Some(items), depth) if depth > 0 => json!([sample(items, depth - 1, seed + 1)]),
             _ => json!([]),

@@ -119,11 +119,10 @@ fn message_type(module: &str, type_text: &str) -> Option<String> {
     const WRAPPERS: [&str; 5] = ["Option", "Vec", "String", "Box", "BTreeMap"];
     let path = type_text
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
-        .filter(|token| {
+        .rfind(|token| {
             let last = token.rsplit("::").next().unwrap_or_default();
             last.starts_with(|c: char| c.is_ascii_uppercase()) && !WRAPPERS.contains(&last)
-        })
-        .next_back()?;
+        })?;
     let mut segments: Vec<&str> = module.split('/').collect();
     let mut parts = path.split("::").peekable();
     while parts.peek() == Some(&"super") {
