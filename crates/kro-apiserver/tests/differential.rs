@@ -1904,6 +1904,17 @@ async fn protobuf_bodies(session: &mut Session, ns: &str) {
     // kubectl sends in JSON too) is owned as `f:creationTimestamp` by the embedded server's
     // managed fields, and not by kube-apiserver's, computed from the Go struct.
     session.mask("/body/metadata/managedFields");
+    session
+        .call_bytes(
+            "the defaulted deployment in protobuf",
+            Method::GET,
+            &format!("/apis/apps/v1/namespaces/{ns}/deployments/web"),
+            None,
+            Vec::new(),
+            PROTOBUF,
+        )
+        .await;
+    session.mask("/body/metadata/managedFields");
     let group = format!("{ns}.protobuf.kro.run");
     let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
     session
