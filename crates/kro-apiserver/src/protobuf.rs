@@ -217,8 +217,10 @@ pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
 }
 
 /// A watch event as one length-prefixed frame of a `stream=watch` response: a bare
-/// `meta/v1 WatchEvent` whose object is the enveloped object (`None` for kinds without a
-/// protobuf form).
+/// `meta/v1 WatchEvent` whose object is the enveloped object.
+///
+/// # Errors
+/// As [`encode_object`], for an object without a protobuf form.
 pub(crate) fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, ProtobufError> {
     let embedded = encode_object(object)?;
     let mut raw_extension = Vec::new();
