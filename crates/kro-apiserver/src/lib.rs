@@ -27,6 +27,8 @@
 //! - `managed`: managed fields and server-side apply (`fields`, `shape`, `merge`, `entries`);
 //!   `patch` and `strategic`: the other patch types; `objects`, `defaults`, `typed`: object
 //!   metadata, defaulting and round trips through the typed form.
+//! - [`protobuf`]: Kubernetes protobuf bodies and watch frames for the built-in kinds,
+//!   translated to and from the stored JSON at the edge.
 //! - `tables`, [`openapi`], [`openapi_v2`], [`selectors`]: Table output, OpenAPI documents,
 //!   label and field selectors.
 //! - [`simulators`]: the simulated controllers (pod sets, deployments, garbage collection,
@@ -47,6 +49,7 @@ mod objects;
 pub mod openapi;
 pub mod openapi_v2;
 mod patch;
+pub mod protobuf;
 pub mod registry;
 pub mod selectors;
 mod server;

@@ -552,6 +552,10 @@ fn routes(state: Arc<AppState>) -> Router {
         .fallback(crate::handlers::resource_request)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
+            limit,
+            crate::protobuf::negotiation::negotiate,
+        ))
+        .layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             apply_knobs,
         ))

@@ -1,0 +1,332 @@
+//! The protobuf codec: JSON -> protobuf -> JSON round trips for every built-in kind of the
+//! 1.33 catalog, and byte equality with prost (the `k8s-pb` message types) for objects that
+//! use every special type.
+
+use std::collections::BTreeMap;
+
+use kro_apiserver::protobuf::{decode_object, encode_message, encode_object, is_encodable};
+use kro_schema::Catalog;
+use kro_schema::{AdditionalProperties, Schema};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+
+/// A sample value for a schema: every property filled, arrays and maps with one entry, with
+/// `seed` varying the scalars. Recursion (JSONSchemaProps) stops at `depth`.
+fn sample(schema: &Schema, depth: usize, seed: u64) -> Value {
+    if schema.x_kubernetes_int_or_string {
+        return if seed.is_multiple_of(2) {
+            json!(format!("{}%", seed % 100))
+        } else {
+            json!(seed % 1000)
+        };
+    }
+    if schema.x_kubernetes_preserve_unknown_fields == Some(true) && schema.properties.is_empty() {
+        // Free-form JSON that is also a valid JSONSchemaProps (for the JSONSchemaPropsOr*
+        // types, which the catalog describes as free-form too).
+        return json!({"type": "string", "description": format!("free {seed}")});
+    }
+    let types: Vec<&str> = schema.type_.as_deref().into_iter().collect();
+    match (types.first().copied(), schema.format.as_deref()) {
+        (Some("string"), Some("date-time")) => json!("2024-05-06T07:08:09Z"),
+        (Some("string"), Some("byte")) => json!("aGVsbG8="),
+        (Some("string"), _) => match &schema.enum_ {
+            Some(values) if !values.is_empty() => values[seed as usize % values.len()].clone(),
+            _ => json!(format!("s{seed}")),
+        },
+        (Some("integer"), _) => json!(seed % 1000 + 1),
+        (Some("number"), _) => json!(1.5),
+        (Some("boolean"), _) => json!(seed.is_multiple_of(2)),
+        (Some("array"), _) => match (&schema.items, depth) {
+            (Some(items), depth) if depth > 0 => json!([sample(items, depth - 1, seed + 1)]),
+            _ => json!([]),
+        },
+        _ => {
+            let mut object = Map::new();
+            if depth == 0 {
+                return Value::Object(object);
+            }
+            for (name, property) in &schema.properties {
+                if matches!(name.as_str(), "apiVersion" | "kind") {
+                    continue;
+                }
+                object.insert(name.clone(), sample(property, depth - 1, seed + 1));
+            }
+            if let Some(AdditionalProperties::Schema(values)) = &schema.additional_properties {
+                object.insert("key".to_owned(), sample(values, depth - 1, seed + 1));
+            }
+            Value::Object(object)
+        }
+    }
+}
+
+/// Whether every value of `expected` is in `actual` (which may hold more: Go's zero values).
+fn contains(actual: &Value, expected: &Value, path: &str) -> Result<(), String> {
+    match (actual, expected) {
+        (Value::Object(actual), Value::Object(expected)) => {
+            for (key, value) in expected {
+                match actual.get(key) {
+                    Some(child) => contains(child, value, &format!("{path}.{key}"))?,
+                    // Go's omitempty leaves zero values of value fields out.
+                    None if is_zero(value) => {}
+                    None => return Err(format!("{path}.{key} is missing")),
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(actual), Value::Array(expected)) if actual.len() == expected.len() => actual
+            .iter()
+            .zip(expected)
+            .enumerate()
+            .try_for_each(|(index, (a, e))| contains(a, e, &format!("{path}[{index}]"))),
+        (Value::Number(a), Value::Number(e)) if a.as_f64() == e.as_f64() => Ok(()),
+        _ if actual == expected => Ok(()),
+        // Go normalises a quantity to a string, and writes MicroTime with microseconds.
+        (Value::String(a), Value::Number(e)) if *a == e.to_string() => Ok(()),
+        (Value::String(a), Value::String(e))
+            if chrono::DateTime::parse_from_rfc3339(a).ok().is_some()
+                && chrono::DateTime::parse_from_rfc3339(a).ok()
+                    == chrono::DateTime::parse_from_rfc3339(e).ok() =>
+        {
+            Ok(())
+        }
+        _ => Err(format!("{path}: {actual} != {expected}")),
+    }
+}
+
+fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(flag) => !flag,
+        Value::Number(number) => number.as_f64() == Some(0.0),
+        Value::String(text) => text.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.values().all(is_zero),
+    }
+}
+
+/// Catalog API versions whose messages `k8s-pb` 0.9 (generated from a later Kubernetes)
+/// lacks or has changed: their kinds are answered in JSON even when protobuf is asked for,
+/// except DeviceTaintRule, whose selector lost fields 1 and 5 (see the table's report).
+const WITHOUT_MESSAGES: [(&str, &str); 2] = [
+    (
+        "resource.k8s.io/v1alpha3",
+        "DRA v1alpha3 was removed after 1.33 (alpha, off by default)",
+    ),
+    (
+        "storagemigration.k8s.io/v1alpha1",
+        "StorageVersionMigration moved to v1beta1 (alpha)",
+    ),
+];
+
+fn kinds() -> Vec<(String, String, Schema)> {
+    let catalog = Catalog::kubernetes();
+    catalog
+        .gvks()
+        .filter_map(|gvk| {
+            let skipped = WITHOUT_MESSAGES
+                .iter()
+                .any(|(api_version, _)| gvk.api_version() == *api_version);
+            if skipped {
+                return None;
+            }
+            let kind = catalog.resolve(gvk).found()?;
+            Some((
+                gvk.api_version(),
+                gvk.kind().to_owned(),
+                kind.resolved_schema(),
+            ))
+        })
+        .collect()
+}
+
+fn object_of(api_version: &str, kind: &str, schema: &Schema, depth: usize, seed: u64) -> Value {
+    let mut object = sample(schema, depth, seed);
+    object["apiVersion"] = json!(api_version);
+    object["kind"] = json!(kind);
+    object
+}
+
+#[test]
+fn every_built_in_kind_of_the_catalog_but_the_removed_alphas_has_a_protobuf_form() {
+    let missing: Vec<String> = kinds()
+        .iter()
+        .filter(|(api_version, kind, _)| !is_encodable(api_version, kind))
+        .map(|(api_version, kind, _)| format!("{api_version} {kind}"))
+        .collect();
+    assert_eq!(missing, Vec::<String>::new());
+}
+
+#[test]
+fn every_field_of_every_built_in_kind_survives_a_round_trip() {
+    let mut failures = BTreeMap::new();
+    for (api_version, kind, schema) in kinds() {
+        for seed in [0, 1] {
+            let object = object_of(&api_version, &kind, &schema, 9, seed);
+            let result = encode_object(&object)
+                .map_err(|error| error.to_string())
+                .and_then(|bytes| decode_object(&bytes).map_err(|error| error.to_string()))
+                .and_then(|decoded| contains(&decoded, &object, "").map(|()| decoded));
+            match result {
+                Ok(decoded) => {
+                    // Go's normal form is a fixed point.
+                    let again = encode_object(&decoded)
+                        .ok()
+                        .and_then(|bytes| decode_object(&bytes).ok());
+                    if again.as_ref() != Some(&decoded) {
+                        failures
+                            .insert(format!("{api_version} {kind}"), "not a fixed point".into());
+                    }
+                }
+                Err(error) => {
+                    failures.insert(format!("{api_version} {kind}"), error);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_objects_of_random_kinds_round_trip(index in 0usize..10_000, seed in 0u64..1_000_000, depth in 1usize..12) {
+        let kinds = kinds();
+        let (api_version, kind, schema) = &kinds[index % kinds.len()];
+        let object = object_of(api_version, kind, schema, depth, seed);
+        let bytes = encode_object(&object).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let decoded = decode_object(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        contains(&decoded, &object, "").map_err(TestCaseError::fail)?;
+        let again = decode_object(&encode_object(&decoded).map_err(|e| TestCaseError::fail(e.to_string()))?)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(again, decoded);
+    }
+}
+
+/// Our bytes, decoded by prost into the k8s-pb type and encoded again, are the same bytes.
+fn assert_prost_agrees<M: prost::Message + Default>(object: &Value) {
+    let ours = encode_message(object).expect("encodes");
+    let decoded = M::decode(ours.as_slice()).expect("prost decodes our bytes");
+    assert_eq!(
+        decoded.encode_to_vec(),
+        ours,
+        "prost re-encodes {} differently",
+        object["kind"]
+    );
+}
+
+fn catalog_object(api_version: &str, kind: &str, seed: u64) -> Value {
+    let (_, _, schema) = kinds()
+        .into_iter()
+        .find(|(v, k, _)| v == api_version && k == kind)
+        .expect("a catalog kind");
+    object_of(api_version, kind, &schema, 9, seed)
+}
+
+#[test]
+fn prost_reads_and_rewrites_our_bytes_unchanged() {
+    use k8s_pb::api;
+    use k8s_pb::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+    use k8s_pb::apimachinery::pkg::apis::meta::v1 as meta;
+    macro_rules! check {
+        ($($api_version:literal $kind:literal => $type:ty),* $(,)?) => {
+            $(for seed in [0, 1] {
+                assert_prost_agrees::<$type>(&catalog_object($api_version, $kind, seed));
+            })*
+        };
+    }
+    check! {
+        "v1" "ConfigMap" => api::core::v1::ConfigMap,
+        "v1" "Secret" => api::core::v1::Secret,
+        "v1" "Namespace" => api::core::v1::Namespace,
+        "v1" "Pod" => api::core::v1::Pod,
+        "v1" "Service" => api::core::v1::Service,
+        "v1" "Node" => api::core::v1::Node,
+        "v1" "PersistentVolume" => api::core::v1::PersistentVolume,
+        "v1" "Event" => api::core::v1::Event,
+        "v1" "ConfigMapList" => api::core::v1::ConfigMapList,
+        "apps/v1" "Deployment" => api::apps::v1::Deployment,
+        "apps/v1" "StatefulSet" => api::apps::v1::StatefulSet,
+        "apps/v1" "DaemonSet" => api::apps::v1::DaemonSet,
+        "apps/v1" "ControllerRevision" => api::apps::v1::ControllerRevision,
+        "batch/v1" "Job" => api::batch::v1::Job,
+        "batch/v1" "CronJob" => api::batch::v1::CronJob,
+        "networking.k8s.io/v1" "Ingress" => api::networking::v1::Ingress,
+        "networking.k8s.io/v1" "NetworkPolicy" => api::networking::v1::NetworkPolicy,
+        "rbac.authorization.k8s.io/v1" "ClusterRole" => api::rbac::v1::ClusterRole,
+        "autoscaling/v2" "HorizontalPodAutoscaler" => api::autoscaling::v2::HorizontalPodAutoscaler,
+        "policy/v1" "PodDisruptionBudget" => api::policy::v1::PodDisruptionBudget,
+        "coordination.k8s.io/v1" "Lease" => api::coordination::v1::Lease,
+        "events.k8s.io/v1" "Event" => api::events::v1::Event,
+        "authentication.k8s.io/v1" "TokenReview" => api::authentication::v1::TokenReview,
+        "storage.k8s.io/v1" "StorageClass" => api::storage::v1::StorageClass,
+        "apiextensions.k8s.io/v1" "CustomResourceDefinition" => apiextensions::CustomResourceDefinition,
+    }
+    let status = json!({
+        "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+        "message": "configmaps \"x\" not found", "reason": "NotFound",
+        "details": {"name": "x", "kind": "configmaps"}, "code": 404,
+    });
+    assert_prost_agrees::<meta::Status>(&status);
+}
+
+#[test]
+fn kubectl_style_objects_round_trip_to_the_json_kube_apiserver_would_answer() {
+    let deployment = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "creationTimestamp": null, "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "web"}},
+            "strategy": {},
+            "template": {
+                "metadata": {"creationTimestamp": null, "labels": {"app": "web"}},
+                "spec": {"containers": [{
+                    "name": "nginx", "image": "nginx", "resources": {},
+                    "ports": [{"containerPort": 80}],
+                }]},
+            },
+        },
+        "status": {},
+    });
+    let decoded = decode_object(&encode_object(&deployment).expect("encodes")).expect("decodes");
+    assert_eq!(decoded, deployment);
+}
+
+#[test]
+fn special_types_keep_their_json_forms() {
+    let lease = json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "l", "namespace": "n", "creationTimestamp": "2024-01-02T03:04:05Z",
+            "managedFields": [{"manager": "m", "operation": "Apply", "apiVersion": "v1",
+                "time": "2024-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+                "fieldsV1": {"f:spec": {"f:holderIdentity": {}}}}]},
+        "spec": {"holderIdentity": "me", "renewTime": "2024-01-02T03:04:05.123456Z",
+            "leaseDurationSeconds": 0},
+    });
+    let decoded = decode_object(&encode_object(&lease).expect("encodes")).expect("decodes");
+    assert_eq!(decoded, lease);
+    let pod_resources = json!({
+        "apiVersion": "v1", "kind": "LimitRange",
+        "metadata": {"name": "l", "creationTimestamp": null},
+        "spec": {"limits": [{"type": "Container", "max": {"cpu": "500m", "memory": "1Gi"}}]},
+    });
+    let decoded = decode_object(&encode_object(&pod_resources).expect("encodes")).expect("x");
+    assert_eq!(decoded, pod_resources);
+}
+
+#[test]
+fn custom_resources_have_no_protobuf_form() {
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {}});
+    assert!(!is_encodable("example.com/v1", "Widget"));
+    assert!(matches!(
+        encode_object(&widget),
+        Err(kro_apiserver::protobuf::ProtobufError::UnknownKind { .. })
+    ));
+    assert!(matches!(
+        decode_object(b"{}"),
+        Err(kro_apiserver::protobuf::ProtobufError::NoMagic)
+    ));
+}
