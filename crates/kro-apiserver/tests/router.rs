@@ -324,3 +324,47 @@ async fn a_definition_whose_rule_costs_too_much_is_refused_with_kube_apiservers_
     .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
 }
+
+/// client-go's metadata informers decode every watch event as `PartialObjectMetadata`, and
+/// kube-apiserver transforms bookmarks like any other event's object.
+#[tokio::test]
+async fn a_metadata_only_watch_gets_its_bookmarks_as_partial_object_metadata() {
+    let state = ServerState::new(ServerConfig {
+        token: None,
+        tls: false,
+        bookmark_interval: std::time::Duration::from_millis(200),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("the state builds");
+    let app = router(state);
+    let request = Request::builder()
+        .uri("/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&timeoutSeconds=1")
+        .header(
+            header::ACCEPT,
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        )
+        .body(Body::empty())
+        .expect("a request");
+    let response = app.oneshot(request).await.expect("answered");
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("the stream ends at its timeout");
+    let events: Vec<Value> = bytes
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).expect("an event"))
+        .collect();
+    let bookmark = events
+        .iter()
+        .find(|event| event["type"] == "BOOKMARK")
+        .unwrap_or_else(|| panic!("a bookmark within the second: {events:?}"));
+    let mut object = bookmark["object"].clone();
+    assert!(object["metadata"]["resourceVersion"].is_string());
+    object["metadata"]["resourceVersion"] = json!("<set>");
+    assert_eq!(
+        object,
+        json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"resourceVersion": "<set>", "creationTimestamp": null}})
+    );
+}

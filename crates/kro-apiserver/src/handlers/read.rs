@@ -11,7 +11,9 @@ use crate::tables;
 
 use super::request::ResourceRequest;
 use super::request::{Selection, require_verb};
-use super::response::{list_body, metadata_only, partial_object, table_request};
+use super::response::{
+    list_body, metadata_form_mismatch, metadata_only, partial_object, table_request,
+};
 
 pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, ApiError> {
     let ResourceRequest {
@@ -32,9 +34,10 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
             let table = printer.table(version, std::iter::once(&*object), metadata, include, true);
             Ok(json_response(StatusCode::OK, &table))
         }
-        None if metadata_only(headers) => {
-            Ok(json_response(StatusCode::OK, &partial_object(&object)))
-        }
+        None if metadata_only(headers) => match metadata_form_mismatch(headers, target, false) {
+            Some(error) => Err(error),
+            None => Ok(json_response(StatusCode::OK, &partial_object(&object))),
+        },
         None => Ok(json_response(StatusCode::OK, &object)),
     }
 }
@@ -155,6 +158,9 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
         return Ok(json_response(StatusCode::OK, &table));
     }
     if metadata_only(headers) {
+        if let Some(error) = metadata_form_mismatch(headers, target, true) {
+            return Err(error);
+        }
         let items: Vec<Value> = items.iter().map(partial_object).collect();
         return Ok(json_response(
             StatusCode::OK,

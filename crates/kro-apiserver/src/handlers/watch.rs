@@ -32,9 +32,22 @@ pub(super) struct EventFormat {
 }
 
 impl EventFormat {
+    /// A BOOKMARK event: as `PartialObjectMetadata` too when objects are, since
+    /// kube-apiserver transforms every event's object (client-go's metadata informers
+    /// refuse any other kind).
+    fn bookmark_line(&self, bookmark: &Value) -> Bytes {
+        if self.metadata_only {
+            let mut partial = partial_object(bookmark);
+            // The typed ObjectMeta of PartialObjectMetadata writes its zero time as null.
+            partial["metadata"]["creationTimestamp"] = Value::Null;
+            return event_line("BOOKMARK", &partial);
+        }
+        event_line("BOOKMARK", bookmark)
+    }
+
     fn line(&mut self, event_type: &str, object: &Value) -> Bytes {
         let Some((version, include, printer)) = &self.table else {
-            if self.metadata_only && event_type != "BOOKMARK" {
+            if self.metadata_only {
                 return event_line(event_type, &partial_object(object));
             }
             return event_line(event_type, object);
@@ -317,7 +330,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                         "apiVersion": target.resource.api_version(),
                         "metadata": { "resourceVersion": last_revision.to_string() },
                     });
-                    if !outbox.send(event_line("BOOKMARK", &bookmark)).await {
+                    if !outbox.send(format.bookmark_line(&bookmark)).await {
                         return;
                     }
                 }
