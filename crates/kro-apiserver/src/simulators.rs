@@ -9,6 +9,7 @@
 
 mod autoscalers;
 mod deployments;
+mod endpoints;
 mod garbage_collector;
 mod jobs;
 mod knobs;
@@ -53,8 +54,9 @@ pub enum Simulator {
     /// (or failing, when chosen), Job pods Succeeded.
     Pods,
     /// The service account controller (a `default` ServiceAccount per namespace), the root CA
-    /// publisher (a `kube-root-ca.crt` ConfigMap per namespace, with TLS) and a load-balancer
-    /// provider (LoadBalancer Services get an ingress IP).
+    /// publisher (a `kube-root-ca.crt` ConfigMap per namespace, with TLS), the EndpointSlice
+    /// and Endpoints controllers (the addresses of the pods a Service selects) and a
+    /// load-balancer provider (LoadBalancer Services get an ingress IP).
     Services,
     /// The volume binder: PersistentVolumeClaims become Bound.
     Volumes,
@@ -247,6 +249,7 @@ pub(crate) async fn spawn(
                     Arc::clone(&context),
                     stop.clone(),
                 ));
+                tokio::spawn(endpoints::run(Arc::clone(&context), stop.clone()));
                 tokio::spawn(services::run_load_balancers(context, stop));
             }
             Simulator::Volumes => {

@@ -927,3 +927,113 @@ async fn every_namespace_has_the_root_ca_config_map() {
     })
     .await;
 }
+
+/// A Service's EndpointSlice and Endpoints list the ready pods it selects, with the named
+/// target port resolved, follow the pods, and go with the Service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn services_get_endpoint_slices_and_endpoints_from_their_pods() {
+    use k8s_openapi::api::core::v1::Endpoints;
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let (_server, client) = serve(Simulators::all()).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let mut web = web_deployment("web", "nginx:1.27", serde_json::json!({"app": "web"}));
+    if let Some(container) = web
+        .spec
+        .as_mut()
+        .and_then(|spec| spec.template.spec.as_mut())
+        .and_then(|spec| spec.containers.first_mut())
+    {
+        container.ports = Some(vec![object(
+            serde_json::json!({"name": "http", "containerPort": 8080}),
+        )]);
+    }
+    deployments
+        .create(&PostParams::default(), &web)
+        .await
+        .expect("create the Deployment");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let service: Service = object(serde_json::json!({
+        "metadata": {"name": "web", "labels": {"tier": "front"}},
+        "spec": {"selector": {"app": "web"}, "ports": [{"name": "web", "port": 80, "targetPort": "http"}]},
+    }));
+    services
+        .create(&PostParams::default(), &service)
+        .await
+        .expect("create the Service");
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "default");
+    let by_service = ListParams::default().labels(
+        "kubernetes.io/service-name=web,endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io",
+    );
+    eventually("the slice lists both ready pods", || async {
+        let listed = slices.list(&by_service).await.expect("list").items;
+        listed.len() == 1
+            && listed[0].endpoints.len() == 2
+            && listed[0]
+                .endpoints
+                .iter()
+                .all(|endpoint| endpoint.conditions.as_ref().and_then(|c| c.ready) == Some(true))
+    })
+    .await;
+    let slice = slices
+        .list(&by_service)
+        .await
+        .expect("list")
+        .items
+        .remove(0);
+    assert_eq!(slice.address_type, "IPv4");
+    assert!(
+        slice
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|name| name.starts_with("web-"))
+    );
+    assert_eq!(
+        slice.labels().get("tier").map(String::as_str),
+        Some("front")
+    );
+    let port = slice
+        .ports
+        .as_ref()
+        .and_then(|ports| ports.first())
+        .expect("a port");
+    assert_eq!((port.name.as_deref(), port.port), (Some("web"), Some(8080)));
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let written = endpoints.get("web").await.expect("the Endpoints");
+    let subset = written
+        .subsets
+        .as_ref()
+        .and_then(|subsets| subsets.first())
+        .expect("a subset");
+    assert_eq!(subset.addresses.as_ref().map(Vec::len), Some(2));
+    deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .expect("scale down");
+    eventually("the slice follows the pods", || async {
+        let listed = slices.list(&by_service).await.expect("list").items;
+        listed.len() == 1 && listed[0].endpoints.len() == 1
+    })
+    .await;
+    services
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("delete the Service");
+    eventually(
+        "the slice and the Endpoints go with the Service",
+        || async {
+            slices
+                .list(&by_service)
+                .await
+                .expect("list")
+                .items
+                .is_empty()
+                && endpoints.get_opt("web").await.expect("get").is_none()
+        },
+    )
+    .await;
+}
