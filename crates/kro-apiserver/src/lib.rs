@@ -28,7 +28,8 @@
 //!   `patch` and `strategic`: the other patch types; `objects`, `defaults`, `typed`: object
 //!   metadata, defaulting and round trips through the typed form.
 //! - `tables`, [`openapi`], [`openapi_v2`], [`selectors`]: Table output, OpenAPI documents,
-//!   label and field selectors.
+//!   label and field selectors; `events`: core/v1 and `events.k8s.io/v1` Events read as one
+//!   resource.
 //! - [`simulators`]: the simulated controllers (pod sets, deployments, garbage collection,
 //!   namespaces, volumes, ...); [`knobs`]: test knobs (latency, injected failures, counters).
 
@@ -38,6 +39,7 @@ mod config;
 pub mod crd;
 mod defaults;
 pub mod error;
+mod events;
 mod handlers;
 mod http_util;
 pub mod knobs;

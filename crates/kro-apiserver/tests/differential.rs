@@ -1549,6 +1549,84 @@ async fn metadata_only_reads(session: &mut Session, ns: &str, gadgets: &str) {
     }
 }
 
+/// Events are one resource in two versions: each written through one version is read
+/// through the other, its fields renamed as kube-apiserver converts them.
+async fn events_in_both_versions(session: &mut Session, ns: &str) {
+    create_namespace(session, ns).await;
+    let core = format!("/api/v1/namespaces/{ns}/events");
+    let events = format!("/apis/events.k8s.io/v1/namespaces/{ns}/events");
+    let recorded = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "web.1"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kro.run/controller",
+        "reportingInstance": "kro-1",
+        "action": "Reconcile",
+        "reason": "Ready",
+        "regarding": {"kind": "ConfigMap", "name": "web", "namespace": ns, "apiVersion": "v1"},
+        "note": "all resources are ready",
+        "type": "Normal",
+    });
+    session
+        .call(
+            "an event through events.k8s.io",
+            Method::POST,
+            &events,
+            Some(JSON),
+            Some(&recorded),
+        )
+        .await;
+    let old = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "web.2"},
+        "involvedObject": {"kind": "ConfigMap", "name": "web", "namespace": ns},
+        "reason": "Changed", "message": "data changed", "type": "Warning",
+        "source": {"component": "tests", "host": "node-1"}, "count": 3,
+        "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:02Z",
+    });
+    session
+        .call(
+            "an event through core/v1",
+            Method::POST,
+            &core,
+            Some(JSON),
+            Some(&old),
+        )
+        .await;
+    session
+        .call(
+            "the first through core/v1",
+            Method::GET,
+            &format!("{core}/web.1"),
+            None,
+            None,
+        )
+        .await;
+    session
+        .call(
+            "the second through events.k8s.io",
+            Method::GET,
+            &format!("{events}/web.2"),
+            None,
+            None,
+        )
+        .await;
+    session
+        .call(
+            "core/v1 lists both, by involvedObject as kubectl describe asks",
+            Method::GET,
+            &format!(
+                "{core}?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DConfigMap"
+            ),
+            None,
+            None,
+        )
+        .await;
+    session
+        .call("events.k8s.io lists both", Method::GET, &events, None, None)
+        .await;
+}
+
 /// Runs every scenario on one server, in namespaces named after them.
 /// A definition of kind `C{index}` whose `spec` has the schema `spec`.
 fn cost_crd(group: &str, index: usize, spec: Value) -> Value {
@@ -1967,6 +2045,7 @@ async fn transcripts(client: kube::Client, run: &str) -> Vec<(&'static str, Vec<
     scenario!("workloads", workloads_and_tables);
     scenario!("rule-costs", rule_costs);
     scenario!("selectable", selectable_fields);
+    scenario!("events", events_in_both_versions);
     all
 }
 

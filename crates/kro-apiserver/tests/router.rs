@@ -368,3 +368,93 @@ async fn a_metadata_only_watch_gets_its_bookmarks_as_partial_object_metadata() {
             "metadata": {"resourceVersion": "<set>", "creationTimestamp": null}})
     );
 }
+
+/// Events are one resource seen through two versions: what a controller records through
+/// `events.k8s.io/v1` (kube-rs's recorder) is what `kubectl describe` lists through core/v1 by
+/// `involvedObject`, and the other way round.
+#[tokio::test]
+async fn events_written_through_one_version_are_read_through_the_other() {
+    let app = router(state(None).await);
+    let recorded = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "web.1", "namespace": "default"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kro.run/controller",
+        "reportingInstance": "kro-1",
+        "action": "Reconcile",
+        "reason": "Ready",
+        "regarding": {"kind": "ConfigMap", "name": "web", "namespace": "default", "apiVersion": "v1"},
+        "note": "all resources are ready",
+        "type": "Normal",
+    });
+    let (status, _) = send(
+        &app,
+        "POST",
+        "/apis/events.k8s.io/v1/namespaces/default/events",
+        Some("application/json"),
+        &recorded.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, listed) = send(
+        &app,
+        "GET",
+        "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DConfigMap",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let items = listed["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{listed}");
+    assert_eq!(items[0]["message"], "all resources are ready");
+    assert_eq!(items[0]["reportingComponent"], "kro.run/controller");
+    assert_eq!(items[0]["involvedObject"]["name"], "web");
+    let (status, core) = send(
+        &app,
+        "GET",
+        "/api/v1/namespaces/default/events/web.1",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!((status, &core["reason"]), (StatusCode::OK, &json!("Ready")));
+
+    let core_event = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "web.2", "namespace": "default"},
+        "involvedObject": {"kind": "ConfigMap", "name": "web", "namespace": "default"},
+        "reason": "Changed", "message": "data changed", "type": "Normal",
+        "source": {"component": "tests"}, "count": 3,
+        "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:02Z",
+    });
+    let (status, _) = send(
+        &app,
+        "POST",
+        "/api/v1/namespaces/default/events",
+        Some("application/json"),
+        &core_event.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, listed) = send(
+        &app,
+        "GET",
+        "/apis/events.k8s.io/v1/namespaces/default/events",
+        None,
+        "",
+    )
+    .await;
+    let names: Vec<&str> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["web.1", "web.2"]);
+    let converted = &listed["items"][1];
+    assert_eq!(converted["note"], "data changed");
+    assert_eq!(converted["deprecatedCount"], 3);
+    assert_eq!(converted["deprecatedSource"]["component"], "tests");
+    assert_eq!(converted["regarding"]["name"], "web");
+}

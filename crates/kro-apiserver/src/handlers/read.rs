@@ -1,5 +1,7 @@
 //! The read verbs: get and list (with selectors, pages and Tables).
 
+use std::sync::Arc;
+
 use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -7,10 +9,11 @@ use serde_json::{Value, json};
 use crate::error::ApiError;
 use crate::http_util::json_response;
 use crate::objects::meta_str;
+use crate::state::AppState;
 use crate::tables;
 
 use super::request::ResourceRequest;
-use super::request::{Selection, require_verb};
+use super::request::{Selection, Target, require_verb};
 use super::response::{
     list_body, metadata_form_mismatch, metadata_only, partial_object, table_request,
 };
@@ -24,7 +27,14 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
         ..
     } = request;
     require_verb(target, "get")?;
-    let Some(object) = state.store.get(&target.key(name)) else {
+    let Some(object) = state.store.get(&target.key(name)).or_else(|| {
+        // An Event written through the other version.
+        let group = crate::events::other_version_group(target.group(), target.plural())?;
+        let mut key = target.key(name);
+        key.group = group.to_owned();
+        let stored = state.store.get(&key)?;
+        Some(Arc::new(crate::events::convert(&stored, target.group())))
+    }) else {
         return Err(ApiError::not_found(target.group(), target.plural(), name));
     };
     match table_request(query, headers)? {
@@ -40,6 +50,37 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
         },
         None => Ok(json_response(StatusCode::OK, &object)),
     }
+}
+
+/// `objects` of `target`, with the Events written through the other Event version when
+/// `target` is Events (converted, in namespace and name order as one store would list them).
+pub(super) fn with_other_version(
+    state: &AppState,
+    target: &Target,
+    mut objects: Vec<Arc<Value>>,
+) -> Vec<Arc<Value>> {
+    let Some(group) = crate::events::other_version_group(target.group(), target.plural()) else {
+        return objects;
+    };
+    let other = state
+        .store
+        .list(group, target.plural(), target.namespace.as_deref(), false);
+    objects.extend(
+        other
+            .objects
+            .iter()
+            .map(|event| Arc::new(crate::events::convert(event, target.group()))),
+    );
+    objects.sort_by(|a, b| {
+        let position = |object: &Value| {
+            (
+                meta_str(object, "namespace").unwrap_or("").to_owned(),
+                meta_str(object, "name").unwrap_or("").to_owned(),
+            )
+        };
+        position(a).cmp(&position(b))
+    });
+    objects
 }
 
 /// A list position handed out as `continue`: the revision of the first page and the last key.
@@ -104,6 +145,7 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
         false,
     );
     let mut revision = listed.revision;
+    let objects = with_other_version(state, target, listed.objects);
     let after = match query.get("continue").filter(|token| !token.is_empty()) {
         Some(token) => {
             let (first_revision, namespace, name) = decode_continue(token).ok_or_else(|| {
@@ -117,7 +159,7 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
     let mut items = Vec::new();
     let mut next = None;
     let mut remaining = 0u64;
-    for object in &listed.objects {
+    for object in &objects {
         let position = (
             meta_str(object, "namespace").unwrap_or("").to_owned(),
             meta_str(object, "name").unwrap_or("").to_owned(),

@@ -159,6 +159,28 @@ pub(super) fn filter_change<'a>(
     selection: &Selection,
     change: &'a Change,
 ) -> Option<(&'static str, Cow<'a, Value>)> {
+    if change.key.resource == target.resource.plural
+        && crate::events::other_version_group(target.group(), target.plural())
+            == Some(change.key.group.as_str())
+    {
+        // An Event written through the other version, seen through this one.
+        let group = target.group();
+        let converted = Change {
+            revision: change.revision,
+            change_type: change.change_type,
+            key: crate::storage::ObjectKey {
+                group: group.to_owned(),
+                ..change.key.clone()
+            },
+            object: Arc::new(crate::events::convert(&change.object, group)),
+            previous: change
+                .previous
+                .as_deref()
+                .map(|previous| Arc::new(crate::events::convert(previous, group))),
+        };
+        return filter_change(target, selection, &converted)
+            .map(|(event_type, object)| (event_type, Cow::Owned(object.into_owned())));
+    }
     if !change.key.group.eq(target.group()) || change.key.resource != target.resource.plural {
         return None;
     }
@@ -244,8 +266,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                 target.namespace.as_deref(),
                 true,
             );
-            let objects = listed
-                .objects
+            let objects = super::read::with_other_version(state, target, listed.objects)
                 .into_iter()
                 .filter(|object| selection.matches(object))
                 .collect();
