@@ -17,6 +17,7 @@ mod namespaces;
 mod pod_sets;
 mod pods;
 mod replica_sets;
+mod revisions;
 mod services;
 mod stateful_sets;
 mod support;
@@ -46,7 +47,8 @@ pub enum Simulator {
     /// The replica set controller: pods for each ReplicaSet, and its status.
     ReplicaSets,
     /// The stateful set and daemon set controllers: ordered pods (and claims) per
-    /// StatefulSet, a pod on the node per DaemonSet, and their status.
+    /// StatefulSet, a pod on the node per DaemonSet, a ControllerRevision per pod template,
+    /// and their status.
     StatefulSets,
     /// The job controller: pods until enough succeeded, status and `Complete`/`Failed`.
     Jobs,

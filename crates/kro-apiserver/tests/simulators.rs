@@ -1037,3 +1037,72 @@ async fn services_get_endpoint_slices_and_endpoints_from_their_pods() {
     )
     .await;
 }
+
+/// A StatefulSet keeps a ControllerRevision per pod template, numbered up, as `kubectl
+/// rollout history` reads them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateful_sets_keep_a_controller_revision_per_template() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let (_server, client) = serve(Simulators::all()).await;
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let set: StatefulSet = object(serde_json::json!({
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]},
+            },
+        },
+    }));
+    sets.create(&PostParams::default(), &set)
+        .await
+        .expect("create the StatefulSet");
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let numbered = || async {
+        let mut listed: Vec<(i64, String)> = revisions
+            .list(&ListParams::default().labels("app=db"))
+            .await
+            .expect("list")
+            .items
+            .into_iter()
+            .map(|revision| (revision.revision, revision.name_any()))
+            .collect();
+        listed.sort();
+        listed
+    };
+    eventually("the first revision", || async {
+        numbered().await.len() == 1
+    })
+    .await;
+    let first = numbered().await;
+    assert_eq!(first[0].0, 1);
+    assert!(first[0].1.starts_with("db-"), "{first:?}");
+    sets.patch(
+        "db",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"template": {"spec": {
+            "containers": [{"name": "db", "image": "postgres:17"}]}}}})),
+    )
+    .await
+    .expect("change the template");
+    eventually("the second revision", || async {
+        numbered().await.len() == 2
+    })
+    .await;
+    let both = numbered().await;
+    assert_eq!((both[0].0, both[1].0), (1, 2));
+    let status = sets
+        .get("db")
+        .await
+        .expect("get")
+        .status
+        .unwrap_or_default();
+    assert!(
+        both.iter()
+            .any(|(_, name)| Some(name) == status.update_revision.as_ref()),
+        "{both:?} {status:?}"
+    );
+}
