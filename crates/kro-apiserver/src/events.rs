@@ -5,7 +5,8 @@
 //! `deprecatedSource`/`source`, `deprecatedFirstTimestamp`/`firstTimestamp`,
 //! `deprecatedLastTimestamp`/`lastTimestamp`, `deprecatedCount`/`count`).
 //!
-//! Here each version keeps the events written through it, and reads merge the other's.
+//! Here each version keeps the events written through it; reads merge the other's, and
+//! deletes reach them.
 
 use serde_json::{Map, Value};
 

@@ -1625,6 +1625,27 @@ async fn events_in_both_versions(session: &mut Session, ns: &str) {
     session
         .call("events.k8s.io lists both", Method::GET, &events, None, None)
         .await;
+    session
+        .call(
+            "the first deleted through core/v1",
+            Method::DELETE,
+            &format!("{core}/web.1"),
+            None,
+            None,
+        )
+        .await;
+    session
+        .call(
+            "the rest deleted through events.k8s.io",
+            Method::DELETE,
+            &events,
+            None,
+            None,
+        )
+        .await;
+    session
+        .call("none left", Method::GET, &core, None, None)
+        .await;
 }
 
 /// Runs every scenario on one server, in namespaces named after them.

@@ -52,6 +52,31 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
     }
 }
 
+/// Where the object `name` of `target` is stored: under `target`, or for an Event written
+/// through the other Event version and not under `target`, under that version.
+pub(super) fn stored_key(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+) -> crate::storage::ObjectKey {
+    let key = target.key(name);
+    let Some(group) = crate::events::other_version_group(target.group(), target.plural()) else {
+        return key;
+    };
+    if state.store.get(&key).is_some() {
+        return key;
+    }
+    let other = crate::storage::ObjectKey {
+        group: group.to_owned(),
+        ..key.clone()
+    };
+    if state.store.get(&other).is_some() {
+        other
+    } else {
+        key
+    }
+}
+
 /// `objects` of `target`, with the Events written through the other Event version when
 /// `target` is Events (converted, in namespace and name order as one store would list them).
 pub(super) fn with_other_version(
