@@ -10,6 +10,7 @@ mod cost;
 mod names;
 mod rules;
 mod scale;
+mod selectable;
 mod validation;
 
 use std::sync::Arc;
@@ -365,6 +366,7 @@ fn resource_types(object: &Value) -> Vec<ResourceType> {
                 validator,
                 scale,
                 columns,
+                selectable_fields: selectable::selectable_field_names(version),
                 revision: revision.clone(),
             })),
         });

@@ -30,7 +30,8 @@
 //! - [`protobuf`]: Kubernetes protobuf bodies and watch frames for the built-in kinds,
 //!   translated to and from the stored JSON at the edge.
 //! - `tables`, [`openapi`], [`openapi_v2`], [`selectors`]: Table output, OpenAPI documents,
-//!   label and field selectors.
+//!   label and field selectors; `events`: core/v1 and `events.k8s.io/v1` Events read as one
+//!   resource.
 //! - [`simulators`]: the simulated controllers (pod sets, deployments, garbage collection,
 //!   namespaces, volumes, ...); [`knobs`]: test knobs (latency, injected failures, counters).
 
@@ -40,6 +41,7 @@ mod config;
 pub mod crd;
 mod defaults;
 pub mod error;
+mod events;
 mod handlers;
 mod http_util;
 pub mod knobs;

@@ -59,6 +59,9 @@ pub struct CustomResource {
     pub scale: Option<ScalePaths>,
     /// `additionalPrinterColumns`.
     pub columns: Vec<PrinterColumn>,
+    /// The field-selector names of the version's `selectableFields` (`spec.color` for the
+    /// JSON path `.spec.color`), beyond `metadata.name` and `metadata.namespace`.
+    pub selectable_fields: Vec<String>,
     /// The definition's resourceVersion this was built from.
     pub(crate) revision: String,
 }

@@ -76,6 +76,9 @@ struct FieldTerm {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSelector {
     terms: Vec<FieldTerm>,
+    /// Whether the fields are a custom resource's, read at their paths with no built-in
+    /// defaults.
+    custom: bool,
 }
 
 /// The extra selectable fields of built-in resources (beyond `metadata.name` and
@@ -167,9 +170,27 @@ fn field_value(object: &Value, field: &str) -> String {
     }
 }
 
+/// The string value of a custom resource's selectable field, as kube-apiserver prints it
+/// (`fmt.Sprint`): empty when the field is missing or null.
+fn custom_field_value(object: &Value, field: &str) -> String {
+    let pointer = format!(
+        "/{}",
+        field
+            .replace('~', "~0")
+            .replace('/', "~1")
+            .replace('.', "/")
+    );
+    match object.pointer(&pointer) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
 impl FieldSelector {
     /// Parses a selector such as `metadata.name=web,status.phase!=Running`, accepting the
-    /// fields `resource` supports.
+    /// fields `resource` supports: for a custom resource (`custom` holds the names of its
+    /// definition's `selectableFields`), those and the metadata fields.
     ///
     /// # Errors
     /// 400 BadRequest: `field label not supported: <field>`, or a malformed term.
@@ -178,7 +199,7 @@ impl FieldSelector {
         group: &str,
         resource: &str,
         namespaced: bool,
-        custom: bool,
+        custom: Option<&[String]>,
     ) -> Result<Self, ApiError> {
         if selector.len() > MAX_SELECTOR_BYTES {
             return Err(ApiError::bad_request(format!(
@@ -203,12 +224,15 @@ impl FieldSelector {
                 )));
             };
             let field = field.trim();
-            let converted = custom || has_field_label_conversion(group, resource);
+            let converted = custom.is_some() || has_field_label_conversion(group, resource);
             // Kinds without their own conversion accept metadata.namespace even when
             // cluster-scoped (apimachinery's default conversion).
             let supported = field == "metadata.name"
                 || (field == "metadata.namespace" && (namespaced || !converted))
-                || extra_fields(group, resource).contains(&field);
+                || match custom {
+                    Some(selectable) => selectable.iter().any(|name| name == field),
+                    None => extra_fields(group, resource).contains(&field),
+                };
             if !supported {
                 return Err(ApiError::bad_request(unsupported_field(
                     group, resource, field, converted,
@@ -220,7 +244,10 @@ impl FieldSelector {
                 equal,
             });
         }
-        Ok(FieldSelector { terms })
+        Ok(FieldSelector {
+            terms,
+            custom: custom.is_some(),
+        })
     }
 
     /// Whether the selector matches everything.
@@ -238,9 +265,14 @@ impl FieldSelector {
 
     /// Whether an object matches.
     pub fn matches(&self, object: &Value) -> bool {
-        self.terms
-            .iter()
-            .all(|term| (field_value(object, &term.field) == term.value) == term.equal)
+        self.terms.iter().all(|term| {
+            let value = if self.custom {
+                custom_field_value(object, &term.field)
+            } else {
+                field_value(object, &term.field)
+            };
+            (value == term.value) == term.equal
+        })
     }
 }
 
@@ -729,25 +761,25 @@ mod tests {
             "",
             "pods",
             true,
-            false,
+            None,
         )
         .expect("pods support status.phase");
         assert!(selector.matches(&pod));
         assert_eq!(selector.pinned_name(), Some("p"));
-        let error = FieldSelector::parse("spec.foo=x", "", "configmaps", true, false)
+        let error = FieldSelector::parse("spec.foo=x", "", "configmaps", true, None)
             .expect_err("not supported");
         assert_eq!(
             error.message,
             r#""spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace""#
         );
-        let error = FieldSelector::parse("spec.foo=x", "", "secrets", true, false)
+        let error = FieldSelector::parse("spec.foo=x", "", "secrets", true, None)
             .expect_err("not supported");
         assert_eq!(error.message, "field label not supported: spec.foo");
-        let error = FieldSelector::parse("spec.foo=x", "example.com", "widgets", true, true)
+        let error = FieldSelector::parse("spec.foo=x", "example.com", "widgets", true, Some(&[]))
             .expect_err("not supported");
         assert_eq!(error.message, "field label not supported: spec.foo");
         assert!(
-            FieldSelector::parse("metadata.namespace=x", "", "namespaces", false, false).is_err()
+            FieldSelector::parse("metadata.namespace=x", "", "namespaces", false, None).is_err()
         );
         let event = json!({"metadata": {"name": "e"}, "involvedObject": {"name": "web", "kind": "Deployment"}});
         let selector = FieldSelector::parse(
@@ -755,9 +787,50 @@ mod tests {
             "",
             "events",
             true,
-            false,
+            None,
         )
         .expect("events");
         assert!(selector.matches(&event));
+    }
+
+    #[test]
+    fn custom_resources_are_selected_on_their_declared_fields() {
+        let selectable = ["spec.snapshot.name".to_owned(), "spec.size".to_owned()];
+        let selector = FieldSelector::parse(
+            "spec.snapshot.name=s1,spec.size=3,metadata.namespace=ns",
+            "kro.run",
+            "graphrevisions",
+            true,
+            Some(&selectable),
+        )
+        .expect("declared fields");
+        let object = |name: &str, size: Value| {
+            json!({"metadata": {"name": "r", "namespace": "ns"},
+                "spec": {"snapshot": {"name": name}, "size": size}})
+        };
+        assert!(selector.matches(&object("s1", json!(3))));
+        assert!(!selector.matches(&object("s2", json!(3))));
+        assert!(!selector.matches(&object("s1", json!(4))));
+        let missing = FieldSelector::parse(
+            "spec.size=",
+            "kro.run",
+            "graphrevisions",
+            true,
+            Some(&selectable),
+        )
+        .expect("an empty value");
+        assert!(missing.matches(&json!({"metadata": {"name": "r"}, "spec": {}})));
+        let error = FieldSelector::parse(
+            "metadata.namespace=ns",
+            "kro.run",
+            "clusterthings",
+            false,
+            Some(&selectable),
+        )
+        .expect_err("cluster-scoped");
+        assert_eq!(
+            error.message,
+            "field label not supported: metadata.namespace"
+        );
     }
 }

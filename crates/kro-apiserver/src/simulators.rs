@@ -9,6 +9,7 @@
 
 mod autoscalers;
 mod deployments;
+mod endpoints;
 mod garbage_collector;
 mod jobs;
 mod knobs;
@@ -16,6 +17,7 @@ mod namespaces;
 mod pod_sets;
 mod pods;
 mod replica_sets;
+mod revisions;
 mod services;
 mod stateful_sets;
 mod support;
@@ -45,7 +47,8 @@ pub enum Simulator {
     /// The replica set controller: pods for each ReplicaSet, and its status.
     ReplicaSets,
     /// The stateful set and daemon set controllers: ordered pods (and claims) per
-    /// StatefulSet, a pod on the node per DaemonSet, and their status.
+    /// StatefulSet, a pod on the node per DaemonSet, a ControllerRevision per pod template,
+    /// and their status.
     StatefulSets,
     /// The job controller: pods until enough succeeded, status and `Complete`/`Failed`.
     Jobs,
@@ -53,8 +56,9 @@ pub enum Simulator {
     /// (or failing, when chosen), Job pods Succeeded.
     Pods,
     /// The service account controller (a `default` ServiceAccount per namespace), the root CA
-    /// publisher (a `kube-root-ca.crt` ConfigMap per namespace, with TLS) and a load-balancer
-    /// provider (LoadBalancer Services get an ingress IP).
+    /// publisher (a `kube-root-ca.crt` ConfigMap per namespace, with TLS), the EndpointSlice
+    /// and Endpoints controllers (the addresses of the pods a Service selects) and a
+    /// load-balancer provider (LoadBalancer Services get an ingress IP).
     Services,
     /// The volume binder: PersistentVolumeClaims become Bound.
     Volumes,
@@ -247,6 +251,7 @@ pub(crate) async fn spawn(
                     Arc::clone(&context),
                     stop.clone(),
                 ));
+                tokio::spawn(endpoints::run(Arc::clone(&context), stop.clone()));
                 tokio::spawn(services::run_load_balancers(context, stop));
             }
             Simulator::Volumes => {

@@ -67,6 +67,21 @@ fn kind_definition(gvk: &Gvk) -> Option<(&'static str, &'static Schema)> {
 pub(crate) fn round_trip(gvk: &Gvk, object: &mut Value) {
     if let Some((name, schema)) = kind_definition(gvk) {
         round_trip_at(Catalog::kubernetes(), Some(name), schema, object, 0);
+        if let Value::Object(map) = object {
+            for field in always_written_strings(name) {
+                map.entry(*field)
+                    .or_insert_with(|| Value::String(String::new()));
+            }
+        }
+    }
+}
+
+/// Top-level string fields of a kind whose Go type has no `omitempty`, so that they are
+/// written (as `""`) even when empty; the struct-fields data covers only structs.
+fn always_written_strings(definition: &str) -> &'static [&'static str] {
+    match definition {
+        "io.k8s.api.core.v1.Event" => &["reportingComponent", "reportingInstance"],
+        _ => &[],
     }
 }
 
@@ -129,7 +144,13 @@ fn round_trip_at(
 /// kinds the catalog does not know.
 pub(crate) fn zero_object(gvk: &Gvk) -> Option<Value> {
     let (name, schema) = kind_definition(gvk)?;
-    Some(zero_at(Catalog::kubernetes(), name, schema, 0))
+    let mut zero = zero_at(Catalog::kubernetes(), name, schema, 0);
+    if let Value::Object(map) = &mut zero {
+        for field in always_written_strings(name) {
+            map.insert((*field).to_owned(), Value::String(String::new()));
+        }
+    }
+    Some(zero)
 }
 
 fn zero_at(catalog: &Catalog, definition: &str, schema: &Schema, depth: usize) -> Value {

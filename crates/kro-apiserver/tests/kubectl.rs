@@ -48,6 +48,7 @@ with_each_kubectl!(
     a_wrong_token_is_unauthorized,
     custom_resources_are_served_validated_scaled_and_deleted_with_their_definition,
     server_side_apply_tracks_owners_conflicts_and_removals,
+    events_recorded_through_events_k8s_io_show_everywhere,
 );
 
 impl Sandbox {
@@ -1037,5 +1038,90 @@ fn get_events_prints_the_event_columns() {
         for column in ["SUBOBJECT", "SOURCE", "FIRST SEEN", "COUNT", "NAME"] {
             assert!(header.contains(column), "kubectl 1.{minor}:\n{wide}");
         }
+    }
+}
+
+/// An Event recorded through `events.k8s.io/v1` (as kube-rs's recorder and kro's controller
+/// record them) is what `kubectl get events`, `kubectl events` and `kubectl describe` show:
+/// they read core/v1 Events, which is one resource with it.
+fn events_recorded_through_events_k8s_io_show_everywhere(sandbox: &Sandbox) {
+    sandbox.ok_with(
+        &["apply", "-f", "-"],
+        Some("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: default\n"),
+    );
+    let uid = sandbox.ok(&["get", "configmap", "web", "-o", "jsonpath={.metadata.uid}"]);
+    let event = format!(
+        r#"apiVersion: events.k8s.io/v1
+kind: Event
+metadata:
+  name: web.1
+  namespace: default
+eventTime: "2026-01-01T00:00:00.000000Z"
+reportingController: kro.run/controller
+reportingInstance: kro-1
+action: Reconcile
+reason: ResourcesReady
+type: Normal
+note: all resources are ready
+regarding:
+  apiVersion: v1
+  kind: ConfigMap
+  name: web
+  namespace: default
+  uid: {uid}
+"#
+    );
+    sandbox.ok_with(&["create", "-f", "-"], Some(&event));
+    let table = sandbox.ok(&["get", "events", "-n", "default"]);
+    assert!(
+        table.lines().any(|line| line.contains("ResourcesReady")
+            && line.contains("configmap/web")
+            && line.contains("all resources are ready")),
+        "{table}"
+    );
+    let described = sandbox.ok(&["describe", "configmap", "web", "-n", "default"]);
+    assert!(
+        described.contains("ResourcesReady") && described.contains("all resources are ready"),
+        "{described}"
+    );
+    let listed = sandbox.ok(&["events", "-n", "default"]);
+    assert!(
+        listed.contains("ResourcesReady") && listed.contains("all resources are ready"),
+        "{listed}"
+    );
+}
+
+/// `kubectl rollout history` lists a StatefulSet's ControllerRevisions, one per template.
+#[test]
+fn rollout_history_lists_a_stateful_sets_revisions() {
+    for minor in [27, 33] {
+        let sandbox = Sandbox::start_with(minor, Simulators::all());
+        let set = |image: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: default\nspec:\n  replicas: 1\n  serviceName: db\n  selector:\n    matchLabels: {{app: db}}\n  template:\n    metadata:\n      labels: {{app: db}}\n    spec:\n      containers:\n      - {{name: db, image: \"{image}\"}}\n"
+            )
+        };
+        let history_with = |revision: char| {
+            let mut history = String::new();
+            for _ in 0..100 {
+                history = sandbox.ok(&["rollout", "history", "statefulset/db", "-n", "default"]);
+                if history.lines().any(|line| line.starts_with(revision)) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            history
+        };
+        sandbox.ok_with(&["apply", "-f", "-"], Some(&set("postgres:16")));
+        history_with('1');
+        sandbox.ok_with(&["apply", "-f", "-"], Some(&set("postgres:17")));
+        let history = history_with('2');
+        let revisions: Vec<&str> = history
+            .lines()
+            .skip_while(|line| !line.starts_with("REVISION"))
+            .skip(1)
+            .filter_map(|line| line.split_whitespace().next())
+            .collect();
+        assert_eq!(revisions, ["1", "2"], "kubectl 1.{minor}:\n{history}");
     }
 }

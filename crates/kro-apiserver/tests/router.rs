@@ -324,3 +324,137 @@ async fn a_definition_whose_rule_costs_too_much_is_refused_with_kube_apiservers_
     .await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
 }
+
+/// client-go's metadata informers decode every watch event as `PartialObjectMetadata`, and
+/// kube-apiserver transforms bookmarks like any other event's object.
+#[tokio::test]
+async fn a_metadata_only_watch_gets_its_bookmarks_as_partial_object_metadata() {
+    let state = ServerState::new(ServerConfig {
+        token: None,
+        tls: false,
+        bookmark_interval: std::time::Duration::from_millis(200),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("the state builds");
+    let app = router(state);
+    let request = Request::builder()
+        .uri("/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&timeoutSeconds=1")
+        .header(
+            header::ACCEPT,
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+        )
+        .body(Body::empty())
+        .expect("a request");
+    let response = app.oneshot(request).await.expect("answered");
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("the stream ends at its timeout");
+    let events: Vec<Value> = bytes
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).expect("an event"))
+        .collect();
+    let bookmark = events
+        .iter()
+        .find(|event| event["type"] == "BOOKMARK")
+        .unwrap_or_else(|| panic!("a bookmark within the second: {events:?}"));
+    let mut object = bookmark["object"].clone();
+    assert!(object["metadata"]["resourceVersion"].is_string());
+    object["metadata"]["resourceVersion"] = json!("<set>");
+    assert_eq!(
+        object,
+        json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"resourceVersion": "<set>", "creationTimestamp": null}})
+    );
+}
+
+/// Events are one resource seen through two versions: what a controller records through
+/// `events.k8s.io/v1` (kube-rs's recorder) is what `kubectl describe` lists through core/v1 by
+/// `involvedObject`, and the other way round.
+#[tokio::test]
+async fn events_written_through_one_version_are_read_through_the_other() {
+    let app = router(state(None).await);
+    let recorded = json!({
+        "apiVersion": "events.k8s.io/v1", "kind": "Event",
+        "metadata": {"name": "web.1", "namespace": "default"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "kro.run/controller",
+        "reportingInstance": "kro-1",
+        "action": "Reconcile",
+        "reason": "Ready",
+        "regarding": {"kind": "ConfigMap", "name": "web", "namespace": "default", "apiVersion": "v1"},
+        "note": "all resources are ready",
+        "type": "Normal",
+    });
+    let (status, _) = send(
+        &app,
+        "POST",
+        "/apis/events.k8s.io/v1/namespaces/default/events",
+        Some("application/json"),
+        &recorded.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, listed) = send(
+        &app,
+        "GET",
+        "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dweb,involvedObject.kind%3DConfigMap",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let items = listed["items"].as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "{listed}");
+    assert_eq!(items[0]["message"], "all resources are ready");
+    assert_eq!(items[0]["reportingComponent"], "kro.run/controller");
+    assert_eq!(items[0]["involvedObject"]["name"], "web");
+    let (status, core) = send(
+        &app,
+        "GET",
+        "/api/v1/namespaces/default/events/web.1",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!((status, &core["reason"]), (StatusCode::OK, &json!("Ready")));
+
+    let core_event = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": "web.2", "namespace": "default"},
+        "involvedObject": {"kind": "ConfigMap", "name": "web", "namespace": "default"},
+        "reason": "Changed", "message": "data changed", "type": "Normal",
+        "source": {"component": "tests"}, "count": 3,
+        "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:02Z",
+    });
+    let (status, _) = send(
+        &app,
+        "POST",
+        "/api/v1/namespaces/default/events",
+        Some("application/json"),
+        &core_event.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, listed) = send(
+        &app,
+        "GET",
+        "/apis/events.k8s.io/v1/namespaces/default/events",
+        None,
+        "",
+    )
+    .await;
+    let names: Vec<&str> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|item| item["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["web.1", "web.2"]);
+    let converted = &listed["items"][1];
+    assert_eq!(converted["note"], "data changed");
+    assert_eq!(converted["deprecatedCount"], 3);
+    assert_eq!(converted["deprecatedSource"]["component"], "tests");
+    assert_eq!(converted["regarding"]["name"], "web");
+}

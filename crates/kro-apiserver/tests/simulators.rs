@@ -927,3 +927,182 @@ async fn every_namespace_has_the_root_ca_config_map() {
     })
     .await;
 }
+
+/// A Service's EndpointSlice and Endpoints list the ready pods it selects, with the named
+/// target port resolved, follow the pods, and go with the Service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn services_get_endpoint_slices_and_endpoints_from_their_pods() {
+    use k8s_openapi::api::core::v1::Endpoints;
+    use k8s_openapi::api::discovery::v1::EndpointSlice;
+    let (_server, client) = serve(Simulators::all()).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let mut web = web_deployment("web", "nginx:1.27", serde_json::json!({"app": "web"}));
+    if let Some(container) = web
+        .spec
+        .as_mut()
+        .and_then(|spec| spec.template.spec.as_mut())
+        .and_then(|spec| spec.containers.first_mut())
+    {
+        container.ports = Some(vec![object(
+            serde_json::json!({"name": "http", "containerPort": 8080}),
+        )]);
+    }
+    deployments
+        .create(&PostParams::default(), &web)
+        .await
+        .expect("create the Deployment");
+    let services: Api<Service> = Api::namespaced(client.clone(), "default");
+    let service: Service = object(serde_json::json!({
+        "metadata": {"name": "web", "labels": {"tier": "front"}},
+        "spec": {"selector": {"app": "web"}, "ports": [{"name": "web", "port": 80, "targetPort": "http"}]},
+    }));
+    services
+        .create(&PostParams::default(), &service)
+        .await
+        .expect("create the Service");
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), "default");
+    let by_service = ListParams::default().labels(
+        "kubernetes.io/service-name=web,endpointslice.kubernetes.io/managed-by=endpointslice-controller.k8s.io",
+    );
+    eventually("the slice lists both ready pods", || async {
+        let listed = slices.list(&by_service).await.expect("list").items;
+        listed.len() == 1
+            && listed[0].endpoints.len() == 2
+            && listed[0]
+                .endpoints
+                .iter()
+                .all(|endpoint| endpoint.conditions.as_ref().and_then(|c| c.ready) == Some(true))
+    })
+    .await;
+    let slice = slices
+        .list(&by_service)
+        .await
+        .expect("list")
+        .items
+        .remove(0);
+    assert_eq!(slice.address_type, "IPv4");
+    assert!(
+        slice
+            .metadata
+            .name
+            .as_deref()
+            .is_some_and(|name| name.starts_with("web-"))
+    );
+    assert_eq!(
+        slice.labels().get("tier").map(String::as_str),
+        Some("front")
+    );
+    let port = slice
+        .ports
+        .as_ref()
+        .and_then(|ports| ports.first())
+        .expect("a port");
+    assert_eq!((port.name.as_deref(), port.port), (Some("web"), Some(8080)));
+    let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
+    let written = endpoints.get("web").await.expect("the Endpoints");
+    let subset = written
+        .subsets
+        .as_ref()
+        .and_then(|subsets| subsets.first())
+        .expect("a subset");
+    assert_eq!(subset.addresses.as_ref().map(Vec::len), Some(2));
+    deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .expect("scale down");
+    eventually("the slice follows the pods", || async {
+        let listed = slices.list(&by_service).await.expect("list").items;
+        listed.len() == 1 && listed[0].endpoints.len() == 1
+    })
+    .await;
+    services
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("delete the Service");
+    eventually(
+        "the slice and the Endpoints go with the Service",
+        || async {
+            slices
+                .list(&by_service)
+                .await
+                .expect("list")
+                .items
+                .is_empty()
+                && endpoints.get_opt("web").await.expect("get").is_none()
+        },
+    )
+    .await;
+}
+
+/// A StatefulSet keeps a ControllerRevision per pod template, numbered up, as `kubectl
+/// rollout history` reads them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateful_sets_keep_a_controller_revision_per_template() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let (_server, client) = serve(Simulators::all()).await;
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let set: StatefulSet = object(serde_json::json!({
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]},
+            },
+        },
+    }));
+    sets.create(&PostParams::default(), &set)
+        .await
+        .expect("create the StatefulSet");
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let numbered = || async {
+        let mut listed: Vec<(i64, String)> = revisions
+            .list(&ListParams::default().labels("app=db"))
+            .await
+            .expect("list")
+            .items
+            .into_iter()
+            .map(|revision| (revision.revision, revision.name_any()))
+            .collect();
+        listed.sort();
+        listed
+    };
+    eventually("the first revision", || async {
+        numbered().await.len() == 1
+    })
+    .await;
+    let first = numbered().await;
+    assert_eq!(first[0].0, 1);
+    assert!(first[0].1.starts_with("db-"), "{first:?}");
+    sets.patch(
+        "db",
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"template": {"spec": {
+            "containers": [{"name": "db", "image": "postgres:17"}]}}}})),
+    )
+    .await
+    .expect("change the template");
+    eventually("the second revision", || async {
+        numbered().await.len() == 2
+    })
+    .await;
+    let both = numbered().await;
+    assert_eq!((both[0].0, both[1].0), (1, 2));
+    let status = sets
+        .get("db")
+        .await
+        .expect("get")
+        .status
+        .unwrap_or_default();
+    assert!(
+        both.iter()
+            .any(|(_, name)| Some(name) == status.update_revision.as_ref()),
+        "{both:?} {status:?}"
+    );
+}

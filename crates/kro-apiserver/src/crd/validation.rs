@@ -206,6 +206,9 @@ pub(crate) fn validate(object: &Value, old: Option<&Value>) -> Vec<FieldError> {
             }
         }
     }
+    errors.extend(super::selectable::selectable_field_errors(
+        &versions, shared,
+    ));
     errors.extend(stored_version_errors(object, &versions));
     errors
 }

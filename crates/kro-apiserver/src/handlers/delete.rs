@@ -235,9 +235,11 @@ pub(super) async fn delete(request: &ResourceRequest, name: &str) -> Result<Resp
     let options = delete_options(query, headers, body)?;
     let committed = state
         .store
-        .mutate_with(&target.key(name), options.dry_run, |current| {
-            decide_delete(target, name, current, &options)
-        })
+        .mutate_with(
+            &super::read::stored_key(state, target, name),
+            options.dry_run,
+            |current| decide_delete(target, name, current, &options),
+        )
         .await?;
     if !options.dry_run {
         after_commit(state, target, &committed).await;
@@ -275,15 +277,32 @@ pub(super) async fn delete_collection(request: &ResourceRequest) -> Result<Respo
         target.namespace.as_deref(),
         false,
     );
-    let mut items = Vec::new();
-    for object in listed
+    let mut candidates: Vec<(&str, Value)> = listed
         .objects
         .iter()
-        .filter(|object| selection.matches(object))
+        .map(|object| (target.group(), Value::clone(object)))
+        .collect();
+    // Events written through the other version go too, selected as this version shows them.
+    if let Some(group) = crate::events::other_version_group(target.group(), target.plural()) {
+        let other = state
+            .store
+            .list(group, target.plural(), target.namespace.as_deref(), false);
+        candidates.extend(
+            other
+                .objects
+                .iter()
+                .map(|event| (group, crate::events::convert(event, target.group()))),
+        );
+    }
+    let mut items = Vec::new();
+    for (group, object) in candidates
+        .iter()
+        .filter(|(_, object)| selection.matches(object))
     {
         let name = meta_str(object, "name").unwrap_or("").to_owned();
         let namespace = meta_str(object, "namespace").unwrap_or("").to_owned();
-        let key = ObjectKey::new(target.group(), target.plural(), &namespace, &name);
+        let key = ObjectKey::new(group, target.plural(), &namespace, &name);
+        let converted = *group != target.group();
         match state
             .store
             .mutate_with(&key, options.dry_run, |current| {
@@ -297,7 +316,11 @@ pub(super) async fn delete_collection(request: &ResourceRequest) -> Result<Respo
                 }
                 match committed {
                     Committed::Stored { object, .. } | Committed::Deleted(object) => {
-                        items.push(Value::clone(&object))
+                        items.push(if converted {
+                            crate::events::convert(&object, target.group())
+                        } else {
+                            Value::clone(&object)
+                        });
                     }
                 }
             }

@@ -1,5 +1,7 @@
 //! The read verbs: get and list (with selectors, pages and Tables).
 
+use std::sync::Arc;
+
 use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -7,11 +9,14 @@ use serde_json::{Value, json};
 use crate::error::ApiError;
 use crate::http_util::json_response;
 use crate::objects::meta_str;
+use crate::state::AppState;
 use crate::tables;
 
 use super::request::ResourceRequest;
-use super::request::{Selection, require_verb};
-use super::response::{list_body, metadata_only, partial_object, table_request};
+use super::request::{Selection, Target, require_verb};
+use super::response::{
+    list_body, metadata_form_mismatch, metadata_only, partial_object, table_request,
+};
 
 pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, ApiError> {
     let ResourceRequest {
@@ -22,7 +27,14 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
         ..
     } = request;
     require_verb(target, "get")?;
-    let Some(object) = state.store.get(&target.key(name)) else {
+    let Some(object) = state.store.get(&target.key(name)).or_else(|| {
+        // An Event written through the other version.
+        let group = crate::events::other_version_group(target.group(), target.plural())?;
+        let mut key = target.key(name);
+        key.group = group.to_owned();
+        let stored = state.store.get(&key)?;
+        Some(Arc::new(crate::events::convert(&stored, target.group())))
+    }) else {
         return Err(ApiError::not_found(target.group(), target.plural(), name));
     };
     match table_request(query, headers)? {
@@ -32,11 +44,68 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
             let table = printer.table(version, std::iter::once(&*object), metadata, include, true);
             Ok(json_response(StatusCode::OK, &table))
         }
-        None if metadata_only(headers) => {
-            Ok(json_response(StatusCode::OK, &partial_object(&object)))
-        }
+        None if metadata_only(headers) => match metadata_form_mismatch(headers, target, false) {
+            Some(error) => Err(error),
+            None => Ok(json_response(StatusCode::OK, &partial_object(&object))),
+        },
         None => Ok(json_response(StatusCode::OK, &object)),
     }
+}
+
+/// Where the object `name` of `target` is stored: under `target`, or for an Event written
+/// through the other Event version and not under `target`, under that version.
+pub(super) fn stored_key(
+    state: &AppState,
+    target: &Target,
+    name: &str,
+) -> crate::storage::ObjectKey {
+    let key = target.key(name);
+    let Some(group) = crate::events::other_version_group(target.group(), target.plural()) else {
+        return key;
+    };
+    if state.store.get(&key).is_some() {
+        return key;
+    }
+    let other = crate::storage::ObjectKey {
+        group: group.to_owned(),
+        ..key.clone()
+    };
+    if state.store.get(&other).is_some() {
+        other
+    } else {
+        key
+    }
+}
+
+/// `objects` of `target`, with the Events written through the other Event version when
+/// `target` is Events (converted, in namespace and name order as one store would list them).
+pub(super) fn with_other_version(
+    state: &AppState,
+    target: &Target,
+    mut objects: Vec<Arc<Value>>,
+) -> Vec<Arc<Value>> {
+    let Some(group) = crate::events::other_version_group(target.group(), target.plural()) else {
+        return objects;
+    };
+    let other = state
+        .store
+        .list(group, target.plural(), target.namespace.as_deref(), false);
+    objects.extend(
+        other
+            .objects
+            .iter()
+            .map(|event| Arc::new(crate::events::convert(event, target.group()))),
+    );
+    objects.sort_by(|a, b| {
+        let position = |object: &Value| {
+            (
+                meta_str(object, "namespace").unwrap_or("").to_owned(),
+                meta_str(object, "name").unwrap_or("").to_owned(),
+            )
+        };
+        position(a).cmp(&position(b))
+    });
+    objects
 }
 
 /// A list position handed out as `continue`: the revision of the first page and the last key.
@@ -101,6 +170,7 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
         false,
     );
     let mut revision = listed.revision;
+    let objects = with_other_version(state, target, listed.objects);
     let after = match query.get("continue").filter(|token| !token.is_empty()) {
         Some(token) => {
             let (first_revision, namespace, name) = decode_continue(token).ok_or_else(|| {
@@ -114,7 +184,7 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
     let mut items = Vec::new();
     let mut next = None;
     let mut remaining = 0u64;
-    for object in &listed.objects {
+    for object in &objects {
         let position = (
             meta_str(object, "namespace").unwrap_or("").to_owned(),
             meta_str(object, "name").unwrap_or("").to_owned(),
@@ -155,6 +225,9 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
         return Ok(json_response(StatusCode::OK, &table));
     }
     if metadata_only(headers) {
+        if let Some(error) = metadata_form_mismatch(headers, target, true) {
+            return Err(error);
+        }
         let items: Vec<Value> = items.iter().map(partial_object).collect();
         return Ok(json_response(
             StatusCode::OK,

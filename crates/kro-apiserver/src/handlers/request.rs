@@ -165,7 +165,11 @@ impl Selection {
                 target.group(),
                 target.plural(),
                 target.resource.namespaced,
-                target.resource.custom.is_some(),
+                target
+                    .resource
+                    .custom
+                    .as_ref()
+                    .map(|custom| custom.selectable_fields.as_slice()),
             )?,
         })
     }

@@ -43,6 +43,44 @@ pub(super) fn metadata_only(headers: &HeaderMap) -> bool {
     false
 }
 
+/// The 406 kube-apiserver answers when the metadata form asked for does not fit the answer
+/// (`list`: a list is answered): `as=PartialObjectMetadata` for a list, or
+/// `as=PartialObjectMetadataList` for one object. Its message names the Go type of the
+/// answer, an internal type for built-ins (`*core.ConfigMapList`).
+pub(super) fn metadata_form_mismatch(
+    headers: &HeaderMap,
+    target: &Target,
+    list: bool,
+) -> Option<ApiError> {
+    let requested = crate::http_util::accepted(headers)
+        .into_iter()
+        .find_map(|range| range.parameter("as").map(str::to_owned))?;
+    let suffix = if list { "List" } else { "" };
+    let go_type = if target.resource.custom.is_some() {
+        format!("*unstructured.Unstructured{suffix}")
+    } else {
+        let package = match target.group() {
+            "" | "events.k8s.io" => "core",
+            group => group.split('.').next().unwrap_or(group),
+        };
+        format!("*{package}.{}{suffix}", target.resource.gvk.kind())
+    };
+    let message = match (requested.as_str(), list) {
+        ("PartialObjectMetadata", true) => format!(
+            "you requested PartialObjectMetadata, but the requested object is a list ({go_type})"
+        ),
+        // A custom resource passes for a list in kube-apiserver's check, then fails as one.
+        ("PartialObjectMetadataList", false) if target.resource.custom.is_some() => {
+            return Some(ApiError::new(500, "", "content is not a list".to_owned()));
+        }
+        ("PartialObjectMetadataList", false) => format!(
+            "you requested PartialObjectMetadataList, but the requested object is not a list ({go_type})"
+        ),
+        _ => return None,
+    };
+    Some(ApiError::new(406, "NotAcceptable", message))
+}
+
 /// An object as `PartialObjectMetadata`: its metadata alone.
 pub(super) fn partial_object(object: &Value) -> Value {
     json!({

@@ -32,9 +32,22 @@ pub(super) struct EventFormat {
 }
 
 impl EventFormat {
+    /// A BOOKMARK event: as `PartialObjectMetadata` too when objects are, since
+    /// kube-apiserver transforms every event's object (client-go's metadata informers
+    /// refuse any other kind).
+    fn bookmark_line(&self, bookmark: &Value) -> Bytes {
+        if self.metadata_only {
+            let mut partial = partial_object(bookmark);
+            // The typed ObjectMeta of PartialObjectMetadata writes its zero time as null.
+            partial["metadata"]["creationTimestamp"] = Value::Null;
+            return event_line("BOOKMARK", &partial);
+        }
+        event_line("BOOKMARK", bookmark)
+    }
+
     fn line(&mut self, event_type: &str, object: &Value) -> Bytes {
         let Some((version, include, printer)) = &self.table else {
-            if self.metadata_only && event_type != "BOOKMARK" {
+            if self.metadata_only {
                 return event_line(event_type, &partial_object(object));
             }
             return event_line(event_type, object);
@@ -146,6 +159,28 @@ pub(super) fn filter_change<'a>(
     selection: &Selection,
     change: &'a Change,
 ) -> Option<(&'static str, Cow<'a, Value>)> {
+    if change.key.resource == target.resource.plural
+        && crate::events::other_version_group(target.group(), target.plural())
+            == Some(change.key.group.as_str())
+    {
+        // An Event written through the other version, seen through this one.
+        let group = target.group();
+        let converted = Change {
+            revision: change.revision,
+            change_type: change.change_type,
+            key: crate::storage::ObjectKey {
+                group: group.to_owned(),
+                ..change.key.clone()
+            },
+            object: Arc::new(crate::events::convert(&change.object, group)),
+            previous: change
+                .previous
+                .as_deref()
+                .map(|previous| Arc::new(crate::events::convert(previous, group))),
+        };
+        return filter_change(target, selection, &converted)
+            .map(|(event_type, object)| (event_type, Cow::Owned(object.into_owned())));
+    }
     if !change.key.group.eq(target.group()) || change.key.resource != target.resource.plural {
         return None;
     }
@@ -231,8 +266,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                 target.namespace.as_deref(),
                 true,
             );
-            let objects = listed
-                .objects
+            let objects = super::read::with_other_version(state, target, listed.objects)
                 .into_iter()
                 .filter(|object| selection.matches(object))
                 .collect();
@@ -317,7 +351,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
                         "apiVersion": target.resource.api_version(),
                         "metadata": { "resourceVersion": last_revision.to_string() },
                     });
-                    if !outbox.send(event_line("BOOKMARK", &bookmark)).await {
+                    if !outbox.send(format.bookmark_line(&bookmark)).await {
                         return;
                     }
                 }

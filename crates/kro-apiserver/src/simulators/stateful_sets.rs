@@ -85,6 +85,16 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         != Some("OnDelete");
     let template = to_json(&spec.template);
     let revision = revision_of(name, &template);
+    if let Some(hash) = revision.strip_prefix(&format!("{name}-")) {
+        super::revisions::ensure_revision(
+            &context,
+            set.as_ref(),
+            &revision,
+            ("controller.kubernetes.io/hash", hash),
+            &template,
+        )
+        .await?;
+    }
     let mut by_ordinal: BTreeMap<usize, &Pod> = BTreeMap::new();
     for pod in pods
         .iter()
@@ -289,6 +299,14 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
     } = &pod_set;
     let template = to_json(&spec.template);
     let revision = template_hash(&serde_json::to_string(&template).unwrap_or_default());
+    super::revisions::ensure_revision(
+        &context,
+        set.as_ref(),
+        &format!("{name}-{revision}"),
+        ("controller-revision-hash", &revision),
+        &template,
+    )
+    .await?;
     let generation = set.metadata.generation.unwrap_or(0);
     let rolling = spec
         .update_strategy
