@@ -2135,7 +2135,8 @@ fn protobuf_watch_events(mut raw: &[u8]) -> Value {
     Value::Array(events)
 }
 
-fn gadget_crd(group: &str) -> Value {
+/// A definition of `Gadget`s in `group` that keeps any field (for the protobuf scenario).
+fn open_gadget_crd(group: &str) -> Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -2284,7 +2285,7 @@ async fn protobuf_bodies(session: &mut Session, ns: &str) {
             Method::POST,
             crds,
             Some(JSON),
-            Some(&gadget_crd(&group)),
+            Some(&open_gadget_crd(&group)),
         )
         .await;
     session.mask("/body/metadata/name");
