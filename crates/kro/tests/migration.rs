@@ -16,6 +16,10 @@
 //! Then it stops and upstream starts again: it takes over without logging an error, the
 //! instances stay ACTIVE and their children keep their UIDs and the update.
 //!
+//! Upstream's controller also runs unmodified on `kro apiserver` (the embedded API server with
+//! its simulated cluster, without this project's controllers, so `kro dev` without them):
+//! upstream's webapp example becomes Active and its instance ACTIVE, and upstream logs no error.
+//!
 //! The suite needs Go (to build upstream) and the real control plane; without them it is
 //! skipped with a printed reason, except under `CI=true`, where that is a failure.
 
@@ -32,6 +36,8 @@ struct Upstream {
     version: &'static str,
     controller: PathBuf,
     crds: PathBuf,
+    /// The module's directory (its examples are under `examples/`).
+    module: PathBuf,
 }
 
 /// Builds upstream kro `version`'s controller, or says why it cannot (a failure under CI).
@@ -49,13 +55,14 @@ fn upstream(version: &'static str) -> Option<Upstream> {
         "github.com/kubernetes-sigs/kro/cmd/controller",
         &out,
     );
-    let crds = kro_test_support::go_module_dir(&module, "github.com/kubernetes-sigs/kro", &out)
-        .join("helm/crds");
+    let module = kro_test_support::go_module_dir(&module, "github.com/kubernetes-sigs/kro", &out);
+    let crds = module.join("helm/crds");
     assert!(crds.is_dir(), "{} is missing", crds.display());
     Some(Upstream {
         version,
         controller,
         crds,
+        module,
     })
 }
 
@@ -540,4 +547,74 @@ fn from_upstream_v0_9_3_and_back() {
 #[test]
 fn from_upstream_v0_9_4_and_back() {
     migrate("0.9.4");
+}
+
+/// `kro apiserver` on a free port with its simulated cluster, writing its kubeconfig to
+/// `kubeconfig`.
+fn start_kro_apiserver(kubeconfig: &Path) -> Running {
+    use std::io::{BufRead, BufReader};
+    let log = kubeconfig.with_extension("log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["apiserver", "--port", "0", "--kubeconfig-out"])
+        .arg(kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kro apiserver starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let serving = lines.any(|line| line.is_ok_and(|line| line.contains("kro apiserver: serving")));
+    assert!(serving, "kro apiserver did not start");
+    std::thread::spawn(move || for _ in lines {});
+    Running { child, log }
+}
+
+#[test]
+fn upstream_v0_9_3_runs_unmodified_on_kro_apiserver() {
+    let Some(upstream) = upstream("0.9.3") else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig = home.path().join("kubeconfig");
+    let _server = start_kro_apiserver(&kubeconfig);
+    let kubectl = Kubectl {
+        kubeconfig: &kubeconfig,
+        home: home.path(),
+    };
+    kubectl.run(&[
+        "apply",
+        "--server-side",
+        "-f",
+        upstream.crds.to_str().expect("a path"),
+    ]);
+    kubectl.run(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/resourcegraphdefinitions.kro.run",
+        "crd/graphrevisions.internal.kro.run",
+    ]);
+    let controller = start_upstream(&upstream, &kubeconfig, home.path().join("upstream.log"));
+    let example = upstream.module.join("examples/kubernetes/webapp");
+    kubectl.apply_file(&example.join("rg.yaml"));
+    wait_rgd_active(&kubectl, "webapp.kro.run");
+    kubectl.apply_file(&example.join("instance.yaml"));
+    eventually("upstream's webapp instance ACTIVE", || {
+        (kubectl.run(&[
+            "-n",
+            "default",
+            "get",
+            "webapp",
+            "test-app",
+            "-o",
+            "jsonpath={.status.state}",
+        ]) == "ACTIVE")
+            .then_some(())
+    });
+    let ready = kubectl.run(&["get", "rgd", "webapp.kro.run"]);
+    assert!(
+        ready.lines().nth(1).is_some_and(|row| row.contains("True")),
+        "the READY column (a filter JSONPath) shows the Ready condition:\n{ready}"
+    );
+    no_errors_logged(&controller, "upstream 0.9.3 on kro apiserver");
+    controller.stop();
 }

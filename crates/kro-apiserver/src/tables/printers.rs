@@ -4,27 +4,142 @@ use serde_json::{Value, json};
 
 use crate::crd::label_selector_text;
 
-/// A simple JSONPath (`.spec.replicas`, `.status.conditions[0].type`, `{.a.b}`).
+/// The first value a printer column's JSONPath finds, as kube-apiserver's table convertor
+/// takes it: fields (`.spec.replicas`), indices (`[0]`), every item (`[*]`) and filters on a
+/// field of the items (`[?(@.type=="Ready")]`, `!=` too), in `{...}` or bare.
 pub(super) fn json_path<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {
+    let path = path.trim();
     let path = path
-        .trim()
-        .trim_start_matches('{')
-        .trim_end_matches('}')
-        .trim_start_matches('.');
-    let mut current = object;
-    for segment in path.split('.').filter(|segment| !segment.is_empty()) {
-        let (field, index) = match segment.split_once('[') {
-            Some((field, rest)) => (field, rest.trim_end_matches(']').parse::<usize>().ok()),
-            None => (segment, None),
-        };
-        if !field.is_empty() {
-            current = current.get(field)?;
-        }
-        if let Some(index) = index {
-            current = current.get(index)?;
+        .strip_prefix('{')
+        .and_then(|path| path.strip_suffix('}'))
+        .unwrap_or(path);
+    let steps = json_path_steps(path)?;
+    first_match(object, &steps)
+}
+
+/// One step of a printer column's JSONPath.
+#[derive(Debug, PartialEq)]
+enum PathStep<'p> {
+    Field(&'p str),
+    Index(usize),
+    Every,
+    /// Items whose field at the dotted path equals (or, when `equal` is false, differs from)
+    /// the text.
+    Filter {
+        field: Vec<&'p str>,
+        equal: bool,
+        value: String,
+    },
+}
+
+/// The steps of `path`, or `None` when it is not a JSONPath this server evaluates.
+fn json_path_steps(path: &str) -> Option<Vec<PathStep<'_>>> {
+    let mut steps = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end > 0 {
+                steps.push(PathStep::Field(&after[..end]));
+            }
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = bracket_end(after)?;
+            steps.push(bracket_step(after[..end].trim())?);
+            rest = &after[end + 1..];
+        } else {
+            let end = rest.find(['.', '[']).unwrap_or(rest.len());
+            steps.push(PathStep::Field(&rest[..end]));
+            rest = &rest[end..];
         }
     }
-    Some(current)
+    Some(steps)
+}
+
+/// Where the `]` closing a bracket opened just before `text` is, outside quotes.
+fn bracket_end(text: &str) -> Option<usize> {
+    let mut quote = None;
+    for (at, character) in text.char_indices() {
+        match (quote, character) {
+            (Some(open), c) if c == open => quote = None,
+            (None, '"' | '\'') => quote = Some(character),
+            (None, ']') => return Some(at),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn bracket_step(inner: &str) -> Option<PathStep<'_>> {
+    if inner == "*" {
+        return Some(PathStep::Every);
+    }
+    if let Ok(index) = inner.parse::<usize>() {
+        return Some(PathStep::Index(index));
+    }
+    let condition = inner.strip_prefix("?(")?.strip_suffix(')')?.trim();
+    let (left, right, equal) = if let Some((left, right)) = condition.split_once("!=") {
+        (left, right, false)
+    } else {
+        let (left, right) = condition.split_once("==")?;
+        (left, right, true)
+    };
+    let field: Vec<&str> = left
+        .trim()
+        .strip_prefix("@.")?
+        .split('.')
+        .filter(|part| !part.is_empty())
+        .collect();
+    let right = right.trim();
+    let value = right
+        .strip_prefix('"')
+        .and_then(|value| value.strip_suffix('"'))
+        .or_else(|| {
+            right
+                .strip_prefix('\'')
+                .and_then(|value| value.strip_suffix('\''))
+        })
+        .unwrap_or(right)
+        .to_owned();
+    Some(PathStep::Filter {
+        field,
+        equal,
+        value,
+    })
+}
+
+/// The first value `steps` reach from `value`, trying items in order where a step matches
+/// several.
+fn first_match<'a>(value: &'a Value, steps: &[PathStep<'_>]) -> Option<&'a Value> {
+    let Some((step, rest)) = steps.split_first() else {
+        return Some(value);
+    };
+    match step {
+        PathStep::Field(name) => first_match(value.get(*name)?, rest),
+        PathStep::Index(index) => first_match(value.get(*index)?, rest),
+        PathStep::Every => value
+            .as_array()?
+            .iter()
+            .find_map(|item| first_match(item, rest)),
+        PathStep::Filter {
+            field,
+            equal,
+            value: wanted,
+        } => value.as_array()?.iter().find_map(|item| {
+            let found = field
+                .iter()
+                .try_fold(item, |current, name| current.get(*name))?;
+            let text = match found {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            if (text == *wanted) == *equal {
+                first_match(item, rest)
+            } else {
+                None
+            }
+        }),
+    }
 }
 
 pub(super) fn text<'a>(object: &'a Value, pointer: &str) -> &'a str {

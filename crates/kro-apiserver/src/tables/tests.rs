@@ -67,6 +67,43 @@ fn json_paths_reach_fields_and_items() {
 }
 
 #[test]
+fn json_paths_filter_items_as_printer_columns_do() {
+    let object = json!({"status": {"conditions": [
+        {"type": "GraphAccepted", "status": "True"},
+        {"type": "Ready", "status": "False", "reason": "Waiting"},
+    ], "replicas": 2}});
+    let ready = r#".status.conditions[?(@.type=="Ready")].status"#;
+    assert_eq!(json_path(&object, ready), Some(&json!("False")));
+    assert_eq!(
+        json_path(
+            &object,
+            r#"{.status.conditions[?(@.type=='Ready')].reason}"#
+        ),
+        Some(&json!("Waiting"))
+    );
+    assert_eq!(
+        json_path(
+            &object,
+            r#".status.conditions[?(@.type!="GraphAccepted")].type"#
+        ),
+        Some(&json!("Ready"))
+    );
+    assert_eq!(
+        json_path(&object, ".status.conditions[*].type"),
+        Some(&json!("GraphAccepted"))
+    );
+    assert_eq!(
+        json_path(
+            &object,
+            r#".status.conditions[?(@.type=="Missing")].status"#
+        ),
+        None
+    );
+    assert_eq!(json_path(&object, ".status.conditions[?(@.type"), None);
+    assert_eq!(json_path(&object, "status.replicas"), Some(&json!(2)));
+}
+
+#[test]
 fn events_print_as_kube_apiserver_prints_them_in_both_versions() {
     let core = json!({
         "metadata": {"name": "web.17f"},
