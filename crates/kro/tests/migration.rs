@@ -16,8 +16,8 @@
 //! Then it stops and upstream starts again: it takes over without logging an error, the
 //! instances stay ACTIVE and their children keep their UIDs and the update.
 //!
-//! Upstream's controller also runs unmodified on `kro apiserver` (the embedded API server with
-//! its simulated cluster, without this project's controllers, so `kro dev` without them):
+//! Upstream's controller also runs unmodified on `kro dev --no-controllers` (the embedded API
+//! server with its simulated cluster, without this project's controllers):
 //! upstream's webapp example becomes Active and its instance ACTIVE, and upstream logs no error.
 //!
 //! The suite needs Go (to build upstream) and the real control plane; without them it is
@@ -549,34 +549,34 @@ fn from_upstream_v0_9_4_and_back() {
     migrate("0.9.4");
 }
 
-/// `kro apiserver` on a free port with its simulated cluster, writing its kubeconfig to
-/// `kubeconfig`.
-fn start_kro_apiserver(kubeconfig: &Path) -> Running {
+/// `kro dev` with its controllers switched off: the embedded API server and its simulated
+/// cluster, for another controller to run against.
+fn start_kro_dev_without_controllers(kubeconfig: &Path) -> Running {
     use std::io::{BufRead, BufReader};
     let log = kubeconfig.with_extension("log");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
-        .args(["apiserver", "--port", "0", "--kubeconfig-out"])
+        .args(["dev", "--no-controllers", "--port", "0", "--kubeconfig-out"])
         .arg(kubeconfig)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
-        .expect("kro apiserver starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let serving = lines.any(|line| line.is_ok_and(|line| line.contains("kro apiserver: serving")));
-    assert!(serving, "kro apiserver did not start");
+        .expect("kro dev starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let serving = lines.any(|line| line.is_ok_and(|line| line.contains("(controllers off)")));
+    assert!(serving, "kro dev --no-controllers did not start");
     std::thread::spawn(move || for _ in lines {});
     Running { child, log }
 }
 
 #[test]
-fn upstream_v0_9_3_runs_unmodified_on_kro_apiserver() {
+fn upstream_v0_9_3_runs_unmodified_on_kro_dev() {
     let Some(upstream) = upstream("0.9.3") else {
         return;
     };
     let home = tempfile::tempdir().expect("a HOME");
     let kubeconfig = home.path().join("kubeconfig");
-    let _server = start_kro_apiserver(&kubeconfig);
+    let _server = start_kro_dev_without_controllers(&kubeconfig);
     let kubectl = Kubectl {
         kubeconfig: &kubeconfig,
         home: home.path(),
@@ -615,6 +615,6 @@ fn upstream_v0_9_3_runs_unmodified_on_kro_apiserver() {
         ready.lines().nth(1).is_some_and(|row| row.contains("True")),
         "the READY column (a filter JSONPath) shows the Ready condition:\n{ready}"
     );
-    no_errors_logged(&controller, "upstream 0.9.3 on kro apiserver");
+    no_errors_logged(&controller, "upstream 0.9.3 on kro dev");
     controller.stop();
 }

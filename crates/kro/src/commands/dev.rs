@@ -44,6 +44,11 @@ pub struct Args {
     /// Exit once the demo's instance is ACTIVE (or fails) instead of serving on.
     #[arg(long, requires = "demo")]
     once: bool,
+    /// Serve only the API server and its simulated cluster, without kro's controllers: for
+    /// running another kro controller (upstream's, or `kro controller` under a debugger)
+    /// against it.
+    #[arg(long, conflicts_with_all = ["demo", "metrics_addr"])]
+    no_controllers: bool,
     /// Serve the controllers' Prometheus metrics (`/metrics`) and health checks here.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
@@ -96,6 +101,17 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
         .context("using the kubeconfig")?;
+    if args.no_controllers {
+        println!(
+            "kro dev: API server at {} (controllers off)\n  export KUBECONFIG={}",
+            server.url(),
+            absolute(&kubeconfig_path).display()
+        );
+        crate::commands::controller::shutdown_signal().await?;
+        println!("kro dev: stopping");
+        server.shutdown().await;
+        return Ok(ExitCode::SUCCESS);
+    }
     let metrics = Metrics::new();
     let client = crate::commands::controller::instrumented_client(config, &metrics)?;
     let readiness = Readiness::new();
