@@ -15,6 +15,7 @@ mod read;
 mod request;
 mod response;
 mod scale;
+mod stored;
 mod watch;
 mod write;
 

@@ -132,6 +132,7 @@ pub(crate) fn record_update(
         }
         _ => old_entries,
     };
+    keep_convertible(&mut entries, writer.api_version);
     let empty = json!({});
     let old_clean = old.map_or(empty, without_managed_fields);
     let new_clean = without_managed_fields(new);
@@ -209,6 +210,21 @@ pub(crate) fn record_scale(
     Ok(())
 }
 
+/// Drops the entries of API versions the object cannot be converted to from `api_version`'s: those
+/// of another group (an Event's `events.k8s.io/v1` entries on a write through core/v1, and back).
+/// structured-merge-diff compares each entry in its own version, and drops an entry whose
+/// version the converter is missing.
+fn keep_convertible(entries: &mut Vec<Entry>, api_version: &str) {
+    let group = |version: &str| {
+        version
+            .rsplit_once('/')
+            .map_or("", |(group, _)| group)
+            .to_owned()
+    };
+    let writing = group(api_version);
+    entries.retain(|entry| group(&entry.api_version) == writing);
+}
+
 /// A server-side apply: merges `config` into `live` (absent for a create), with ownership,
 /// conflicts and removal of fields the manager stopped applying. Returns the object to store.
 pub(crate) fn apply(
@@ -222,6 +238,7 @@ pub(crate) fn apply(
         Some(live) => read_entries(live)?,
         None => Vec::new(),
     };
+    keep_convertible(&mut entries, writer.api_version);
     let live_clean = live.map_or_else(|| json!({}), without_managed_fields);
     let mut merged = merge(&live_clean, config, shape);
     let applied = writer.endpoint.filter(&field_set(config, shape));

@@ -77,10 +77,18 @@ impl AppState {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         Arc::clone(validators.entry(gvk.clone()).or_insert_with(|| {
-            let schema: Option<Schema> = Catalog::kubernetes()
+            let mut schema: Option<Schema> = Catalog::kubernetes()
                 .resolve(gvk)
                 .found()
                 .map(|kind| kind.resolved_schema());
+            if let Some(schema) = &mut schema
+                && gvk.kind() == "Event"
+                && matches!(gvk.group(), "" | crate::events::EVENTS_GROUP)
+            {
+                // kube-apiserver checks Events by hand (`crate::events::validate`), not by
+                // the published `required` lists.
+                schema.required.clear();
+            }
             Arc::new(schema.map(|schema| {
                 Validator::with_config(
                     &schema,

@@ -457,4 +457,82 @@ async fn events_written_through_one_version_are_read_through_the_other() {
     assert_eq!(converted["deprecatedCount"], 3);
     assert_eq!(converted["deprecatedSource"]["component"], "tests");
     assert_eq!(converted["regarding"]["name"], "web");
+
+    // One store: a name is taken in both versions, and each version updates the other's.
+    let (status, _) = send(
+        &app,
+        "POST",
+        "/api/v1/namespaces/default/events",
+        Some("application/json"),
+        &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web.1"},
+            "involvedObject": {"kind": "ConfigMap", "name": "web"}})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let mut replaced = core.clone();
+    replaced["message"] = json!("replaced through core/v1");
+    let (status, _) = send(
+        &app,
+        "PUT",
+        "/api/v1/namespaces/default/events/web.1",
+        Some("application/json"),
+        &replaced.to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    // Through events.k8s.io only metadata and the series change, as kube-apiserver checks.
+    let (status, patched) = send(
+        &app,
+        "PATCH",
+        "/apis/events.k8s.io/v1/namespaces/default/events/web.2",
+        Some("application/merge-patch+json"),
+        &json!({"metadata": {"labels": {"seen": "yes"}}}).to_string(),
+    )
+    .await;
+    assert_eq!(
+        (status, &patched["deprecatedCount"]),
+        (StatusCode::OK, &json!(3))
+    );
+    let (status, refused) = send(
+        &app,
+        "PATCH",
+        "/apis/events.k8s.io/v1/namespaces/default/events/web.2",
+        Some("application/merge-patch+json"),
+        &json!({"note": "changed"}).to_string(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        refused["message"],
+        "Event \"web.2\" is invalid: message: Invalid value: \"changed\": field is immutable"
+    );
+    let (_, listed) = send(&app, "GET", "/api/v1/namespaces/default/events", None, "").await;
+    let seen: Vec<(&str, &str)> = listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            (
+                item["message"].as_str().unwrap_or_default(),
+                item["metadata"]["labels"]["seen"]
+                    .as_str()
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [("replaced through core/v1", ""), ("data changed", "yes")]
+    );
+    let (_, recorded) = send(
+        &app,
+        "GET",
+        "/apis/events.k8s.io/v1/namespaces/default/events/web.1",
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(recorded["note"], "replaced through core/v1");
+    assert_eq!(recorded["reportingController"], "kro.run/controller");
 }

@@ -1,6 +1,7 @@
 //! `kro dev` with the real kubectl 1.33: an RGD and an instance applied with kubectl become
 //! an API and running resources; `kubectl get <kind>` shows STATE ACTIVE; deleting the
-//! instance removes every resource it created.
+//! instance removes every resource it created. And the first commands anyone types, with
+//! kubectl 1.27 and 1.33 and no flags (issue #25).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -300,4 +301,254 @@ fn kubectl_runs_scales_updates_and_deletes_a_set() {
         ]);
         (left.trim().is_empty() && made.trim().is_empty()).then_some(left)
     });
+}
+
+/// A fresh HOME, a `kro dev` and one kubectl release, run as a new user runs them: no flags.
+struct Session {
+    _dev: Dev,
+    home: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    kubectl: PathBuf,
+}
+
+impl Session {
+    fn start(minor: u32) -> Session {
+        let home = tempfile::tempdir().expect("a HOME");
+        let kubeconfig = home.path().join("kubeconfig");
+        let dev = start_dev(&kubeconfig);
+        Session {
+            _dev: dev,
+            kubeconfig,
+            kubectl: kro_test_support::kubectl_release(minor),
+            home,
+        }
+    }
+
+    fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// kubectl's stdout, with `KUBE_EDITOR` set when `editor` is given.
+    fn run(&self, args: &[&str], editor: Option<&Path>) -> String {
+        let mut command = Command::new(&self.kubectl);
+        command
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .env("HOME", self.home());
+        if let Some(editor) = editor {
+            command.env("KUBE_EDITOR", editor);
+        }
+        let output = command.output().expect("kubectl runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "kubectl {args:?} failed:\nstdout: {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        self.run(args, None)
+    }
+
+    fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.extend_from_slice(&["-o", "json"]);
+        serde_json::from_str(&self.ok(&all)).expect("kubectl prints JSON")
+    }
+
+    fn image(&self) -> String {
+        self.ok(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.template.spec.containers[0].image}",
+        ])
+    }
+
+    fn rolled_out(&self) {
+        let status = self.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]);
+        assert!(status.contains("successfully rolled out"), "{status}");
+    }
+}
+
+/// The first commands anyone types (issue #25): kubectl sends built-in objects as protobuf and
+/// does not fall back to JSON, and each answers as against kube-apiserver.
+fn first_commands_succeed(minor: u32) {
+    let session = Session::start(minor);
+    assert_eq!(
+        session.ok(&["create", "namespace", "foo"]),
+        "namespace/foo created\n"
+    );
+    assert_eq!(
+        session.ok(&[
+            "create",
+            "configmap",
+            "x",
+            "--from-literal=a=b",
+            "-n",
+            "foo"
+        ]),
+        "configmap/x created\n"
+    );
+    assert_eq!(
+        session.json(&["get", "configmap", "x", "-n", "foo"])["data"],
+        serde_json::json!({"a": "b"})
+    );
+    assert_eq!(
+        session.ok(&[
+            "create",
+            "secret",
+            "generic",
+            "s",
+            "--from-literal=password=hunter2"
+        ]),
+        "secret/s created\n"
+    );
+    assert_eq!(
+        session.json(&["get", "secret", "s"])["data"]["password"],
+        "aHVudGVyMg=="
+    );
+    assert_eq!(
+        session.ok(&["create", "deployment", "web", "--image=nginx"]),
+        "deployment.apps/web created\n"
+    );
+    let deployment = session.json(&["get", "deployment", "web"]);
+    assert_eq!(deployment["spec"]["replicas"], 1);
+    assert_eq!(session.image(), "nginx");
+    session.rolled_out();
+    assert_eq!(
+        session.ok(&["create", "service", "clusterip", "db", "--tcp=5432:5432"]),
+        "service/db created\n"
+    );
+    assert_eq!(
+        session.ok(&["create", "job", "once", "--image=busybox"]),
+        "job.batch/once created\n"
+    );
+    assert_eq!(
+        session.ok(&[
+            "create",
+            "cronjob",
+            "tick",
+            "--image=busybox",
+            "--schedule=*/5 * * * *"
+        ]),
+        "cronjob.batch/tick created\n"
+    );
+    assert_eq!(
+        session.ok(&["run", "shell", "--image=busybox"]),
+        "pod/shell created\n"
+    );
+    assert_eq!(
+        session.ok(&["expose", "deployment", "web", "--port=80"]),
+        "service/web exposed\n"
+    );
+    assert_eq!(
+        session.ok(&["set", "image", "deployment/web", "nginx=nginx:1.27"]),
+        "deployment.apps/web image updated\n"
+    );
+    session.rolled_out();
+    assert_eq!(
+        session.ok(&["rollout", "restart", "deployment/web"]),
+        "deployment.apps/web restarted\n"
+    );
+    session.rolled_out();
+    let history = session.ok(&["rollout", "history", "deployment/web"]);
+    let revisions: Vec<&str> = history
+        .lines()
+        .skip_while(|line| !line.starts_with("REVISION"))
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert_eq!(revisions, ["1", "2", "3"], "{history}");
+    // Back to revision 2: the image stays, the restart's annotation goes.
+    assert_eq!(
+        session.ok(&["rollout", "undo", "deployment/web"]),
+        "deployment.apps/web rolled back\n"
+    );
+    session.rolled_out();
+    let template = session.json(&["get", "deployment", "web"])["spec"]["template"].clone();
+    assert_eq!(template["spec"]["containers"][0]["image"], "nginx:1.27");
+    assert!(
+        template
+            .pointer("/metadata/annotations/kubectl.kubernetes.io~1restartedAt")
+            .is_none(),
+        "{template}"
+    );
+    assert_eq!(
+        session.ok(&["rollout", "undo", "deployment/web", "--to-revision=1"]),
+        "deployment.apps/web rolled back\n"
+    );
+    session.rolled_out();
+    assert_eq!(session.image(), "nginx");
+    assert_eq!(
+        session.ok(&["label", "configmap", "x", "-n", "foo", "tier=gold"]),
+        "configmap/x labeled\n"
+    );
+    // kubectl 1.27 says "annotate", later releases "annotated".
+    assert!(
+        session
+            .ok(&["annotate", "configmap", "x", "-n", "foo", "note=hi"])
+            .starts_with("configmap/x annotate")
+    );
+    let config_map = session.json(&["get", "configmap", "x", "-n", "foo"]);
+    assert_eq!(config_map["metadata"]["labels"]["tier"], "gold");
+    assert_eq!(config_map["metadata"]["annotations"]["note"], "hi");
+    // `kubectl edit` with an editor that changes one value, as a person would.
+    let editor = session.home().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nsed -i 's/^  a: b$/  a: edited/' \"$1\"\n",
+    )
+    .expect("write the editor");
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make the editor executable");
+    assert_eq!(
+        session.run(&["edit", "configmap", "x", "-n", "foo"], Some(&editor)),
+        "configmap/x edited\n"
+    );
+    assert_eq!(
+        session.json(&["get", "configmap", "x", "-n", "foo"])["data"]["a"],
+        "edited"
+    );
+    // The simulated deployment controller's events, through both commands.
+    for command in [&["get", "events"][..], &["events"][..]] {
+        let listed = session.ok(command);
+        let header: Vec<&str> = listed
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect();
+        assert_eq!(
+            header,
+            ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+            "kubectl {command:?}:\n{listed}"
+        );
+        assert!(
+            listed
+                .lines()
+                // `get events` prints `deployment/web`, `events` `Deployment/web`.
+                .any(|line| line.contains("ScalingReplicaSet")
+                    && line.to_lowercase().contains("deployment/web")),
+            "kubectl {command:?}:\n{listed}"
+        );
+    }
+    assert_eq!(
+        session.ok(&["delete", "configmap", "x", "-n", "foo"]),
+        "configmap \"x\" deleted\n"
+    );
+}
+
+#[test]
+fn the_first_commands_succeed_with_kubectl_1_27() {
+    first_commands_succeed(27);
+}
+
+#[test]
+fn the_first_commands_succeed_with_kubectl_1_33() {
+    first_commands_succeed(33);
 }

@@ -159,6 +159,16 @@ pub(super) fn admit_object(
         };
         errors.extend(validator.validate_with(object, old, scale_errors));
     }
+    let mut error_kind = target.resource.gvk.clone();
+    if target.plural() == "events" && matches!(target.group(), "" | crate::events::EVENTS_GROUP) {
+        let core = |event: &Value| crate::events::convert(event, "");
+        errors.extend(crate::events::validate(
+            &core(object),
+            old.map(core).as_ref(),
+            target.group(),
+        ));
+        error_kind = crate::events::error_kind();
+    }
     if let Some(old) = old
         && let Some(error) = objects::new_finalizers_error(old, object)
     {
@@ -170,7 +180,7 @@ pub(super) fn admit_object(
     if errors.is_empty() {
         Ok(warnings)
     } else {
-        Err(ApiError::invalid(&target.resource.gvk, &name, &errors))
+        Err(ApiError::invalid(&error_kind, &name, &errors))
     }
 }
 

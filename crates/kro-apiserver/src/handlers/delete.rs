@@ -12,7 +12,7 @@ use crate::crd;
 use crate::error::ApiError;
 use crate::http_util::{content_type, decode_body, json_response};
 use crate::objects::{self, meta_str};
-use crate::storage::{Committed, Mutation, ObjectKey};
+use crate::storage::{Committed, Mutation};
 
 use super::request::ResourceRequest;
 use super::request::{Query, Selection, Target, options_error, require_verb};
@@ -233,13 +233,10 @@ pub(super) async fn delete(request: &ResourceRequest, name: &str) -> Result<Resp
     } = request;
     require_verb(target, "delete")?;
     let options = delete_options(query, headers, body)?;
-    let committed = state
-        .store
-        .mutate_with(
-            &super::read::stored_key(state, target, name),
-            options.dry_run,
-            |current| decide_delete(target, name, current, &options),
-        )
+    let committed = target
+        .mutate(state, name, options.dry_run, |current| {
+            decide_delete(target, name, current, &options)
+        })
         .await?;
     if !options.dry_run {
         after_commit(state, target, &committed).await;
@@ -271,41 +268,17 @@ pub(super) async fn delete_collection(request: &ResourceRequest) -> Result<Respo
     require_verb(target, "deletecollection")?;
     let options = delete_options(query, headers, body)?;
     let selection = Selection::parse(target, query)?;
-    let listed = state.store.list(
-        target.group(),
-        target.plural(),
-        target.namespace.as_deref(),
-        false,
-    );
-    let mut candidates: Vec<(&str, Value)> = listed
+    let listed = target.list(state, false);
+    let mut items = Vec::new();
+    for object in listed
         .objects
         .iter()
-        .map(|object| (target.group(), Value::clone(object)))
-        .collect();
-    // Events written through the other version go too, selected as this version shows them.
-    if let Some(group) = crate::events::other_version_group(target.group(), target.plural()) {
-        let other = state
-            .store
-            .list(group, target.plural(), target.namespace.as_deref(), false);
-        candidates.extend(
-            other
-                .objects
-                .iter()
-                .map(|event| (group, crate::events::convert(event, target.group()))),
-        );
-    }
-    let mut items = Vec::new();
-    for (group, object) in candidates
-        .iter()
-        .filter(|(_, object)| selection.matches(object))
+        .filter(|object| selection.matches(object))
     {
         let name = meta_str(object, "name").unwrap_or("").to_owned();
         let namespace = meta_str(object, "namespace").unwrap_or("").to_owned();
-        let key = ObjectKey::new(group, target.plural(), &namespace, &name);
-        let converted = *group != target.group();
-        match state
-            .store
-            .mutate_with(&key, options.dry_run, |current| {
+        match target
+            .mutate_in(state, &namespace, &name, options.dry_run, |current| {
                 decide_delete(target, &name, current, &options)
             })
             .await
@@ -316,11 +289,7 @@ pub(super) async fn delete_collection(request: &ResourceRequest) -> Result<Respo
                 }
                 match committed {
                     Committed::Stored { object, .. } | Committed::Deleted(object) => {
-                        items.push(if converted {
-                            crate::events::convert(&object, target.group())
-                        } else {
-                            Value::clone(&object)
-                        });
+                        items.push(Value::clone(&object));
                     }
                 }
             }

@@ -102,9 +102,8 @@ pub(super) async fn patch(
         updater: Some(field_manager(query, headers)?),
     };
     let mut outcome = UpdateOutcome::default();
-    let committed = state
-        .store
-        .mutate_with(&target.key(name), dry_run, |current| {
+    let committed = target
+        .mutate(state, name, dry_run, |current| {
             let Some(stored) = current else {
                 return Err(ApiError::not_found(target.group(), target.plural(), name));
             };
@@ -192,8 +191,7 @@ pub(super) async fn apply_patch(
         objects::metadata_mut(&mut config).insert("name".to_owned(), json!(name));
     }
     check_namespace(target, &mut config)?;
-    let key = target.key(name);
-    if state.store.get(&key).is_none() {
+    if target.get(state, name).is_none() {
         if update_target == UpdateTarget::Status {
             return Err(ApiError::not_found(target.group(), target.plural(), name));
         }
@@ -218,9 +216,8 @@ pub(super) async fn apply_patch(
         updater: None,
     };
     let mut outcome = UpdateOutcome::default();
-    let committed = state
-        .store
-        .mutate_with(&key, dry_run, |current| {
+    let committed = target
+        .mutate(state, name, dry_run, |current| {
             match current {
                 None => {
                     let mut object =

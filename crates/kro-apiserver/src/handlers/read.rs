@@ -1,7 +1,5 @@
 //! The read verbs: get and list (with selectors, pages and Tables).
 
-use std::sync::Arc;
-
 use axum::response::Response;
 use http::StatusCode;
 use serde_json::{Value, json};
@@ -9,11 +7,10 @@ use serde_json::{Value, json};
 use crate::error::ApiError;
 use crate::http_util::json_response;
 use crate::objects::meta_str;
-use crate::state::AppState;
 use crate::tables;
 
 use super::request::ResourceRequest;
-use super::request::{Selection, Target, require_verb};
+use super::request::{Selection, require_verb};
 use super::response::{
     list_body, metadata_form_mismatch, metadata_only, partial_object, table_request,
 };
@@ -27,14 +24,7 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
         ..
     } = request;
     require_verb(target, "get")?;
-    let Some(object) = state.store.get(&target.key(name)).or_else(|| {
-        // An Event written through the other version.
-        let group = crate::events::other_version_group(target.group(), target.plural())?;
-        let mut key = target.key(name);
-        key.group = group.to_owned();
-        let stored = state.store.get(&key)?;
-        Some(Arc::new(crate::events::convert(&stored, target.group())))
-    }) else {
+    let Some(object) = target.get(state, name) else {
         return Err(ApiError::not_found(target.group(), target.plural(), name));
     };
     match table_request(query, headers)? {
@@ -50,62 +40,6 @@ pub(super) fn get(request: &ResourceRequest, name: &str) -> Result<Response, Api
         },
         None => Ok(json_response(StatusCode::OK, &object)),
     }
-}
-
-/// Where the object `name` of `target` is stored: under `target`, or for an Event written
-/// through the other Event version and not under `target`, under that version.
-pub(super) fn stored_key(
-    state: &AppState,
-    target: &Target,
-    name: &str,
-) -> crate::storage::ObjectKey {
-    let key = target.key(name);
-    let Some(group) = crate::events::other_version_group(target.group(), target.plural()) else {
-        return key;
-    };
-    if state.store.get(&key).is_some() {
-        return key;
-    }
-    let other = crate::storage::ObjectKey {
-        group: group.to_owned(),
-        ..key.clone()
-    };
-    if state.store.get(&other).is_some() {
-        other
-    } else {
-        key
-    }
-}
-
-/// `objects` of `target`, with the Events written through the other Event version when
-/// `target` is Events (converted, in namespace and name order as one store would list them).
-pub(super) fn with_other_version(
-    state: &AppState,
-    target: &Target,
-    mut objects: Vec<Arc<Value>>,
-) -> Vec<Arc<Value>> {
-    let Some(group) = crate::events::other_version_group(target.group(), target.plural()) else {
-        return objects;
-    };
-    let other = state
-        .store
-        .list(group, target.plural(), target.namespace.as_deref(), false);
-    objects.extend(
-        other
-            .objects
-            .iter()
-            .map(|event| Arc::new(crate::events::convert(event, target.group()))),
-    );
-    objects.sort_by(|a, b| {
-        let position = |object: &Value| {
-            (
-                meta_str(object, "namespace").unwrap_or("").to_owned(),
-                meta_str(object, "name").unwrap_or("").to_owned(),
-            )
-        };
-        position(a).cmp(&position(b))
-    });
-    objects
 }
 
 /// A list position handed out as `continue`: the revision of the first page and the last key.
@@ -163,14 +97,9 @@ pub(super) fn list(request: &ResourceRequest) -> Result<Response, ApiError> {
             Err(_) => return Err(ApiError::bad_request(format!("invalid limit {text:?}"))),
         },
     };
-    let listed = state.store.list(
-        target.group(),
-        target.plural(),
-        target.namespace.as_deref(),
-        false,
-    );
+    let listed = target.list(state, false);
     let mut revision = listed.revision;
-    let objects = with_other_version(state, target, listed.objects);
+    let objects = listed.objects;
     let after = match query.get("continue").filter(|token| !token.is_empty()) {
         Some(token) => {
             let (first_revision, namespace, name) = decode_continue(token).ok_or_else(|| {

@@ -16,7 +16,6 @@ use crate::managed;
 use crate::registry::ResourceType;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::state::AppState;
-use crate::storage::ObjectKey;
 
 /// What a resource path names.
 #[derive(Debug)]
@@ -28,15 +27,6 @@ pub(super) struct Target {
 }
 
 impl Target {
-    pub(super) fn key(&self, name: &str) -> ObjectKey {
-        ObjectKey::new(
-            self.resource.group(),
-            &self.resource.plural,
-            self.namespace.as_deref().unwrap_or(""),
-            name,
-        )
-    }
-
     pub(super) fn group(&self) -> &str {
         self.resource.group()
     }

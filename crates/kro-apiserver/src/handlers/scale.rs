@@ -24,7 +24,7 @@ pub(super) fn get_scale(request: &ResourceRequest, name: &str) -> Result<Respons
     let ResourceRequest { state, target, .. } = request;
     require_verb(target, "get")?;
     let paths = scale_paths(target).ok_or_else(ApiError::no_such_path)?;
-    match state.store.get(&target.key(name)) {
+    match target.get(state, name) {
         Some(object) => Ok(json_response(
             StatusCode::OK,
             &crd::scale_of(&object, &paths),
@@ -102,9 +102,8 @@ pub(super) async fn update_scale(
         endpoint: endpoint_of(target, UpdateTarget::Main),
     };
     let mut outcome = UpdateOutcome::default();
-    let committed = state
-        .store
-        .mutate_with(&target.key(name), dry_run, |current| {
+    let committed = target
+        .mutate(state, name, dry_run, |current| {
             let Some(stored) = current else {
                 return Err(ApiError::not_found(target.group(), target.plural(), name));
             };

@@ -159,29 +159,7 @@ pub(super) fn filter_change<'a>(
     selection: &Selection,
     change: &'a Change,
 ) -> Option<(&'static str, Cow<'a, Value>)> {
-    if change.key.resource == target.resource.plural
-        && crate::events::other_version_group(target.group(), target.plural())
-            == Some(change.key.group.as_str())
-    {
-        // An Event written through the other version, seen through this one.
-        let group = target.group();
-        let converted = Change {
-            revision: change.revision,
-            change_type: change.change_type,
-            key: crate::storage::ObjectKey {
-                group: group.to_owned(),
-                ..change.key.clone()
-            },
-            object: Arc::new(crate::events::convert(&change.object, group)),
-            previous: change
-                .previous
-                .as_deref()
-                .map(|previous| Arc::new(crate::events::convert(previous, group))),
-        };
-        return filter_change(target, selection, &converted)
-            .map(|(event_type, object)| (event_type, Cow::Owned(object.into_owned())));
-    }
-    if !change.key.group.eq(target.group()) || change.key.resource != target.resource.plural {
+    if change.key.group != target.storage_group() || change.key.resource != target.resource.plural {
         return None;
     }
     if let Some(namespace) = &target.namespace
@@ -189,6 +167,28 @@ pub(super) fn filter_change<'a>(
     {
         return None;
     }
+    if target.storage_group() != target.group() {
+        // Kept in another group's form (an events.k8s.io Event): seen as this one serves it.
+        let served = Change {
+            object: target.served(Arc::clone(&change.object)),
+            previous: change
+                .previous
+                .as_ref()
+                .map(|previous| target.served(Arc::clone(previous))),
+            key: change.key.clone(),
+            ..*change
+        };
+        return select_change(selection, &served)
+            .map(|(event_type, object)| (event_type, Cow::Owned(object.into_owned())));
+    }
+    select_change(selection, change)
+}
+
+/// The event a watcher with `selection` gets for `change` of the resource it watches.
+fn select_change<'a>(
+    selection: &Selection,
+    change: &'a Change,
+) -> Option<(&'static str, Cow<'a, Value>)> {
     let now = selection.matches(&change.object);
     let before = change
         .previous
@@ -260,13 +260,9 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
         .filter(|v| !v.is_empty() && *v != "0")
     {
         None => {
-            let listed = state.store.list(
-                target.group(),
-                target.plural(),
-                target.namespace.as_deref(),
-                true,
-            );
-            let objects = super::read::with_other_version(state, target, listed.objects)
+            let listed = target.list(state, true);
+            let objects = listed
+                .objects
                 .into_iter()
                 .filter(|object| selection.matches(object))
                 .collect();

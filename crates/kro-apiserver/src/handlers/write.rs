@@ -71,11 +71,9 @@ pub(super) async fn create(request: &ResourceRequest) -> Result<Response, ApiErr
             name = objects::generate_name(prefix);
             objects::metadata_mut(&mut object).insert("name".to_owned(), json!(name));
         }
-        let key = target.key(&name);
         let candidate = object.clone();
-        let committed = state
-            .store
-            .mutate_with(&key, dry_run, |current| match current {
+        let committed = target
+            .mutate(state, &name, dry_run, |current| match current {
                 Some(_) => Err(ApiError::already_exists(
                     target.group(),
                     target.plural(),
@@ -277,9 +275,8 @@ pub(super) async fn update(
         updater: Some(field_manager(query, headers)?),
     };
     let mut outcome = UpdateOutcome::default();
-    let committed = state
-        .store
-        .mutate_with(&target.key(name), dry_run, |current| {
+    let committed = target
+        .mutate(state, name, dry_run, |current| {
             decide_update(&request, current, object, &mut outcome)
         })
         .await?;

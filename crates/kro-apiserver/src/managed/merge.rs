@@ -57,6 +57,13 @@ pub(super) fn compare_at(
         as_container(old, new).or(old),
         as_container(new, old).or(new),
     );
+    // A built-in kind's null field is its Go zero value, which kube-apiserver leaves out of
+    // the typed object it compares (a template's `creationTimestamp: null`): not a field.
+    let typed = matches!(shape, Shape::Catalog(_));
+    let (old, new) = (
+        old.filter(|value| !(typed && value.is_null())),
+        new.filter(|value| !(typed && value.is_null())),
+    );
     let leaf = |comparison: &mut Comparison, path: &[Element]| match (old, new) {
         (None, Some(_)) => comparison.added.insert(path),
         (Some(_), None) => comparison.removed.insert(path),
