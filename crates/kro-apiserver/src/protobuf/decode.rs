@@ -100,8 +100,10 @@ fn field_value(
                 };
                 map.insert(key, value);
             }
+            // An empty map decodes to Go's nil map: left out, or `null` without omitempty.
             Ok(match (map.is_empty(), field.omitempty) {
                 (true, true) => None,
+                (true, false) => Some(Value::Null),
                 _ => Some(Value::Object(map)),
             })
         }
@@ -127,8 +129,10 @@ fn field_value(
                     _ => return Err(malformed(message, "a repeated field has a bad wire type")),
                 }
             }
+            // No items decode to Go's nil slice: left out, or `null` without omitempty.
             Ok(match (items.is_empty(), field.omitempty) {
                 (true, true) => None,
+                (true, false) => Some(Value::Null),
                 _ => Some(Value::Array(items)),
             })
         }
