@@ -81,10 +81,17 @@ enum Step {
 
 /// The data a revision of `template` holds: the strategic merge patch that puts the template
 /// back (`kubectl rollout undo` sends it as is).
+///
+/// Its metadata has `creationTimestamp: null` as Go encodes an unset one: kubectl compares
+/// these bytes with its own encoding of the workload to skip an undo to the current template.
 fn revision_data(template: &Value) -> Value {
     let mut replaced = template.clone();
     if let Value::Object(fields) = &mut replaced {
         fields.insert("$patch".to_owned(), json!("replace"));
+        let metadata = fields.entry("metadata").or_insert_with(|| json!({}));
+        if let Value::Object(metadata) = metadata {
+            metadata.entry("creationTimestamp").or_insert(Value::Null);
+        }
     }
     json!({"spec": {"template": replaced}})
 }
