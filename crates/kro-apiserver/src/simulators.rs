@@ -47,7 +47,8 @@ pub enum Simulator {
     /// The replica set controller: pods for each ReplicaSet, and its status.
     ReplicaSets,
     /// The stateful set and daemon set controllers: ordered pods (and claims) per
-    /// StatefulSet, a pod on the node per DaemonSet, a ControllerRevision per pod template,
+    /// StatefulSet, a pod on the node per DaemonSet, a ControllerRevision per pod template
+    /// (reused when a rollback brings its template back, pruned to `revisionHistoryLimit`),
     /// and their status.
     StatefulSets,
     /// The job controller: pods until enough succeeded, status and `Complete`/`Failed`.

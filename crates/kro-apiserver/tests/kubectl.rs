@@ -1125,3 +1125,243 @@ fn rollout_history_lists_a_stateful_sets_revisions() {
         assert_eq!(revisions, ["1", "2"], "kubectl 1.{minor}:\n{history}");
     }
 }
+
+/// `kubectl rollout undo` of a StatefulSet (to the previous revision, and `--to-revision`)
+/// brings its template back through the revision that holds it, which `rollout history` then
+/// lists under a new number; the ControllerRevisions stay within `revisionHistoryLimit` (plus
+/// the one in use).
+#[test]
+fn rollout_undo_brings_a_stateful_sets_template_back_and_history_stays_bounded() {
+    for minor in [27, 33] {
+        let sandbox = Sandbox::start_with(minor, Simulators::all());
+        let set = |image: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: db\n  namespace: default\nspec:\n  replicas: 1\n  revisionHistoryLimit: 2\n  serviceName: db\n  selector:\n    matchLabels: {{app: db}}\n  template:\n    metadata:\n      labels: {{app: db}}\n    spec:\n      containers:\n      - {{name: db, image: \"{image}\"}}\n"
+            )
+        };
+        let rolled_out = || {
+            sandbox.ok(&[
+                "rollout",
+                "status",
+                "statefulset/db",
+                "-n",
+                "default",
+                "--timeout=30s",
+            ]);
+        };
+        // (revision, name) of each ControllerRevision, once there are `count` of them.
+        let revisions = |count: usize| {
+            let mut listed = Vec::new();
+            for _ in 0..100 {
+                let text = sandbox.ok(&[
+                    "get",
+                    "controllerrevisions",
+                    "-n",
+                    "default",
+                    "-l",
+                    "app=db",
+                    "-o",
+                    "jsonpath={range .items[*]}{.revision} {.metadata.name}{\"\\n\"}{end}",
+                ]);
+                listed = text
+                    .lines()
+                    .filter_map(|line| line.split_once(' '))
+                    .filter_map(|(number, name)| {
+                        Some((number.parse::<i64>().ok()?, name.to_owned()))
+                    })
+                    .collect::<Vec<_>>();
+                listed.sort();
+                if listed.len() == count {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            listed
+        };
+        let history = || {
+            let history = sandbox.ok(&["rollout", "history", "statefulset/db", "-n", "default"]);
+            history
+                .lines()
+                .skip_while(|line| !line.starts_with("REVISION"))
+                .skip(1)
+                .filter_map(|line| line.split_whitespace().next())
+                .filter_map(|number| number.parse::<i64>().ok())
+                .collect::<Vec<_>>()
+        };
+        let image = || {
+            sandbox.ok(&[
+                "get",
+                "statefulset",
+                "db",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}",
+            ])
+        };
+        sandbox.ok_with(&["apply", "-f", "-"], Some(&set("postgres:15")));
+        rolled_out();
+        for version in 16..=19 {
+            sandbox.ok_with(
+                &["apply", "-f", "-"],
+                Some(&set(&format!("postgres:{version}"))),
+            );
+            rolled_out();
+        }
+        // Two old revisions and the one in use: 1 and 2 were pruned.
+        let before = revisions(3);
+        let numbers: Vec<i64> = before.iter().map(|(number, _)| *number).collect();
+        assert_eq!(numbers, [3, 4, 5], "kubectl 1.{minor}: {before:?}");
+        assert_eq!(history(), [3, 4, 5], "kubectl 1.{minor}");
+
+        let undone = sandbox.ok(&["rollout", "undo", "statefulset/db", "-n", "default"]);
+        assert_eq!(undone.trim(), "statefulset.apps/db rolled back");
+        rolled_out();
+        assert_eq!(image(), "postgres:18", "kubectl 1.{minor}");
+        let after = revisions(3);
+        assert_eq!(
+            after,
+            [
+                before[0].clone(),
+                before[2].clone(),
+                (6, before[1].1.clone())
+            ],
+            "kubectl 1.{minor}: revision 4 is reused as 6"
+        );
+        assert_eq!(history(), [3, 5, 6], "kubectl 1.{minor}");
+        let status = sandbox.ok(&[
+            "get",
+            "statefulset",
+            "db",
+            "-n",
+            "default",
+            "-o",
+            "jsonpath={.status.updateRevision} {.status.currentRevision}",
+        ]);
+        assert_eq!(status, format!("{0} {0}", before[1].1), "kubectl 1.{minor}");
+
+        sandbox.ok(&[
+            "rollout",
+            "undo",
+            "statefulset/db",
+            "-n",
+            "default",
+            "--to-revision=3",
+        ]);
+        rolled_out();
+        assert_eq!(image(), "postgres:17", "kubectl 1.{minor}");
+        let last = revisions(3);
+        assert_eq!(
+            last,
+            [
+                (5, before[2].1.clone()),
+                (6, before[1].1.clone()),
+                (7, before[0].1.clone())
+            ],
+            "kubectl 1.{minor}: revision 3 is reused as 7"
+        );
+        assert_eq!(history(), [5, 6, 7], "kubectl 1.{minor}");
+        let shown = sandbox.ok(&[
+            "rollout",
+            "history",
+            "statefulset/db",
+            "-n",
+            "default",
+            "--revision=7",
+        ]);
+        assert!(shown.contains("postgres:17"), "kubectl 1.{minor}: {shown}");
+        let skipped = sandbox.ok(&[
+            "rollout",
+            "undo",
+            "statefulset/db",
+            "-n",
+            "default",
+            "--to-revision=7",
+        ]);
+        // kubectl finds revision 7's data byte for byte in its own encoding of the set.
+        assert_eq!(
+            skipped.trim(),
+            "statefulset.apps/db skipped rollback (current template already matches revision 7)",
+            "kubectl 1.{minor}"
+        );
+    }
+}
+
+/// `kubectl rollout undo` of a DaemonSet reuses the revision holding the template it brings
+/// back, and its history keeps `revisionHistoryLimit` old revisions.
+#[test]
+fn rollout_undo_brings_a_daemon_sets_template_back() {
+    for minor in [27, 33] {
+        let sandbox = Sandbox::start_with(minor, Simulators::all());
+        let set = |image: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: agent\n  namespace: default\nspec:\n  revisionHistoryLimit: 1\n  selector:\n    matchLabels: {{app: agent}}\n  template:\n    metadata:\n      labels: {{app: agent}}\n    spec:\n      containers:\n      - {{name: agent, image: \"{image}\"}}\n"
+            )
+        };
+        let rolled_out = || {
+            sandbox.ok(&[
+                "rollout",
+                "status",
+                "daemonset/agent",
+                "-n",
+                "default",
+                "--timeout=30s",
+            ]);
+        };
+        // The revision numbers `rollout history` lists, once there are `count`.
+        let history = |count: usize| {
+            let mut numbers = Vec::new();
+            for _ in 0..100 {
+                let history =
+                    sandbox.ok(&["rollout", "history", "daemonset/agent", "-n", "default"]);
+                numbers = history
+                    .lines()
+                    .skip_while(|line| !line.starts_with("REVISION"))
+                    .skip(1)
+                    .filter_map(|line| line.split_whitespace().next())
+                    .filter_map(|number| number.parse::<i64>().ok())
+                    .collect::<Vec<_>>();
+                if numbers.len() == count {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            numbers
+        };
+        let image = || {
+            sandbox.ok(&[
+                "get",
+                "daemonset",
+                "agent",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image}",
+            ])
+        };
+        for version in 1..=3 {
+            sandbox.ok_with(
+                &["apply", "-f", "-"],
+                Some(&set(&format!("agent:{version}"))),
+            );
+            rolled_out();
+        }
+        assert_eq!(history(2), [2, 3], "kubectl 1.{minor}");
+        let undone = sandbox.ok(&["rollout", "undo", "daemonset/agent", "-n", "default"]);
+        assert_eq!(undone.trim(), "daemonset.apps/agent rolled back");
+        rolled_out();
+        assert_eq!(image(), "agent:2", "kubectl 1.{minor}");
+        assert_eq!(history(2), [3, 4], "kubectl 1.{minor}");
+        sandbox.ok(&[
+            "rollout",
+            "undo",
+            "daemonset/agent",
+            "-n",
+            "default",
+            "--to-revision=3",
+        ]);
+        rolled_out();
+        assert_eq!(image(), "agent:3", "kubectl 1.{minor}");
+        assert_eq!(history(2), [4, 5], "kubectl 1.{minor}");
+    }
+}

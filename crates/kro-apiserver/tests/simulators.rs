@@ -1106,3 +1106,278 @@ async fn stateful_sets_keep_a_controller_revision_per_template() {
         "{both:?} {status:?}"
     );
 }
+
+/// A workload's ControllerRevisions as `(revision, name, image)`, oldest first.
+async fn revision_history(
+    client: &kube::Client,
+    namespace: &str,
+    owner: &str,
+) -> Vec<(i64, String, String)> {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), namespace);
+    let mut listed: Vec<(i64, String, String)> = revisions
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter(|revision| {
+            revision
+                .owner_references()
+                .iter()
+                .any(|reference| reference.name == owner)
+        })
+        .map(|revision| {
+            let image = revision
+                .data
+                .as_ref()
+                .and_then(|data| data.0.pointer("/spec/template/spec/containers/0/image"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            (revision.revision, revision.name_any(), image)
+        })
+        .collect();
+    listed.sort();
+    listed
+}
+
+fn stateful_set(name: &str, image: &str, history_limit: i32) -> StatefulSet {
+    object(serde_json::json!({
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "serviceName": name,
+            "revisionHistoryLimit": history_limit,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+        },
+    }))
+}
+
+fn with_image(image: &str) -> Patch<serde_json::Value> {
+    Patch::Strategic(serde_json::json!({"spec": {"template": {"spec": {
+        "containers": [{"name": "main", "image": image}]}}}}))
+}
+
+/// Waits until the StatefulSet's pods all run its template at `image`, and returns its
+/// update revision.
+async fn rolled_out(sets: &Api<StatefulSet>, name: &str, image: &str) -> String {
+    let settled = || async {
+        let set = sets.get(name).await.expect("get");
+        let status = set.status.clone().unwrap_or_default();
+        let template_image = set
+            .spec
+            .as_ref()
+            .and_then(|spec| spec.template.spec.as_ref())
+            .map(|spec| spec.containers[0].image.clone().unwrap_or_default());
+        let done = template_image.as_deref() == Some(image)
+            && status.observed_generation == set.metadata.generation
+            && status.updated_replicas == Some(1)
+            && status.ready_replicas == Some(1)
+            && status.current_revision == status.update_revision;
+        done.then(|| status.update_revision.unwrap_or_default())
+    };
+    eventually(&format!("{name} rolls out {image}"), || async {
+        settled().await.is_some()
+    })
+    .await;
+    settled().await.expect("rolled out")
+}
+
+/// Pruning to `revisionHistoryLimit`, and a rollback (the undo patch, a revision's data)
+/// reusing the revision that holds the template, renumbered last, as kube-controller-manager
+/// does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateful_sets_prune_their_history_and_reuse_a_rolled_back_revision() {
+    let (_server, client) = serve(Simulators::all()).await;
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    sets.create(&PostParams::default(), &stateful_set("db", "db:1", 2))
+        .await
+        .expect("create the StatefulSet");
+    rolled_out(&sets, "db", "db:1").await;
+    for image in ["db:2", "db:3", "db:4"] {
+        sets.patch("db", &PatchParams::default(), &with_image(image))
+            .await
+            .expect("change the image");
+        rolled_out(&sets, "db", image).await;
+    }
+    // Two revisions besides the one in use; db:1 went first.
+    eventually("the oldest revision is pruned", || async {
+        revision_history(&client, "default", "db").await.len() == 3
+    })
+    .await;
+    let history = revision_history(&client, "default", "db").await;
+    let numbered: Vec<(i64, &str)> = history
+        .iter()
+        .map(|(number, _, image)| (*number, image.as_str()))
+        .collect();
+    assert_eq!(numbered, [(2, "db:2"), (3, "db:3"), (4, "db:4")]);
+
+    // `kubectl rollout undo --to-revision=2`: the revision's data, as a strategic merge patch.
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let second = revisions.get(&history[0].1).await.expect("revision 2");
+    let data = second.data.expect("data").0;
+    sets.patch("db", &PatchParams::default(), &Patch::Strategic(data))
+        .await
+        .expect("roll back");
+    let update = rolled_out(&sets, "db", "db:2").await;
+    assert_eq!(update, history[0].1, "the rollback reuses revision 2");
+    eventually("revision 2 is renumbered 5", || async {
+        let now = revision_history(&client, "default", "db").await;
+        now.iter()
+            .map(|(number, name, _)| (*number, name.clone()))
+            .collect::<Vec<_>>()
+            == [
+                (3, history[1].1.clone()),
+                (4, history[2].1.clone()),
+                (5, history[0].1.clone()),
+            ]
+    })
+    .await;
+    let status = sets.get("db").await.expect("get").status.expect("status");
+    assert_eq!(status.collision_count, Some(0));
+}
+
+/// A revision name taken by a revision with other data is a hash collision: the StatefulSet
+/// counts it in `status.collisionCount` and takes the next name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateful_set_whose_revision_name_is_taken_counts_a_collision() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let (_server, client) = serve(Simulators::all()).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({"metadata": {"name": "scout"}})),
+        )
+        .await
+        .expect("create a namespace");
+    // The same template elsewhere shows the name the revision will want.
+    let scouts: Api<StatefulSet> = Api::namespaced(client.clone(), "scout");
+    scouts
+        .create(&PostParams::default(), &stateful_set("db", "db:1", 10))
+        .await
+        .expect("create the scout");
+    let wanted = rolled_out(&scouts, "db", "db:1").await;
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    revisions
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": wanted, "labels": {"app": "squatter"}},
+                "data": {"spec": {"template": {"$patch": "replace"}}},
+                "revision": 1,
+            })),
+        )
+        .await
+        .expect("take the name");
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    sets.create(&PostParams::default(), &stateful_set("db", "db:1", 10))
+        .await
+        .expect("create the StatefulSet");
+    let update = rolled_out(&sets, "db", "db:1").await;
+    assert_ne!(update, wanted);
+    assert!(update.starts_with("db-"), "{update}");
+    let status = sets.get("db").await.expect("get").status.expect("status");
+    assert_eq!(status.collision_count, Some(1), "{status:?}");
+    let history = revision_history(&client, "default", "db").await;
+    assert_eq!(history, [(1, update, "db:1".to_owned())]);
+}
+
+/// A DaemonSet keeps its revisions as its controller does: the limit counts every old
+/// revision, and a rollback reuses the revision holding the template.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn daemon_sets_prune_their_history_and_reuse_a_rolled_back_revision() {
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    let (_server, client) = serve(Simulators::all()).await;
+    let daemons: Api<DaemonSet> = Api::namespaced(client.clone(), "default");
+    daemons
+        .create(
+            &PostParams::default(),
+            &object(serde_json::json!({
+                "metadata": {"name": "agent"},
+                "spec": {
+                    "revisionHistoryLimit": 1,
+                    "selector": {"matchLabels": {"app": "agent"}},
+                    "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "main", "image": "agent:1"}]}},
+                },
+            })),
+        )
+        .await
+        .expect("create the DaemonSet");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let settled = |image: &'static str| {
+        let daemons = daemons.clone();
+        let pods = pods.clone();
+        async move {
+            let set = daemons.get("agent").await.expect("get");
+            let status = set.status.clone().unwrap_or_default();
+            let running: Vec<String> = pods
+                .list(&ListParams::default().labels("app=agent"))
+                .await
+                .expect("list")
+                .items
+                .into_iter()
+                .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+                .filter_map(|pod| pod.spec?.containers[0].image.clone())
+                .collect();
+            status.observed_generation == set.metadata.generation
+                && status.updated_number_scheduled == Some(1)
+                && status.number_ready == 1
+                && running == [image]
+        }
+    };
+    eventually("agent:1 runs", || settled("agent:1")).await;
+    for image in ["agent:2", "agent:3"] {
+        daemons
+            .patch("agent", &PatchParams::default(), &with_image(image))
+            .await
+            .expect("change the image");
+        eventually("the new image runs", || settled(image)).await;
+    }
+    eventually("one old revision is kept", || async {
+        let history = revision_history(&client, "default", "agent").await;
+        history
+            .iter()
+            .map(|(number, _, image)| (*number, image.clone()))
+            .collect::<Vec<_>>()
+            == [(2, "agent:2".to_owned()), (3, "agent:3".to_owned())]
+    })
+    .await;
+    let history = revision_history(&client, "default", "agent").await;
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let second = revisions.get(&history[0].1).await.expect("revision 2");
+    let hash = second.labels()["controller-revision-hash"].clone();
+    daemons
+        .patch(
+            "agent",
+            &PatchParams::default(),
+            &Patch::Strategic(second.data.expect("data").0),
+        )
+        .await
+        .expect("roll back");
+    eventually("agent:2 runs again", || settled("agent:2")).await;
+    eventually("revision 2 is renumbered 4", || async {
+        let now = revision_history(&client, "default", "agent").await;
+        now.iter()
+            .map(|(number, name, _)| (*number, name.clone()))
+            .collect::<Vec<_>>()
+            == [(3, history[1].1.clone()), (4, history[0].1.clone())]
+    })
+    .await;
+    let labels: Vec<String> = pods
+        .list(&ListParams::default().labels("app=agent"))
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .filter_map(|pod| pod.labels().get("controller-revision-hash").cloned())
+        .collect();
+    assert_eq!(labels, [hash]);
+}

@@ -5,24 +5,28 @@
 //! volume claim template and pod (`<template>-<name>-<ordinal>`), rolling updates from the
 //! highest ordinal down, and its status with `currentRevision`/`updateRevision`.
 //! A DaemonSet gets one pod on the simulated node, replaced when its template changes.
+//! Both keep a ControllerRevision history of their templates (see [`super::revisions`]).
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
+use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, StatefulSet};
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
-use kube::ResourceExt;
 use kube::api::{Api, DeleteParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::pod_sets::{PodSet, availability, min_ready};
 use super::replica_sets::normalized;
+use super::revisions::{Keeper, prunable, prune_history, sync_history};
 use super::support::{
     Context, PodName, ReconcileError, Reconciled, controller_reference, drive, pod_active,
-    pod_from_template, pod_ready, template_hash, to_json,
+    pod_from_template, pod_ready, to_json,
 };
 
 /// The label naming a pod's revision of its controller's template.
@@ -53,12 +57,15 @@ pub(super) async fn run_daemon_sets(context: Arc<Context>, stop: watch::Receiver
     drive("daemonsets", controller, reconcile_daemon, context, stop).await;
 }
 
-/// `<name>-<hash of the template>`, as a ControllerRevision would be named.
-fn revision_of(name: &str, template: &Value) -> String {
-    format!(
-        "{name}-{}",
-        template_hash(&serde_json::to_string(template).unwrap_or_default())
-    )
+/// `set` as the server has it now (`None` when it is gone or was replaced): the watch cache a
+/// reconcile starts from may not hold this controller's last status write yet, and a status
+/// computed from it would take back what that write recorded (such as `collisionCount`).
+async fn latest<K>(api: &Api<K>, set: &K) -> Result<Option<K>, ReconcileError>
+where
+    K: Resource + Clone + DeserializeOwned + Debug,
+{
+    let latest = api.get_opt(&set.name_any()).await?;
+    Ok(latest.filter(|latest| latest.meta().uid == set.meta().uid))
 }
 
 fn revision_label(pod: &Pod) -> Option<&String> {
@@ -84,17 +91,28 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         .and_then(|strategy| strategy.type_.as_deref())
         != Some("OnDelete");
     let template = to_json(&spec.template);
-    let revision = revision_of(name, &template);
-    if let Some(hash) = revision.strip_prefix(&format!("{name}-")) {
-        super::revisions::ensure_revision(
-            &context,
-            set.as_ref(),
-            &revision,
-            ("controller.kubernetes.io/hash", hash),
-            &template,
-        )
-        .await?;
-    }
+    let sets: Api<StatefulSet> = Api::namespaced(context.client.clone(), namespace);
+    let Some(status) = latest(&sets, set.as_ref())
+        .await?
+        .map(|latest| latest.status)
+    else {
+        return Ok(Action::await_change());
+    };
+    let status_before = status.clone().unwrap_or_default();
+    let history = sync_history(
+        &context,
+        set.as_ref(),
+        Keeper::StatefulSet,
+        &template,
+        status_before.collision_count,
+    )
+    .await?;
+    let revision = history.update_name.clone();
+    // The revision the pods are rolling from: the status's, while it is still there.
+    let rolling_from = status_before
+        .current_revision
+        .filter(|current| history.has(current))
+        .unwrap_or_else(|| revision.clone());
     let mut by_ordinal: BTreeMap<usize, &Pod> = BTreeMap::new();
     for pod in pods
         .iter()
@@ -225,14 +243,11 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         .iter()
         .filter(|pod| revision_label(pod) == Some(&revision))
         .count();
-    let current = normalized(&to_json(&set.status));
+    let current = normalized(&to_json(&status));
     let current_revision = if updated == replicas && live.len() == replicas {
         revision.clone()
     } else {
-        current
-            .get("currentRevision")
-            .and_then(Value::as_str)
-            .map_or_else(|| revision.clone(), str::to_owned)
+        rolling_from.clone()
     };
     let at_current = live
         .iter()
@@ -243,7 +258,7 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
         "replicas": live.len(),
         "currentRevision": current_revision,
         "updateRevision": revision,
-        "collisionCount": 0,
+        "collisionCount": history.collision_count,
         "availableReplicas": available,
     });
     for (field, count) in [
@@ -255,8 +270,22 @@ async fn reconcile_stateful(set: Arc<StatefulSet>, context: Arc<Context>) -> Rec
             status[field] = json!(count);
         }
     }
-    let sets: Api<StatefulSet> = Api::namespaced(context.client.clone(), namespace);
     context.write_status(&sets, name, &current, status).await?;
+    // What this sync started from stays: its current and update revisions, and the pods'.
+    let pod_revisions: Vec<&String> = pods.iter().filter_map(revision_label).collect();
+    let is_live = |candidate: &ControllerRevision| {
+        let candidate = candidate.name_any();
+        candidate == rolling_from
+            || candidate == revision
+            || pod_revisions.iter().any(|used| **used == candidate)
+    };
+    let stale = prunable(
+        Keeper::StatefulSet,
+        &history,
+        is_live,
+        spec.revision_history_limit,
+    );
+    prune_history(&context, namespace, &stale).await?;
     Ok(next.map_or_else(Action::await_change, Action::requeue))
 }
 
@@ -298,15 +327,23 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
         ..
     } = &pod_set;
     let template = to_json(&spec.template);
-    let revision = template_hash(&serde_json::to_string(&template).unwrap_or_default());
-    super::revisions::ensure_revision(
+    let sets: Api<DaemonSet> = Api::namespaced(context.client.clone(), namespace);
+    let Some(status) = latest(&sets, set.as_ref())
+        .await?
+        .map(|latest| latest.status)
+    else {
+        return Ok(Action::await_change());
+    };
+    let collision_count = status.as_ref().and_then(|status| status.collision_count);
+    let history = sync_history(
         &context,
         set.as_ref(),
-        &format!("{name}-{revision}"),
-        ("controller-revision-hash", &revision),
+        Keeper::DaemonSet,
         &template,
+        collision_count,
     )
     .await?;
+    let revision = history.update_hash.clone();
     let generation = set.metadata.generation.unwrap_or(0);
     let rolling = spec
         .update_strategy
@@ -368,7 +405,7 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
         .filter(|pod| revision_label(pod) == Some(&revision))
         .count()
         .min(1);
-    let current = normalized(&to_json(&set.status));
+    let current = normalized(&to_json(&status));
     let mut status = json!({
         "observedGeneration": generation,
         "currentNumberScheduled": scheduled,
@@ -376,6 +413,9 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
         "numberMisscheduled": 0,
         "numberReady": ready.min(1),
     });
+    if history.collision_count > 0 {
+        status["collisionCount"] = json!(history.collision_count);
+    }
     for (field, count) in [
         ("numberAvailable", available.min(1)),
         ("numberUnavailable", 1 - available.min(1)),
@@ -388,7 +428,21 @@ async fn reconcile_daemon(set: Arc<DaemonSet>, context: Arc<Context>) -> Reconci
             status[field] = json!(count);
         }
     }
-    let sets: Api<DaemonSet> = Api::namespaced(context.client.clone(), namespace);
     context.write_status(&sets, name, &current, status).await?;
+    // Revisions whose hash a pod still carries stay.
+    let pod_hashes: Vec<&String> = pod_set.pods.iter().filter_map(revision_label).collect();
+    let is_live = |candidate: &ControllerRevision| {
+        candidate
+            .labels()
+            .get(REVISION_LABEL)
+            .is_some_and(|hash| pod_hashes.contains(&hash))
+    };
+    let stale = prunable(
+        Keeper::DaemonSet,
+        &history,
+        is_live,
+        spec.revision_history_limit,
+    );
+    prune_history(&context, namespace, &stale).await?;
     Ok(next.map_or_else(Action::await_change, Action::requeue))
 }
