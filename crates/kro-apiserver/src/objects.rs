@@ -106,13 +106,16 @@ pub fn generate_name(prefix: &str) -> String {
 }
 
 /// Whether the resource's objects carry `metadata.generation`, bumped on changes of their
-/// desired state (custom resources and the built-in types whose strategies set it).
+/// desired state (custom resources and the built-in types whose strategies set it; not
+/// ControllerRevisions, whose strategy leaves it alone).
 pub fn tracks_generation(resource: &ResourceType) -> bool {
     resource.custom.is_some()
         || matches!(
             (resource.group(), resource.plural.as_str()),
-            ("apps", _)
-                | ("batch", _)
+            (
+                "apps",
+                "deployments" | "statefulsets" | "daemonsets" | "replicasets"
+            ) | ("batch", _)
                 | ("policy", "poddisruptionbudgets")
                 | ("networking.k8s.io", "ingresses" | "networkpolicies")
                 | ("apiextensions.k8s.io", _)

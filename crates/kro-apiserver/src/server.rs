@@ -236,7 +236,7 @@ impl RunningServer {
     }
 
     /// Stops gracefully: stops accepting connections, ends open watches (their clients see
-    /// the stream end, as when kube-apiserver stops), waits up to [`SHUTDOWN_GRACE`] for the
+    /// the stream end, as when kube-apiserver stops), waits up to 10 s (`SHUTDOWN_GRACE`) for the
     /// requests in flight, and lets the store close its database once the last user of it is
     /// gone (every acknowledged write is already durable).
     pub async fn shutdown(mut self) {
