@@ -116,31 +116,11 @@ fn is_zero(value: &Value) -> bool {
     }
 }
 
-/// Catalog API versions whose messages `k8s-pb` 0.9 (generated from a later Kubernetes)
-/// lacks or has changed: their kinds are answered in JSON even when protobuf is asked for,
-/// except DeviceTaintRule, whose selector lost fields 1 and 5 (see the table's report).
-const WITHOUT_MESSAGES: [(&str, &str); 2] = [
-    (
-        "resource.k8s.io/v1alpha3",
-        "DRA v1alpha3 was removed after 1.33 (alpha, off by default)",
-    ),
-    (
-        "storagemigration.k8s.io/v1alpha1",
-        "StorageVersionMigration moved to v1beta1 (alpha)",
-    ),
-];
-
 fn kinds() -> Vec<(String, String, Schema)> {
     let catalog = Catalog::kubernetes();
     catalog
         .gvks()
         .filter_map(|gvk| {
-            let skipped = WITHOUT_MESSAGES
-                .iter()
-                .any(|(api_version, _)| gvk.api_version() == *api_version);
-            if skipped {
-                return None;
-            }
             let kind = catalog.resolve(gvk).found()?;
             Some((
                 gvk.api_version(),
@@ -159,7 +139,7 @@ fn object_of(api_version: &str, kind: &str, schema: &Schema, depth: usize, seed:
 }
 
 #[test]
-fn every_built_in_kind_of_the_catalog_but_the_removed_alphas_has_a_protobuf_form() {
+fn every_built_in_kind_of_the_catalog_has_a_protobuf_form() {
     let missing: Vec<String> = kinds()
         .iter()
         .filter(|(api_version, kind, _)| !is_encodable(api_version, kind))

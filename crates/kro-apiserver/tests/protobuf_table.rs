@@ -4,6 +4,10 @@
 //! set) or a value (always written), `omitempty`, and embedded structs inlined into their
 //! parent's JSON — comes from the Go types of `k8s.io/api` 1.33 in the module cache that
 //! `scripts/controlplane.sh build` fills. The kinds come from the kro-schema 1.33 catalog.
+//! k8s-pb is generated from a later release: the messages of 1.33 alphas it dropped
+//! (`resource.k8s.io/v1alpha3` but DeviceTaintRule, `storagemigration.k8s.io/v1alpha1`) and the
+//! fields a 1.33 Go type has that its message lost come from the `generated.proto` beside
+//! that Go package, Kubernetes' own protobuf schema of it.
 //!
 //! `KRO_WRITE_PROTO_TABLE=1 cargo test -p kro-apiserver --test protobuf_table` rewrites the
 //! table; without it the test fails when the committed table is stale. Where the Go sources
@@ -292,6 +296,98 @@ fn lower_camel(snake: &str) -> String {
 }
 
 /// The message key of a catalog definition name.
+/// A message or field type of a `generated.proto` as the table names it: scalars as they are,
+/// messages by their k8s-pb path (`k8s.io.api.core.v1.Pod` is `api.core.v1.Pod`; a bare name
+/// is in `package`, the file's own).
+fn proto_type(package: &str, type_name: &str) -> String {
+    const SCALARS: [&str; 8] = [
+        "string", "bool", "int32", "int64", "uint32", "uint64", "double", "bytes",
+    ];
+    if SCALARS.contains(&type_name) {
+        return type_name.to_owned();
+    }
+    let path = match type_name.trim_start_matches('.').strip_prefix("k8s.io.") {
+        Some(qualified) => qualified.replace('-', "_"),
+        None => format!("{package}.{type_name}"),
+    };
+    format!("message:{path}")
+}
+
+/// Every message of a Kubernetes `generated.proto` (the Go package's own protobuf schema, which
+/// fills what k8s-pb, generated from a later release, lacks): `module` is its k8s-pb path
+/// (`api/resource/v1alpha3`).
+fn parse_generated_proto(module: &str, source: &str) -> BTreeMap<String, Vec<ProstField>> {
+    let package = module.replace('/', ".");
+    let mut messages = BTreeMap::new();
+    let mut current: Option<(String, Vec<ProstField>)> = None;
+    for line in source.lines() {
+        let line = line.split("//").next().unwrap_or_default().trim();
+        if let Some(rest) = line.strip_prefix("message ") {
+            let name = rest.trim_end_matches('{').trim().to_owned();
+            current = Some((name, Vec::new()));
+            continue;
+        }
+        if line == "}" {
+            if let Some((name, fields)) = current.take() {
+                messages.insert(format!("{package}.{name}"), fields);
+            }
+            continue;
+        }
+        let Some((_, fields)) = current.as_mut() else {
+            continue;
+        };
+        let Some((declaration, tag)) = line.trim_end_matches(';').split_once(" = ") else {
+            continue;
+        };
+        let Ok(tag) = tag.trim().parse::<u32>() else {
+            continue;
+        };
+        let (kind, repeated, name) = if let Some(map) = declaration.strip_prefix("map<") {
+            let Some((types, name)) = map.split_once('>') else {
+                continue;
+            };
+            let (key, value) = types.split_once(',').unwrap_or_default();
+            let value = proto_type(&package, value.trim());
+            (format!("map:{}:{value}", key.trim()), false, name.trim())
+        } else {
+            let mut words = declaration.split_whitespace();
+            let label = words.next().unwrap_or_default();
+            let (Some(type_name), Some(name)) = (words.next(), words.next()) else {
+                continue;
+            };
+            (proto_type(&package, type_name), label == "repeated", name)
+        };
+        fields.push(ProstField {
+            tag,
+            rust_name: snake_case(name),
+            kind,
+            repeated,
+        });
+    }
+    messages
+}
+
+fn snake_case(camel: &str) -> String {
+    let mut snake = String::new();
+    for c in camel.chars() {
+        if c.is_ascii_uppercase() {
+            snake.push('_');
+            snake.push(c.to_ascii_lowercase());
+        } else {
+            snake.push(c);
+        }
+    }
+    snake
+}
+
+/// The messages of the `generated.proto` beside the Go package of `module`, if it has one.
+fn generated_proto(cache: &Path, module: &str) -> BTreeMap<String, Vec<ProstField>> {
+    go_package_dir(cache, module)
+        .and_then(|dir| std::fs::read_to_string(dir.join("generated.proto")).ok())
+        .map(|source| parse_generated_proto(module, &source))
+        .unwrap_or_default()
+}
+
 fn definition_message(definition: &str) -> Option<String> {
     Some(definition.strip_prefix("io.k8s.")?.replace('-', "_"))
 }
@@ -322,6 +418,33 @@ fn generate(pb_source: &Path, cache: &Path) -> Generated {
     let catalog = Catalog::kubernetes();
     let mut kinds = BTreeMap::new();
     let mut unmatched = Vec::new();
+    // Kinds whose messages k8s-pb does not have (alphas a later release removed): their
+    // messages come from Kubernetes' own generated.proto of that version.
+    let mut completed = BTreeSet::new();
+    for gvk in catalog.gvks() {
+        let Some(message) = catalog
+            .resolve(gvk)
+            .found()
+            .and_then(|kind| definition_message(kind.definition_name()))
+        else {
+            continue;
+        };
+        let Some((package, _)) = message.rsplit_once('.') else {
+            continue;
+        };
+        if messages.contains_key(&message) || !completed.insert(package.to_owned()) {
+            continue;
+        }
+        let module = package.replace('.', "/");
+        if let Some(dir) = go_package_dir(cache, &module) {
+            for (name, fields) in generated_proto(cache, &module) {
+                messages.entry(name).or_insert(fields);
+            }
+            go_packages
+                .entry(package.to_owned())
+                .or_insert_with(|| parse_go_package(&dir));
+        }
+    }
     for gvk in catalog.gvks() {
         let Some(kind) = catalog.resolve(gvk).found() else {
             continue;
@@ -353,8 +476,8 @@ fn generate(pb_source: &Path, cache: &Path) -> Generated {
     }
     let mut table = String::from(
         "# Generated by `KRO_WRITE_PROTO_TABLE=1 cargo test -p kro-apiserver --test protobuf_table`\n\
-         # from k8s-pb 0.9.0 (field numbers, wire kinds) and the Go types of k8s.io/api 1.33\n\
-         # (JSON names, pointer, omitempty, inline). Do not edit.\n\
+         # from k8s-pb 0.9.0 (field numbers, wire kinds; what it lacks from 1.33's generated.proto)\n\
+         # and the Go types of k8s.io/api 1.33 (JSON names, pointer, omitempty, inline). Do not edit.\n\
          #\n\
          # kind <apiVersion> <Kind> <message>\n\
          # message <name> [list]   (list: a named Go slice, JSON is the array of field 1)\n\
@@ -379,13 +502,28 @@ fn generate(pb_source: &Path, cache: &Path) -> Generated {
         let go_struct = go.and_then(|go| go.structs.get(&short.to_ascii_lowercase()));
         let mut fields = fields.clone();
         fields.sort_by_key(|field| field.tag);
-        for (number, go_field) in go_struct.into_iter().flatten() {
-            if !fields.iter().any(|field| field.tag == *number) {
-                unmatched.push(format!(
-                    "field {name}.{} ({number}): in Go, not in k8s-pb",
-                    go_field.json
-                ));
+        // Fields of the 1.33 Go type that k8s-pb's message lost (DeviceTaintSelector's 1 and
+        // 5) come from the package's generated.proto.
+        let lost: Vec<u32> = go_struct
+            .into_iter()
+            .flatten()
+            .map(|(number, _)| *number)
+            .filter(|number| !fields.iter().any(|field| field.tag == *number))
+            .collect();
+        if !lost.is_empty() {
+            let from_proto = generated_proto(cache, &package.replace('.', "/"));
+            for number in lost {
+                match from_proto
+                    .get(name)
+                    .and_then(|proto| proto.iter().find(|field| field.tag == number))
+                {
+                    Some(field) => fields.push(field.clone()),
+                    None => unmatched.push(format!(
+                        "field {name} ({number}): in Go, not in k8s-pb nor generated.proto"
+                    )),
+                }
             }
+            fields.sort_by_key(|field| field.tag);
         }
         for field in fields {
             let go_field = go_struct.and_then(|fields| fields.get(&field.tag));
