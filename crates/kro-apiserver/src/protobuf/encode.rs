@@ -111,7 +111,9 @@ fn field_value(
             Ok(())
         }
         FieldType::Message(inner) => {
-            if value.is_null() && field.pointer {
+            // A nil pointer, or a nil named slice (`Verbs`), is not written.
+            let nil_slice = table.messages[*inner].special == Some(Special::List);
+            if value.is_null() && (field.pointer || nil_slice) {
                 return Ok(());
             }
             let mut bytes = Vec::new();
