@@ -2440,6 +2440,33 @@ fn differences(ours: &Value, real: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
+/// `step` with every `managedFields` list in manager order. Both servers order entries by
+/// operation, then by the second of their time, then by manager: two entries written within
+/// the same second on one server and across seconds on the other differ in order by timing
+/// alone (a definition's create and its Established status write, say).
+fn managers_in_name_order(step: &Value) -> Value {
+    match step {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let mut value = managers_in_name_order(value);
+                    if key == "managedFields"
+                        && let Value::Array(entries) = &mut value
+                    {
+                        entries.sort_by_key(|entry| {
+                            ["operation", "manager", "subresource", "apiVersion"]
+                                .map(|field| entry[field].as_str().unwrap_or_default().to_owned())
+                        });
+                    }
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(managers_in_name_order).collect()),
+        other => other.clone(),
+    }
+}
+
 fn compare(ours: &[(&str, Vec<Value>)], real: &[(&str, Vec<Value>)]) -> Vec<String> {
     let mut report = Vec::new();
     for ((scenario, our_steps), (_, real_steps)) in ours.iter().zip(real) {
@@ -2452,7 +2479,12 @@ fn compare(ours: &[(&str, Vec<Value>)], real: &[(&str, Vec<Value>)]) -> Vec<Stri
         }
         for (our_step, real_step) in our_steps.iter().zip(real_steps) {
             let mut found = Vec::new();
-            differences(our_step, real_step, "", &mut found);
+            differences(
+                &managers_in_name_order(our_step),
+                &managers_in_name_order(real_step),
+                "",
+                &mut found,
+            );
             if !found.is_empty() {
                 report.push(format!(
                     "{scenario} / {}:\n    {}",
