@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures_util::{StreamExt, stream};
 use kro_runtime::{DesiredObject, ObjectKey, Observed};
@@ -139,6 +140,38 @@ struct Applied {
     fields: Option<Json>,
     /// `metadata.generation` in the server's answer.
     generation: Option<i64>,
+    /// Until a watch cache shows this write (or a later state): the resourceVersion the server
+    /// answered, and when. Meanwhile a cache that lacks the object, or holds an older state of
+    /// it, is behind kro's own write rather than changed by someone else, as
+    /// kube-controller-manager's expectations read their caches.
+    unseen: Option<(u64, Instant)>,
+}
+
+/// How long a write waits to show in the watch caches before they are taken at their word
+/// again (a cache catches up in milliseconds; this bounds the wait when its watch broke and the
+/// object went away meanwhile; kube-controller-manager's expectations wait five minutes).
+const CACHE_CATCH_UP: Duration = Duration::from_secs(30);
+
+impl Applied {
+    /// Whether the caches may still be behind this write. Seeing `current` at this write's
+    /// resourceVersion or later ends the wait.
+    fn awaits_cache(&mut self, current: Option<&Json>) -> bool {
+        let Some((written, since)) = self.unseen else {
+            return false;
+        };
+        let seen = current.and_then(resource_version);
+        if seen.is_some_and(|seen| seen >= written) || since.elapsed() >= CACHE_CATCH_UP {
+            self.unseen = None;
+            return false;
+        }
+        true
+    }
+}
+
+/// `metadata.resourceVersion` as a number: kube-apiserver's (etcd's revision) and the embedded
+/// server's are; an opaque one is `None`, and then nothing waits for the caches.
+fn resource_version(object: &Json) -> Option<u64> {
+    text(object, "/metadata/resourceVersion").parse().ok()
 }
 
 /// Applies the desired objects of a plan, one level at a time, and remembers what it applied.
@@ -216,23 +249,28 @@ impl Applier {
 
     /// Whether `desired` must be applied in `scope`: nothing was remembered of applying this
     /// intent to this object, or `current` (the object as last observed, `None` when absent)
-    /// shows that someone else changed the fields the manager owns, or recreated it.
+    /// shows that someone else changed the fields the manager owns, or recreated it. A cache
+    /// that has not shown kro's last write of the object yet shows nothing of the kind: the
+    /// object is not applied again until the cache catches up (its watch event reconciles
+    /// anyway), so a reconcile that runs early sends nothing twice.
     pub fn needs_apply(
         &self,
         scope: &str,
         desired: &DesiredObject,
         current: Option<&Json>,
     ) -> bool {
-        let memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
         let record = memory
-            .get(scope)
-            .and_then(|records| records.get(&desired.key));
-        needs_apply(
-            record,
-            intent(&desired.object),
-            current,
-            &self.config.field_manager,
-        )
+            .get_mut(scope)
+            .and_then(|records| records.get_mut(&desired.key));
+        let intent = intent(&desired.object);
+        if let Some(record) = record {
+            if record.intent == intent && record.awaits_cache(current) {
+                return false;
+            }
+            return needs_apply(Some(record), intent, current, &self.config.field_manager);
+        }
+        needs_apply(None, intent, current, &self.config.field_manager)
     }
 
     /// Applies the objects of one level at once (at most
@@ -367,6 +405,10 @@ impl Applier {
             generation: applied
                 .pointer("/metadata/generation")
                 .and_then(Json::as_i64),
+            // A dry run writes nothing for a cache to show.
+            unseen: resource_version(&applied)
+                .filter(|_| !self.config.dry_run)
+                .map(|written| (written, Instant::now())),
         };
         self.memory
             .lock()
@@ -445,6 +487,7 @@ mod tests {
                     uid: "u1".to_owned(),
                     fields: None,
                     generation: Some(3),
+                    unseen: None,
                 },
             );
         let cached = |uid: &str, generation: i64| {
@@ -484,6 +527,7 @@ mod tests {
             uid: "u1".to_owned(),
             fields: Some(json!({"f:data": {}})),
             generation: Some(1),
+            unseen: None,
         };
         fn needs_apply(record: Option<&Applied>, intent: u64, current: Option<&Json>) -> bool {
             super::needs_apply(record, intent, current, APPLY_MANAGER)
@@ -498,6 +542,35 @@ mod tests {
         let mut recreated = object;
         recreated["metadata"]["uid"] = json!("u2");
         assert!(needs_apply(Some(&record), 7, Some(&recreated)), "recreated");
+    }
+
+    /// The spurious re-applies this prevents: a reconcile that runs before the watch cache
+    /// shows kro's own write saw the object missing (or as it was) and applied it again.
+    #[test]
+    fn a_cache_behind_the_last_write_does_not_bring_an_apply_again() {
+        let mut record = Applied {
+            intent: 7,
+            uid: "u1".to_owned(),
+            fields: Some(json!({"f:data": {}})),
+            generation: None,
+            unseen: Some((12, Instant::now())),
+        };
+        let at = |version: &str| json!({"metadata": {"uid": "u1", "resourceVersion": version, "managedFields": []}});
+        assert!(record.awaits_cache(None), "not in the cache yet");
+        assert!(record.awaits_cache(Some(&at("11"))), "an older state");
+        assert!(!record.awaits_cache(Some(&at("12"))), "the write itself");
+        assert!(record.unseen.is_none(), "seen once is enough");
+        assert!(!record.awaits_cache(None), "gone after it was seen");
+
+        record.unseen = Some((12, Instant::now()));
+        assert!(!record.awaits_cache(Some(&at("30"))), "a later state");
+        record.unseen = Some((12, Instant::now() - CACHE_CATCH_UP));
+        assert!(!record.awaits_cache(None), "waited long enough");
+        record.unseen = Some((12, Instant::now()));
+        assert!(
+            record.awaits_cache(Some(&at("not-a-number"))),
+            "an opaque version is no proof"
+        );
     }
 
     #[test]

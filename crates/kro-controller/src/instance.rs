@@ -124,9 +124,9 @@ pub(crate) struct InstanceController {
     pub(crate) queue: WorkQueue<InstanceRef>,
     /// Applies the instances' objects; what it remembers is scoped by instance UID.
     applier: Applier,
-    /// The state last written for each instance (by UID): the cache may lag behind a write,
+    /// The status last written for each instance (by UID): the cache may lag behind a write,
     /// and a transition is counted once.
-    written_states: Mutex<HashMap<String, String>>,
+    written_states: Mutex<HashMap<String, WrittenStatus>>,
     failures: Failures<InstanceRef>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
@@ -515,7 +515,8 @@ impl InstanceController {
         self.failures.forget(key);
     }
 
-    /// Writes the plan's status when it differs from the instance's.
+    /// Writes the plan's status when it differs from the instance's (and was not just written:
+    /// a reconcile that runs before the cache shows kro's last status write sends it once).
     async fn write_status(
         &self,
         shared: &Shared,
@@ -526,6 +527,21 @@ impl InstanceController {
             return Ok(());
         }
         let wanted = current.status.to_json();
+        let uid = text(instance, "/metadata/uid").to_owned();
+        let digest = digest(&wanted);
+        let cached_version = resource_version(instance);
+        let already_written = self
+            .written_states
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&uid)
+            .is_some_and(|written| {
+                written.digest == digest
+                    && matches!((cached_version, written.version), (Some(cached), Some(ours)) if cached < ours)
+            });
+        if already_written {
+            return Ok(());
+        }
         let empty = json!({});
         let existing = instance.get("status").unwrap_or(&empty);
         let Some(patch) = merge_patch(existing, &wanted) else {
@@ -536,24 +552,58 @@ impl InstanceController {
             field_manager: Some(STATUS_MANAGER.to_owned()),
             ..PatchParams::default()
         };
-        self.kind
+        let answered = self
+            .kind
             .api(&shared.client, Some(&namespace))
             .patch_status(&name, &params, &Patch::Merge(json!({"status": patch})))
             .await
             .map_err(ReconcileError::api(Request::WriteStatus))?;
         let to = text(&wanted, "/state");
+        let written = WrittenStatus {
+            state: to.to_owned(),
+            version: answered
+                .metadata
+                .resource_version
+                .as_deref()
+                .and_then(|version| version.parse().ok()),
+            digest,
+        };
         let from = self
             .written_states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(text(instance, "/metadata/uid").to_owned(), to.to_owned())
-            .unwrap_or_else(|| text(existing, "/state").to_owned());
+            .insert(uid, written)
+            .map_or_else(|| text(existing, "/state").to_owned(), |last| last.state);
         if from != to {
             tracing::info!(from = %from, to = %to, "state changed");
             shared.metrics.instance_state_changed(&self.gvr, &from, to);
         }
         Ok(())
     }
+}
+
+/// What kro last wrote of an instance's status.
+struct WrittenStatus {
+    /// `status.state`.
+    state: String,
+    /// The resourceVersion the server answered (a number on kube-apiserver and the embedded
+    /// server; `None` when opaque).
+    version: Option<u64>,
+    /// A fingerprint of the status written.
+    digest: u64,
+}
+
+/// `metadata.resourceVersion` as a number, when it is one.
+fn resource_version(object: &Json) -> Option<u64> {
+    text(object, "/metadata/resourceVersion").parse().ok()
+}
+
+/// A fingerprint of a JSON value.
+fn digest(value: &Json) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    value.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The options of a plan: the settings, the kinds' scopes, the time now, and the controller's
