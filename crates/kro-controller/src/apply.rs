@@ -170,7 +170,7 @@ impl Applied {
 
 /// `metadata.resourceVersion` as a number: kube-apiserver's (etcd's revision) and the embedded
 /// server's are; an opaque one is `None`, and then nothing waits for the caches.
-fn resource_version(object: &Json) -> Option<u64> {
+pub(crate) fn resource_version(object: &Json) -> Option<u64> {
     text(object, "/metadata/resourceVersion").parse().ok()
 }
 
@@ -446,8 +446,8 @@ fn owned_fields<'a>(object: &'a Json, manager: &str) -> Option<&'a Json> {
         .and_then(|entry| entry.get("fieldsV1"))
 }
 
-/// A fingerprint of a desired object.
-fn intent(object: &Json) -> u64 {
+/// A fingerprint of a desired object (or of any JSON value: a status written, say).
+pub(crate) fn intent(object: &Json) -> u64 {
     let mut hasher = DefaultHasher::new();
     object.to_string().hash(&mut hasher);
     hasher.finish()

@@ -528,8 +528,8 @@ impl InstanceController {
         }
         let wanted = current.status.to_json();
         let uid = text(instance, "/metadata/uid").to_owned();
-        let digest = digest(&wanted);
-        let cached_version = resource_version(instance);
+        let digest = crate::apply::intent(&wanted);
+        let cached_version = crate::apply::resource_version(instance);
         let already_written = self
             .written_states
             .lock()
@@ -591,19 +591,6 @@ struct WrittenStatus {
     version: Option<u64>,
     /// A fingerprint of the status written.
     digest: u64,
-}
-
-/// `metadata.resourceVersion` as a number, when it is one.
-fn resource_version(object: &Json) -> Option<u64> {
-    text(object, "/metadata/resourceVersion").parse().ok()
-}
-
-/// A fingerprint of a JSON value.
-fn digest(value: &Json) -> u64 {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut hasher = DefaultHasher::new();
-    value.to_string().hash(&mut hasher);
-    hasher.finish()
 }
 
 /// The options of a plan: the settings, the kinds' scopes, the time now, and the controller's
