@@ -39,9 +39,10 @@ async fn fetch_async(
         context: context.map(str::to_owned),
         ..KubeConfigOptions::default()
     };
-    let config = Config::from_custom_kubeconfig(file, &options)
+    let mut config = Config::from_custom_kubeconfig(file, &options)
         .await
         .with_context(|| format!("{}: cannot use the kubeconfig", kubeconfig.display()))?;
+    crate::cli::identify(&mut config, "schemas");
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).context("creating the API client")?;
     kro_controller::read_schemas(&client, &format!("the API server at {server}"), gvks)

@@ -281,16 +281,31 @@ fn wait_rgd_active(kubectl: &Kubectl, name: &str) {
 }
 
 /// Waits until every child carries kro version `version`, asserting meanwhile that every
-/// instance stays ACTIVE; the children then.
-fn wait_relabelled(kubectl: &Kubectl, version: &str, expected: usize) -> BTreeMap<String, Value> {
-    eventually(&format!("every child labelled kro {version}"), || {
-        assert_all_active(kubectl, "during the takeover");
-        let children = children(kubectl);
-        (children.len() == expected
-            && children
-                .values()
-                .all(|child| label(child, "kro.run/kro-version") == Some(version)))
-        .then_some(children)
+/// instance stays ACTIVE; the children then. On failure, the log of `controller` (the one
+/// taking over) is printed with the children's labels.
+fn wait_relabelled(
+    kubectl: &Kubectl,
+    controller: &Running,
+    version: &str,
+    expected: usize,
+) -> BTreeMap<String, Value> {
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        eventually(&format!("every child labelled kro {version}"), || {
+            assert_all_active(kubectl, "during the takeover");
+            let children = children(kubectl);
+            (children.len() == expected
+                && children
+                    .values()
+                    .all(|child| label(child, "kro.run/kro-version") == Some(version)))
+            .then_some(children)
+        })
+    }));
+    waited.unwrap_or_else(|panic| {
+        for (key, child) in children(kubectl) {
+            eprintln!("{key}: {:?}", label(&child, "kro.run/kro-version"));
+        }
+        eprintln!("the controller's log:\n{}", controller.log());
+        std::panic::resume_unwind(panic)
     })
 }
 
@@ -418,7 +433,7 @@ fn migrate(version: &'static str) {
         kubectl.json(&["get", "crd", "shops.kro.run"])["metadata"]["uid"],
         "the generated CRD is kept"
     );
-    let after = wait_relabelled(&kubectl, &ours_version, expected);
+    let after = wait_relabelled(&kubectl, &ours, &ours_version, expected);
     for (key, old) in &before {
         let new = &after[key];
         assert_eq!(
@@ -516,7 +531,7 @@ fn migrate(version: &'static str) {
         kubectl.kubeconfig,
         home.path().join("upstream-2.log"),
     );
-    let back = wait_relabelled(&kubectl, &upstream_label, expected);
+    let back = wait_relabelled(&kubectl, &second, &upstream_label, expected);
     for (key, old) in &before {
         assert_eq!(
             back[key]["metadata"]["uid"], old["metadata"]["uid"],

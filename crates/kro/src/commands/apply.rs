@@ -151,13 +151,13 @@ impl Target {
         }))
     }
 
-    /// A client for the cluster.
-    pub(crate) async fn client(&self) -> anyhow::Result<kube::Client> {
+    /// A client for the cluster, naming `command` in its `User-Agent`.
+    pub(crate) async fn client(&self, command: &str) -> anyhow::Result<kube::Client> {
         let options = kube::config::KubeConfigOptions {
             context: self.context.clone(),
             ..kube::config::KubeConfigOptions::default()
         };
-        let config = match &self.kubeconfig {
+        let mut config = match &self.kubeconfig {
             Some(path) => {
                 let file = kube::config::Kubeconfig::read_from(path)
                     .with_context(|| format!("{}: cannot read the kubeconfig", path.display()))?;
@@ -172,6 +172,7 @@ impl Target {
                 .await
                 .context("no kubeconfig and not in a cluster")?,
         };
+        crate::cli::identify(&mut config, command);
         kube::Client::try_from(config).context("creating the API client")
     }
 
@@ -260,7 +261,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     runtime.block_on(async move {
-        let client = args.target.client().await?;
+        let client = args.target.client("apply").await?;
         let default = args.target.namespace(&client);
         settle_namespace(
             &graph,

@@ -276,7 +276,7 @@ pub async fn client(
         context: context.map(str::to_owned),
         ..kube::config::KubeConfigOptions::default()
     };
-    let config = match kubeconfig {
+    let mut config = match kubeconfig {
         Some(path) => {
             let file = kube::config::Kubeconfig::read_from(path)
                 .with_context(|| format!("{}: cannot read the kubeconfig", path.display()))?;
@@ -291,6 +291,7 @@ pub async fn client(
             .await
             .context("no kubeconfig and not in a cluster")?,
     };
+    crate::cli::identify(&mut config, "controller");
     match rate {
         Some(rate) => Ok(kube::client::ClientBuilder::try_from(config)
             .context("creating the API client")?

@@ -52,7 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let client = args.target.client().await?;
+        let client = args.target.client("delete").await?;
         let default = args.target.namespace(&client);
         let config = DirectConfig {
             timeout: Some(args.timeout),

@@ -98,9 +98,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     })?;
     let file =
         kube::config::Kubeconfig::from_yaml(&kubeconfig).context("reading the kubeconfig")?;
-    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+    let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
         .context("using the kubeconfig")?;
+    crate::cli::identify(&mut config, "dev");
     if args.no_controllers {
         println!(
             "kro dev: API server at {} (controllers off)\n  export KUBECONFIG={}",
