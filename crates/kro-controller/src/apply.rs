@@ -137,7 +137,8 @@ pub struct AppliedObject {
 struct Applied {
     intent: u64,
     uid: String,
-    fields: Option<Json>,
+    /// A digest of the fields the manager owned by apply in the server's answer.
+    fields: Option<u64>,
     /// `metadata.generation` in the server's answer.
     generation: Option<i64>,
     /// Until a watch cache shows this write (or a later state): the resourceVersion the server
@@ -401,7 +402,7 @@ impl Applier {
         let record = Applied {
             intent: intent(&desired.object),
             uid: text(&applied, "/metadata/uid").to_owned(),
-            fields: owned_fields(&applied, &self.config.field_manager).cloned(),
+            fields: owned_fields(&applied, &self.config.field_manager),
             generation: applied
                 .pointer("/metadata/generation")
                 .and_then(Json::as_i64),
@@ -433,17 +434,59 @@ fn needs_apply(
     };
     record.intent != intent
         || text(current, "/metadata/uid") != record.uid
-        || owned_fields(current, manager) != record.fields.as_ref()
+        || owned_fields(current, manager) != record.fields
 }
 
-/// The fields `manager` owns on an object by apply.
-fn owned_fields<'a>(object: &'a Json, manager: &str) -> Option<&'a Json> {
+/// A digest of the fields `manager` owns on an object by apply (read from a
+/// [compacted](compact_managed_fields) entry as it is).
+fn owned_fields(object: &Json, manager: &str) -> Option<u64> {
     object
         .pointer("/metadata/managedFields")
         .and_then(Json::as_array)?
         .iter()
         .find(|entry| entry["manager"] == manager && entry["operation"] == "Apply")
         .and_then(|entry| entry.get("fieldsV1"))
+        .map(fields_digest)
+}
+
+/// The key of the one field a compacted `fieldsV1` holds: no managed-fields set has it (their
+/// keys start with `f:`, `k:`, `v:`, `i:` or are `.`).
+const FIELDS_DIGEST_KEY: &str = "kro.run/digest";
+
+/// A digest of a `fieldsV1` set, or the digest a compacted one holds.
+fn fields_digest(fields: &Json) -> u64 {
+    if let Some(digest) = fields
+        .as_object()
+        .filter(|fields| fields.len() == 1)
+        .and_then(|fields| fields.get(FIELDS_DIGEST_KEY))
+        .and_then(Json::as_str)
+        .and_then(|digest| u64::from_str_radix(digest, 16).ok())
+    {
+        return digest;
+    }
+    intent(fields)
+}
+
+/// Shrinks the managedFields of an object a watch cache keeps to what
+/// [`Applier::needs_apply`] reads of them: the entries of apply operations, each with a
+/// digest in place of its field set. The sets are most of a small object's bytes (more than
+/// half of a ConfigMap kro applies), and a controller caching ten thousand instances' children
+/// keeps every one of them.
+pub(crate) fn compact_managed_fields(metadata: &mut kube::api::ObjectMeta) {
+    let Some(entries) = metadata.managed_fields.as_mut() else {
+        return;
+    };
+    entries.retain(|entry| entry.operation.as_deref() == Some("Apply"));
+    for entry in entries.iter_mut() {
+        if let Some(fields) = entry.fields_v1.as_mut() {
+            let digest = fields_digest(&fields.0);
+            fields.0 = serde_json::json!({ FIELDS_DIGEST_KEY: format!("{digest:016x}") });
+        }
+        entry.time = None;
+    }
+    if entries.is_empty() {
+        metadata.managed_fields = None;
+    }
 }
 
 /// A fingerprint of a desired object (or of any JSON value: a status written, say).
@@ -525,7 +568,7 @@ mod tests {
         let record = Applied {
             intent: 7,
             uid: "u1".to_owned(),
-            fields: Some(json!({"f:data": {}})),
+            fields: Some(fields_digest(&json!({"f:data": {}}))),
             generation: Some(1),
             unseen: None,
         };
@@ -539,9 +582,30 @@ mod tests {
         let mut taken = object.clone();
         taken["metadata"]["managedFields"][0]["fieldsV1"] = json!({});
         assert!(needs_apply(Some(&record), 7, Some(&taken)), "drifted");
-        let mut recreated = object;
+        let mut recreated = object.clone();
         recreated["metadata"]["uid"] = json!("u2");
         assert!(needs_apply(Some(&record), 7, Some(&recreated)), "recreated");
+
+        // The same, read from a watch cache that compacts managedFields.
+        let compacted = |object: &Json| {
+            let mut metadata: kube::api::ObjectMeta =
+                serde_json::from_value(object["metadata"].clone()).unwrap();
+            compact_managed_fields(&mut metadata);
+            json!({ "metadata": metadata })
+        };
+        let cached = compacted(&object);
+        let entries = cached["metadata"]["managedFields"].as_array().unwrap();
+        assert_eq!(entries.len(), 1, "only apply entries are kept: {cached}");
+        assert!(
+            entries[0]["fieldsV1"].get("f:data").is_none(),
+            "the set gives way to its digest: {cached}"
+        );
+        assert!(!needs_apply(Some(&record), 7, Some(&cached)));
+        assert!(
+            needs_apply(Some(&record), 7, Some(&compacted(&taken))),
+            "drifted"
+        );
+        assert_eq!(compacted(&cached), cached, "compacting twice changes nothing");
     }
 
     /// The spurious re-applies this prevents: a reconcile that runs before the watch cache
@@ -551,7 +615,7 @@ mod tests {
         let mut record = Applied {
             intent: 7,
             uid: "u1".to_owned(),
-            fields: Some(json!({"f:data": {}})),
+            fields: None,
             generation: None,
             unseen: Some((12, Instant::now())),
         };
@@ -580,7 +644,10 @@ mod tests {
             {"manager": "mine", "operation": "Update", "fieldsV1": {"f:y": {}}},
             {"manager": "mine", "operation": "Apply", "fieldsV1": {"f:z": {}}},
         ]}});
-        assert_eq!(owned_fields(&object, "mine"), Some(&json!({"f:z": {}})));
+        assert_eq!(
+            owned_fields(&object, "mine"),
+            Some(fields_digest(&json!({"f:z": {}})))
+        );
         assert_eq!(owned_fields(&object, APPLY_MANAGER), None);
     }
 }

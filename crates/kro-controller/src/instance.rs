@@ -178,7 +178,10 @@ impl InstanceController {
         );
         let mut tasks = Vec::new();
         let api = kind.api(&shared.client, None);
-        let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
+        // No reconcile reads an instance's managedFields: the cache does not keep them.
+        let instances = watcher::watcher(api, watcher::Config::default())
+            .modify(|instance: &mut DynamicObject| instance.metadata.managed_fields = None);
+        let watch = reflector::reflector(writer, instances)
             .backoff(crate::watches::WatchBackoff::default());
         let watch_queue = queue.clone();
         let kind_name = kind.resource.kind.clone();

@@ -89,15 +89,13 @@ impl InstanceController {
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
         kinds.extend(self.inventory(instance).group_kinds);
         for group_kind in kinds {
-            if let Some((_, store)) = graph.children.get(&group_kind) {
+            if let Some((kind, store)) = graph.children.get(&group_kind) {
                 let _ = store.wait_until_ready().await;
-                if shared.watches.is_synced(&group_kind, Selection::Managed) {
-                    for object in store.state() {
-                        let labels = object.metadata.labels.as_ref();
-                        if labels.and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL)) == Some(&id)
-                        {
-                            members.push(to_json(&object)?);
-                        }
+                if shared.watches.is_synced(&group_kind, Selection::Managed)
+                    && let Some(index) = shared.watches.members(&group_kind)
+                {
+                    for object in index.of(store, &kind.resource, &id) {
+                        members.push(to_json(&object)?);
                     }
                     continue;
                 }
