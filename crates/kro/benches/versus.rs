@@ -1,0 +1,877 @@
+//! This controller and upstream kro v0.9.3 side by side: `cargo bench -p kro --bench versus`.
+//!
+//! Every workload runs twice, each time on a fresh `kro apiserver` (in memory, TLS, with the
+//! knobs a workload asks for on its command line): once under `kro controller`, once under
+//! upstream's controller built from its Go module (`tools/kro-v0.9.3`), both with default
+//! flags and as processes of their own. The requests each controller sends are read from the
+//! server's counters by `User-Agent` (`/debug/kro/requests`), with no proxy in between; CPU
+//! and peak RSS from `/proc`. The bench's own client (user agent `kro-bench`) is not counted.
+//!
+//! Workloads: `chain` (4 levels of 5 ConfigMaps, 50 ms of latency on every request, one
+//! instance), `webapp` (upstream's `examples/kubernetes/webapp`), `collection` (a `forEach`
+//! of 50 ConfigMaps), and `scale-N` (N instances of a 5-ConfigMap graph created at once).
+//! For each `scale-N` the bench also times a plain client making the same writes (the
+//! instances, their children by server-side apply, a status write each): the floor.
+//!
+//! Environment:
+//! - `KRO_BENCH_WORKLOADS`: comma-separated (default `chain,webapp,collection,scale`);
+//! - `KRO_BENCH_INSTANCES`: the N of the scale workloads (default `200,2000,10000`);
+//! - `KRO_BENCH_STEADY`: seconds of steady state counted after ACTIVE (default 60);
+//! - `KRO_BENCH_UPSTREAM=0`: ours alone (upstream needs Go and, on a cold cache, the module
+//!   proxy);
+//! - `KRO_BENCH_TIMEOUT`: seconds a run may take to ACTIVE (default 1800);
+//! - `KRO_BENCH_KRO`: the `kro` binary whose controller runs (default: the one built with the
+//!   bench; the server is always that one), to compare two builds of ours.
+//!
+//! Prints one markdown table: a row per workload and controller, and the upstream/ours ratio
+//! per workload (above 1 means ours is better, for every column).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::{StreamExt, TryStreamExt};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::{Value, json};
+
+/// The bench's own `User-Agent`: its requests are not counted.
+const BENCH_AGENT: &str = "kro-bench";
+/// Requests the bench's plain client keeps in flight.
+const CLIENT_CONCURRENCY: usize = 32;
+
+fn main() {
+    let settings = Settings::from_env();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let upstream = settings.upstream.then(build_upstream);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut rows = Vec::new();
+    for workload in settings.workloads() {
+        eprintln!("== {}", workload.name);
+        let mut runs = Vec::new();
+        for controller in [
+            Some(ControllerKind::Ours),
+            upstream.clone().map(ControllerKind::Upstream),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let run_dir = dir
+                .path()
+                .join(format!("{}-{}", workload.name, controller.name()));
+            let figures = runtime.block_on(run(&workload, &controller, &run_dir, &settings));
+            eprintln!("   {}: {}", controller.name(), figures.cells().join(" | "));
+            eprintln!("     {}", figures.detail);
+            runs.push((controller.name(), figures));
+        }
+        let floor = match workload.floor_instances {
+            Some(instances) => {
+                let figures = runtime.block_on(floor(
+                    &workload,
+                    instances,
+                    &dir.path().join(format!("{}-floor", workload.name)),
+                ));
+                eprintln!("   plain client: {:.2} s", figures.as_secs_f64());
+                Some(figures)
+            }
+            None => None,
+        };
+        rows.push((workload.name.clone(), runs, floor));
+    }
+    println!("{}", table(&rows));
+}
+
+/// What the environment asks for.
+struct Settings {
+    workloads: Vec<String>,
+    instances: Vec<usize>,
+    steady: Duration,
+    upstream: bool,
+    timeout: Duration,
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        let var =
+            |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.to_owned());
+        let list = |text: String| -> Vec<String> {
+            text.split(',')
+                .map(str::trim)
+                .filter(|item| !item.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let seconds = |name: &str, default: &str| {
+            Duration::from_secs(
+                var(name, default)
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{name} must be a number of seconds")),
+            )
+        };
+        Settings {
+            workloads: list(var("KRO_BENCH_WORKLOADS", "chain,webapp,collection,scale")),
+            instances: list(var("KRO_BENCH_INSTANCES", "200,2000,10000"))
+                .iter()
+                .map(|n| {
+                    n.parse()
+                        .unwrap_or_else(|_| panic!("KRO_BENCH_INSTANCES: {n:?} is not a number"))
+                })
+                .collect(),
+            steady: seconds("KRO_BENCH_STEADY", "60"),
+            upstream: var("KRO_BENCH_UPSTREAM", "1") != "0",
+            timeout: seconds("KRO_BENCH_TIMEOUT", "1800"),
+        }
+    }
+
+    fn workloads(&self) -> Vec<Workload> {
+        let mut workloads = Vec::new();
+        for name in &self.workloads {
+            match name.as_str() {
+                "chain" => workloads.push(Workload::chain()),
+                "webapp" => workloads.push(Workload::webapp()),
+                "collection" => workloads.push(Workload::collection()),
+                "scale" => workloads.extend(self.instances.iter().map(|n| Workload::scale(*n))),
+                other => panic!(
+                    "KRO_BENCH_WORKLOADS: no workload {other:?} (chain, webapp, collection, scale)"
+                ),
+            }
+        }
+        workloads
+    }
+}
+
+/// One workload: an RGD, its instances, and the server's knobs.
+struct Workload {
+    name: String,
+    rgd: Value,
+    instances: Vec<Value>,
+    server_flags: Vec<String>,
+    /// For scale workloads: the instances the plain client's floor creates.
+    floor_instances: Option<usize>,
+}
+
+fn yaml(text: &str) -> Value {
+    serde_saphyr::from_str(text).expect("the bench's YAML parses")
+}
+
+impl Workload {
+    fn chain() -> Workload {
+        let mut resources = Vec::new();
+        for level in 0..4 {
+            for item in 0..5 {
+                let from = if level == 0 {
+                    "${schema.metadata.name}".to_owned()
+                } else {
+                    format!("${{l{}i{item}.metadata.name}}", level - 1)
+                };
+                resources.push(json!({
+                    "id": format!("l{level}i{item}"),
+                    "template": {"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": format!("${{schema.metadata.name + '-l{level}i{item}'}}")},
+                        "data": {"from": from}},
+                }));
+            }
+        }
+        Workload {
+            name: "chain (4×5, 50 ms)".to_owned(),
+            rgd: rgd("chains", "Chain", json!({}), resources),
+            instances: vec![instance("Chain", "one", json!({}))],
+            server_flags: vec!["--latency".to_owned(), "50ms".to_owned()],
+            floor_instances: None,
+        }
+    }
+
+    fn webapp() -> Workload {
+        let module = upstream_module();
+        let example = module.join("examples/kubernetes/webapp");
+        let read = |file: &str| {
+            std::fs::read_to_string(example.join(file))
+                .unwrap_or_else(|error| panic!("{}: {error}", example.join(file).display()))
+        };
+        let mut instance = yaml(&read("instance.yaml"));
+        instance["metadata"]["namespace"] = json!("default");
+        Workload {
+            name: "webapp".to_owned(),
+            rgd: yaml(&read("rg.yaml")),
+            instances: vec![instance],
+            server_flags: Vec::new(),
+            floor_instances: None,
+        }
+    }
+
+    fn collection() -> Workload {
+        let items: Vec<String> = (0..50).map(|item| format!("item{item:02}")).collect();
+        Workload {
+            name: "collection (forEach 50)".to_owned(),
+            rgd: rgd(
+                "collections",
+                "Collection",
+                json!({"items": "[]string"}),
+                vec![json!({
+                    "id": "configs",
+                    "forEach": [{"entry": "${schema.spec.items}"}],
+                    "template": {"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "${schema.metadata.name + '-' + entry}"},
+                        "data": {"entry": "${entry}"}},
+                })],
+            ),
+            instances: vec![instance("Collection", "one", json!({"items": items}))],
+            server_flags: Vec::new(),
+            floor_instances: None,
+        }
+    }
+
+    fn scale(count: usize) -> Workload {
+        Workload {
+            name: format!("scale {count}"),
+            rgd: rgd(
+                "fives",
+                "Five",
+                json!({"value": "string | default=v"}),
+                five_config_maps(),
+            ),
+            instances: (0..count)
+                .map(|index| {
+                    instance(
+                        "Five",
+                        &format!("i{index:05}"),
+                        json!({"value": format!("v{index}")}),
+                    )
+                })
+                .collect(),
+            server_flags: Vec::new(),
+            floor_instances: Some(count),
+        }
+    }
+}
+
+/// The children of the scale workload: one ConfigMap, and four reading it.
+fn five_config_maps() -> Vec<Value> {
+    let mut resources = vec![json!({
+        "id": "base",
+        "template": {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "${schema.metadata.name + '-base'}"},
+            "data": {"value": "${schema.spec.value}"}},
+    })];
+    for item in 0..4 {
+        resources.push(json!({
+            "id": format!("leaf{item}"),
+            "template": {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("${{schema.metadata.name + '-leaf{item}'}}")},
+                "data": {"from": "${base.data.value}"}},
+        }));
+    }
+    resources
+}
+
+fn rgd(name: &str, kind: &str, spec: Value, resources: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+        "metadata": {"name": name},
+        "spec": {"schema": {"apiVersion": "v1alpha1", "kind": kind, "spec": spec}, "resources": resources},
+    })
+}
+
+fn instance(kind: &str, name: &str, spec: Value) -> Value {
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": kind,
+        "metadata": {"name": name, "namespace": "default"}, "spec": spec,
+    })
+}
+
+/// Upstream's controller and CRDs.
+#[derive(Clone)]
+struct Upstream {
+    controller: PathBuf,
+    crds: PathBuf,
+}
+
+fn upstream_out() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("kro-upstream")
+}
+
+fn upstream_module() -> PathBuf {
+    kro_test_support::go_module_dir(
+        "kro-v0.9.3",
+        "github.com/kubernetes-sigs/kro",
+        &upstream_out(),
+    )
+}
+
+fn build_upstream() -> Upstream {
+    eprintln!("building upstream kro v0.9.3 (tools/kro-v0.9.3)…");
+    let controller = kro_test_support::build_go_tool(
+        "kro-v0.9.3",
+        "github.com/kubernetes-sigs/kro/cmd/controller",
+        &upstream_out(),
+    );
+    Upstream {
+        controller,
+        crds: upstream_module().join("helm/crds"),
+    }
+}
+
+#[derive(Clone)]
+enum ControllerKind {
+    Ours,
+    Upstream(Upstream),
+}
+
+impl ControllerKind {
+    fn name(&self) -> &'static str {
+        match self {
+            ControllerKind::Ours => "ours",
+            ControllerKind::Upstream(_) => "upstream v0.9.3",
+        }
+    }
+}
+
+/// A process killed on drop.
+struct Process(Child);
+
+impl Process {
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The `kro` binary whose controller the bench runs.
+fn kro() -> PathBuf {
+    std::env::var_os("KRO_BENCH_KRO")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kro")), PathBuf::from)
+}
+
+/// `kro apiserver` on a free port with `flags`; its kubeconfig.
+fn start_server(dir: &Path, flags: &[String]) -> (Process, PathBuf) {
+    std::fs::create_dir_all(dir).expect("the run's directory");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let kubeconfig = dir.join("kubeconfig");
+    let child = Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["apiserver", "--port", &port.to_string(), "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .args(flags)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("apiserver.log")).expect("a log file"))
+        .spawn()
+        .expect("kro apiserver starts");
+    (Process(child), kubeconfig)
+}
+
+fn start_controller(kind: &ControllerKind, kubeconfig: &Path, log: &Path) -> Process {
+    let mut command = match kind {
+        ControllerKind::Ours => {
+            let mut command = Command::new(kro());
+            command.args(["controller", "--metrics-addr", "127.0.0.1:0"]);
+            command
+        }
+        ControllerKind::Upstream(upstream) => {
+            let mut command = Command::new(&upstream.controller);
+            command.args(["--metrics-bind-address", "0"]);
+            command
+        }
+    };
+    let child = command
+        .args(["--health-probe-bind-address", "0", "--kubeconfig"])
+        .arg(kubeconfig)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("a log file"))
+        .spawn()
+        .expect("the controller starts");
+    Process(child)
+}
+
+/// A client of the server, once it answers, calling itself [`BENCH_AGENT`].
+async fn connect(kubeconfig: &Path) -> kube::Client {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(file) = Kubeconfig::read_from(kubeconfig)
+            && let Ok(mut config) =
+                kube::Config::from_custom_kubeconfig(file, &KubeConfigOptions::default()).await
+        {
+            config.headers.push((
+                axum::http::header::USER_AGENT,
+                axum::http::HeaderValue::from_static(BENCH_AGENT),
+            ));
+            if let Ok(client) = kube::Client::try_from(config)
+                && client.apiserver_version().await.is_ok()
+            {
+                return client;
+            }
+        }
+        assert!(Instant::now() < deadline, "the server did not come up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// CPU seconds (user and system) and peak RSS in MiB of process `pid`.
+fn process_figures(pid: u32) -> (f64, f64) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command (which may hold spaces) in parentheses.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks = |index: usize| {
+        fields
+            .get(index)
+            .and_then(|field| field.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // utime and stime are fields 14 and 15 of the file: 12 and 13 after the command.
+    let cpu = (ticks(11) + ticks(12)) / clock_ticks();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let peak_kib: f64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    (cpu, peak_kib / 1024.0)
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// Requests by verb and resource from every client but the bench.
+async fn controller_requests(client: &kube::Client) -> Requests {
+    let request = axum::http::Request::get("/debug/kro/requests")
+        .body(Vec::new())
+        .expect("a request");
+    let counts: Value = client.request(request).await.expect("the request counters");
+    let mut requests = Requests::new();
+    for count in counts["requests"].as_array().into_iter().flatten() {
+        if count["client"] != BENCH_AGENT {
+            let key = (
+                count["verb"].as_str().unwrap_or("?").to_owned(),
+                count["resource"].as_str().unwrap_or("?").to_owned(),
+            );
+            *requests.entry(key).or_insert(0) += count["count"].as_u64().unwrap_or(0);
+        }
+    }
+    requests
+}
+
+/// Requests counted by verb and resource.
+type Requests = BTreeMap<(String, String), u64>;
+
+async fn reset_requests(client: &kube::Client) {
+    let request = axum::http::Request::delete("/debug/kro/requests")
+        .body(Vec::new())
+        .expect("a request");
+    client
+        .request_text(request)
+        .await
+        .expect("the counters reset");
+}
+
+fn total(requests: &Requests) -> u64 {
+    requests.values().sum()
+}
+
+fn writes(requests: &Requests) -> u64 {
+    requests
+        .iter()
+        .filter(|((verb, _), _)| {
+            matches!(
+                verb.as_str(),
+                "create" | "update" | "patch" | "delete" | "deletecollection"
+            )
+        })
+        .map(|(_, count)| count)
+        .sum()
+}
+
+/// `verb resource count, …`.
+fn detail(requests: &Requests) -> String {
+    requests
+        .iter()
+        .map(|((verb, resource), count)| format!("{verb} {resource} {count}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The figures of one run.
+#[derive(Debug, Clone, Default)]
+struct Figures {
+    /// Requests to ACTIVE and in steady state, by verb and resource (printed to stderr).
+    detail: String,
+    first_active: Option<Duration>,
+    all_active: Option<Duration>,
+    requests: u64,
+    writes: u64,
+    steady_requests: u64,
+    cpu_seconds: f64,
+    peak_rss_mib: f64,
+}
+
+impl Figures {
+    fn cells(&self) -> Vec<String> {
+        let time = |time: Option<Duration>| {
+            time.map_or("not ACTIVE".to_owned(), |time| {
+                format!("{:.2} s", time.as_secs_f64())
+            })
+        };
+        vec![
+            time(self.first_active),
+            time(self.all_active),
+            self.requests.to_string(),
+            self.writes.to_string(),
+            self.steady_requests.to_string(),
+            format!("{:.1}", self.cpu_seconds),
+            format!("{:.0}", self.peak_rss_mib),
+        ]
+    }
+}
+
+fn resource(kind: &str) -> ApiResource {
+    ApiResource {
+        group: "kro.run".to_owned(),
+        version: "v1alpha1".to_owned(),
+        api_version: "kro.run/v1alpha1".to_owned(),
+        kind: kind.to_owned(),
+        plural: format!("{}s", kind.to_lowercase()),
+    }
+}
+
+/// The resource of the kro.run kind `kind`, once the server serves it (at most a minute).
+async fn served(client: &kube::Client, kind: &str) -> ApiResource {
+    let gvk = kube::api::GroupVersionKind::gvk("kro.run", "v1alpha1", kind);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match kube::discovery::pinned_kind(client, &gvk).await {
+            Ok((resource, _)) => return resource,
+            Err(error) => {
+                assert!(Instant::now() < deadline, "{kind} is not served: {error}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+/// Applies `object`, of `resource`, as the bench.
+async fn apply(client: &kube::Client, resource: &ApiResource, object: &Value) {
+    let api: Api<DynamicObject> = match object["metadata"]["namespace"].as_str() {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
+        None => Api::all_with(client.clone(), resource),
+    };
+    let name = object["metadata"]["name"].as_str().expect("a name");
+    api.patch(
+        name,
+        &PatchParams::apply(BENCH_AGENT).force(),
+        &Patch::Apply(object),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("applying {} {name}: {error}", resource.kind));
+}
+
+async fn wait_for(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check().await {
+        assert!(Instant::now() < deadline, "not {what} after {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs `workload` under `controller` on a fresh server.
+async fn run(
+    workload: &Workload,
+    controller: &ControllerKind,
+    dir: &Path,
+    settings: &Settings,
+) -> Figures {
+    let (_server, kubeconfig) = start_server(dir, &workload.server_flags);
+    let client = connect(&kubeconfig).await;
+    if let ControllerKind::Upstream(upstream) = controller {
+        install_crds(&client, &upstream.crds).await;
+    }
+    let process = start_controller(controller, &kubeconfig, &dir.join("controller.log"));
+    let rgds: Api<DynamicObject> =
+        Api::all_with(client.clone(), &resource("ResourceGraphDefinition"));
+    let rgd_name = workload.rgd["metadata"]["name"]
+        .as_str()
+        .expect("a name")
+        .to_owned();
+    wait_for("the RGD CRD served", Duration::from_secs(60), async || {
+        rgds.list(&Default::default()).await.is_ok()
+    })
+    .await;
+    apply(&client, &resource("ResourceGraphDefinition"), &workload.rgd).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let rgd = rgds.get(&rgd_name).await.ok();
+        let status = rgd
+            .map(|rgd| rgd.data["status"].clone())
+            .unwrap_or_default();
+        if status["state"] == "Active" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "RGD {rgd_name} not Active after a minute under {}: {status}",
+            controller.name()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let kind = workload.instances[0]["kind"]
+        .as_str()
+        .expect("a kind")
+        .to_owned();
+    let instances = served(&client, &kind).await;
+    let (cpu_before, _) = process_figures(process.pid());
+    reset_requests(&client).await;
+    let started = Instant::now();
+    let (first_active, all_active) = tokio::join!(
+        watch_active(
+            &client,
+            &instances,
+            workload.instances.len(),
+            settings.timeout,
+            started
+        ),
+        async {
+            futures_util::stream::iter(&workload.instances)
+                .for_each_concurrent(CLIENT_CONCURRENCY, |instance| {
+                    apply(&client, &instances, instance)
+                })
+                .await
+        }
+    )
+    .0;
+    let to_active = controller_requests(&client).await;
+    let (cpu_after, _) = process_figures(process.pid());
+    reset_requests(&client).await;
+    tokio::time::sleep(settings.steady).await;
+    let steady = controller_requests(&client).await;
+    let (_, peak_rss_mib) = process_figures(process.pid());
+    Figures {
+        detail: format!(
+            "to ACTIVE: {}; steady: {}",
+            detail(&to_active),
+            detail(&steady)
+        ),
+        first_active,
+        all_active,
+        requests: total(&to_active),
+        writes: writes(&to_active),
+        steady_requests: total(&steady),
+        cpu_seconds: cpu_after - cpu_before,
+        peak_rss_mib,
+    }
+}
+
+/// Watches the instances (of `resource`) until `count` are ACTIVE (or `limit` passes): when the
+/// first and the last became so, from `started`.
+async fn watch_active(
+    client: &kube::Client,
+    resource: &ApiResource,
+    count: usize,
+    limit: Duration,
+    started: Instant,
+) -> (Option<Duration>, Option<Duration>) {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), resource);
+    let mut active = std::collections::HashSet::new();
+    let mut first = None;
+    let events = watcher::watcher(api, watcher::Config::default()).applied_objects();
+    let mut events = std::pin::pin!(events);
+    let deadline = tokio::time::sleep(limit);
+    let mut deadline = std::pin::pin!(deadline);
+    loop {
+        tokio::select! {
+            () = &mut deadline => return (first, None),
+            event = events.try_next() => match event {
+                Ok(Some(object)) => {
+                    let name = object.metadata.name.clone().unwrap_or_default();
+                    if object.data["status"]["state"] == "ACTIVE" {
+                        active.insert(name);
+                        first.get_or_insert_with(|| started.elapsed());
+                        if active.len() == count {
+                            return (first, Some(started.elapsed()));
+                        }
+                    } else {
+                        active.remove(&name);
+                    }
+                }
+                Ok(None) => return (first, None),
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+}
+
+/// Applies the CRDs in the YAML files of `dir` (upstream's `helm/crds`).
+async fn install_crds(client: &kube::Client, dir: &Path) {
+    let crds = ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        "customresourcedefinitions",
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "yaml")
+        })
+        .collect();
+    files.sort();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        apply(client, &crds, &yaml(&text)).await;
+    }
+}
+
+/// The time a plain client takes for the writes of `instances` instances of the scale
+/// workload: each instance created, its five ConfigMaps applied (the base first), and a
+/// status write, `CLIENT_CONCURRENCY` instances at a time.
+async fn floor(workload: &Workload, instances: usize, dir: &Path) -> Duration {
+    let (_server, kubeconfig) = start_server(dir, &workload.server_flags);
+    let client = connect(&kubeconfig).await;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "fives.kro.run"},
+        "spec": {"group": "kro.run", "scope": "Namespaced",
+            "names": {"kind": "Five", "plural": "fives", "singular": "five", "listKind": "FiveList"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]},
+    });
+    let crds: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk(
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+            ),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(crd).expect("a CRD"),
+    )
+    .await
+    .expect("the CRD is created");
+    let fives = resource("Five");
+    wait_for("fives served", Duration::from_secs(30), async || {
+        Api::<DynamicObject>::all_with(client.clone(), &fives)
+            .list(&Default::default())
+            .await
+            .is_ok()
+    })
+    .await;
+    let config_maps = ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("", "v1", "ConfigMap"),
+        "configmaps",
+    );
+    let started = Instant::now();
+    futures_util::stream::iter(0..instances)
+        .for_each_concurrent(CLIENT_CONCURRENCY, |index| {
+            let client = client.clone();
+            let fives = fives.clone();
+            let config_maps = config_maps.clone();
+            async move {
+                let name = format!("i{index:05}");
+                let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &fives);
+                let instance = instance("Five", &name, json!({"value": format!("v{index}")}));
+                api.create(&PostParams::default(), &serde_json::from_value(instance).expect("an instance"))
+                    .await
+                    .expect("the instance is created");
+                let maps: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &config_maps);
+                let params = PatchParams::apply("floor").force();
+                let map = |suffix: &str| {
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": format!("{name}-{suffix}"), "labels": {"kro.run/owned": "true"}},
+                        "data": {"value": format!("v{index}")}})
+                };
+                maps.patch(&format!("{name}-base"), &params, &Patch::Apply(map("base"))).await.expect("applied");
+                futures_util::future::join_all((0..4).map(|leaf| {
+                    let maps = maps.clone();
+                    let params = params.clone();
+                    let suffix = format!("leaf{leaf}");
+                    let object = map(&suffix);
+                    let object_name = format!("{name}-{suffix}");
+                    async move { maps.patch(&object_name, &params, &Patch::Apply(object)).await.expect("applied") }
+                }))
+                .await;
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": {"state": "ACTIVE"}})))
+                    .await
+                    .expect("the status is written");
+            }
+        })
+        .await;
+    started.elapsed()
+}
+
+/// A workload's name, its runs (ours first) and, for a scale workload, the plain client's time.
+type Row = (String, Vec<(&'static str, Figures)>, Option<Duration>);
+
+/// The markdown table of every run.
+fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| workload | controller | first ACTIVE | all ACTIVE | requests to ACTIVE | writes to ACTIVE | requests in steady state | CPU s | peak RSS MiB |\n|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for (workload, runs, floor) in rows {
+        for (controller, figures) in runs {
+            out.push_str(&format!(
+                "| {workload} | {controller} | {} |\n",
+                figures.cells().join(" | ")
+            ));
+        }
+        if let (Some((_, ours)), Some((_, upstream))) = (runs.first(), runs.get(1)) {
+            let ratio = |theirs: f64, ours: f64| {
+                if ours == 0.0 {
+                    if theirs == 0.0 {
+                        "=".to_owned()
+                    } else {
+                        "∞".to_owned()
+                    }
+                } else {
+                    format!("{:.1}×", theirs / ours)
+                }
+            };
+            let time = |time: Option<Duration>| time.map_or(f64::NAN, |time| time.as_secs_f64());
+            out.push_str(&format!(
+                "| {workload} | upstream / ours | {} | {} | {} | {} | {} | {} | {} |\n",
+                ratio(time(upstream.first_active), time(ours.first_active)),
+                ratio(time(upstream.all_active), time(ours.all_active)),
+                ratio(upstream.requests as f64, ours.requests as f64),
+                ratio(upstream.writes as f64, ours.writes as f64),
+                ratio(upstream.steady_requests as f64, ours.steady_requests as f64),
+                ratio(upstream.cpu_seconds, ours.cpu_seconds),
+                ratio(upstream.peak_rss_mib, ours.peak_rss_mib),
+            ));
+        }
+        if let (Some(floor), Some((_, ours))) = (floor, runs.first()) {
+            let all = ours.all_active.map_or(f64::NAN, |time| time.as_secs_f64());
+            out.push_str(&format!(
+                "| {workload} | plain client (floor) | | {:.2} s | | | | | |\n| {workload} | ours / floor | | {:.2}× | | | | | |\n",
+                floor.as_secs_f64(),
+                all / floor.as_secs_f64(),
+            ));
+        }
+    }
+    out
+}
