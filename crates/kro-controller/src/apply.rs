@@ -605,7 +605,11 @@ mod tests {
             needs_apply(Some(&record), 7, Some(&compacted(&taken))),
             "drifted"
         );
-        assert_eq!(compacted(&cached), cached, "compacting twice changes nothing");
+        assert_eq!(
+            compacted(&cached),
+            cached,
+            "compacting twice changes nothing"
+        );
     }
 
     /// The spurious re-applies this prevents: a reconcile that runs before the watch cache

@@ -27,6 +27,7 @@ use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use crate::apply::{Applier, ApplyConfig};
+use crate::cache::ObjectCache;
 use crate::crd_plan::RgdIdentity;
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
@@ -48,9 +49,9 @@ pub(crate) struct GraphVersion {
     pub(crate) graph: CompiledGraph,
     pub(crate) rgd: RgdIdentity,
     /// Managed objects, by the kinds the templates create.
-    children: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
+    children: HashMap<GroupKind, (ServedKind, ObjectCache)>,
     /// Every object, by the kinds externalRefs read.
-    external: HashMap<GroupKind, (ServedKind, Store<DynamicObject>)>,
+    external: HashMap<GroupKind, (ServedKind, ObjectCache)>,
     /// Whether each kind the graph uses is namespaced, as the server serves it: the planner
     /// needs it for kinds the graph's schemas leave unscoped (a cluster-scoped custom kind
     /// an externalRef reads is known by its name alone).
@@ -96,8 +97,8 @@ impl GraphVersion {
                 .kinds
                 .resolve(gvk.group(), gvk.version(), gvk.kind())
                 .await?;
-            let store = shared.watches.store(&kind, selection);
-            into.insert(key, (kind, store));
+            let cache = shared.watches.cache(&kind, selection);
+            into.insert(key, (kind, cache));
         }
         let scopes = children
             .iter()

@@ -37,6 +37,7 @@
 
 mod access;
 mod apply;
+pub mod cache;
 pub mod client_rate;
 pub mod crd_plan;
 pub mod direct;

@@ -12,16 +12,17 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use futures_util::StreamExt;
 use kro_graph::metadata::{
-    APPLYSET_PART_OF_LABEL, INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL, INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL,
+    INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL, INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL,
     OWNED_LABEL, SET_NAME_LABEL,
 };
 use kube::Client;
 use kube::api::{ApiResource, DynamicObject};
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, reflector::store::Writer};
 use tokio::task::JoinHandle;
 
+use crate::cache::{CacheWriter, ObjectCache};
 use crate::kinds::ServedKind;
 use crate::queue::WorkQueue;
 
@@ -114,10 +115,7 @@ impl Router {
     }
 
     /// A managed object changed: wake the instance its labels name.
-    fn managed_changed(&self, object: &DynamicObject) {
-        let Some(labels) = object.metadata.labels.as_ref() else {
-            return;
-        };
+    fn managed_changed(&self, labels: &std::collections::BTreeMap<String, String>) {
         let (Some(group), Some(kind), Some(name)) = (
             labels.get(INSTANCE_GROUP_LABEL),
             labels.get(INSTANCE_KIND_LABEL),
@@ -155,116 +153,10 @@ impl Router {
 }
 
 struct Watch {
-    store: Store<DynamicObject>,
+    cache: ObjectCache,
     kind: ServedKind,
     synced: Synced,
-    members: Members,
     task: JoinHandle<()>,
-}
-
-/// A cached object's namespace and name.
-type CachedName = (Option<String>, String);
-
-/// The objects of a managed watch's cache by the ApplySet they are part of
-/// ([`APPLYSET_PART_OF_LABEL`]), so that finding an instance's members does not scan every
-/// object of the kind: at ten thousand instances that scan made each reconcile cost time in
-/// proportion to all the instances. It follows the watch's events, a moment behind the cache:
-/// a lookup re-reads each object from the cache and checks its label.
-#[derive(Clone, Default)]
-pub(crate) struct Members(Arc<Mutex<MembersInner>>);
-
-#[derive(Default)]
-struct MembersInner {
-    by_set: HashMap<String, HashSet<CachedName>>,
-    set_of: HashMap<CachedName, String>,
-}
-
-impl MembersInner {
-    fn remove(&mut self, name: &CachedName) {
-        if let Some(set) = self.set_of.remove(name)
-            && let Some(names) = self.by_set.get_mut(&set)
-        {
-            names.remove(name);
-            if names.is_empty() {
-                self.by_set.remove(&set);
-            }
-        }
-    }
-
-    fn insert(&mut self, object: &DynamicObject) {
-        let name = cached_name(object);
-        self.remove(&name);
-        if let Some(set) = part_of(object) {
-            self.by_set
-                .entry(set.to_owned())
-                .or_default()
-                .insert(name.clone());
-            self.set_of.insert(name, set.to_owned());
-        }
-    }
-}
-
-fn cached_name(object: &DynamicObject) -> CachedName {
-    (
-        object.metadata.namespace.clone(),
-        object.metadata.name.clone().unwrap_or_default(),
-    )
-}
-
-fn part_of(object: &DynamicObject) -> Option<&str> {
-    object
-        .metadata
-        .labels
-        .as_ref()?
-        .get(APPLYSET_PART_OF_LABEL)
-        .map(String::as_str)
-}
-
-impl Members {
-    fn lock(&self) -> std::sync::MutexGuard<'_, MembersInner> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Follows an object the watch's cache now holds.
-    fn applied(&self, object: &DynamicObject) {
-        self.lock().insert(object);
-    }
-
-    /// Follows an object the watch's cache no longer holds.
-    fn deleted(&self, object: &DynamicObject) {
-        self.lock().remove(&cached_name(object));
-    }
-
-    /// Starts again from what `store` holds (after a list).
-    fn rebuild(&self, store: &Store<DynamicObject>) {
-        let mut inner = MembersInner::default();
-        for object in store.state() {
-            inner.insert(&object);
-        }
-        *self.lock() = inner;
-    }
-
-    /// The cached objects of `store` labelled part of ApplySet `set`.
-    pub(crate) fn of(
-        &self,
-        store: &Store<DynamicObject>,
-        resource: &ApiResource,
-        set: &str,
-    ) -> Vec<Arc<DynamicObject>> {
-        let names: Vec<CachedName> = self
-            .lock()
-            .by_set
-            .get(set)
-            .map(|names| names.iter().cloned().collect())
-            .unwrap_or_default();
-        let mut members: Vec<Arc<DynamicObject>> = names
-            .iter()
-            .filter_map(|(namespace, name)| cached(store, resource, namespace.as_deref(), name))
-            .filter(|object| part_of(object) == Some(set))
-            .collect();
-        members.sort_by_key(|object| cached_name(object));
-        members
-    }
 }
 
 /// The delays between attempts to (re)start a watch: 50 ms doubling to 30 s, ±25% jitter so
@@ -429,17 +321,17 @@ impl Watches {
     }
 
     /// The cache of `kind`'s objects in `selection`, starting the watch on first use. The
-    /// cache may still be filling: wait with [`Store::wait_until_ready`].
-    pub fn store(&self, kind: &ServedKind, selection: Selection) -> Store<DynamicObject> {
+    /// cache may still be filling: wait with [`ObjectCache::wait_until_ready`].
+    pub fn cache(&self, kind: &ServedKind, selection: Selection) -> ObjectCache {
         let group_kind = GroupKind::new(&kind.resource.group, &kind.resource.kind);
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(watch) = watches.get(&(group_kind.clone(), selection)) {
-            return watch.store.clone();
+            return watch.cache.clone();
         }
         let watch = self.start(kind, selection);
-        let store = watch.store.clone();
+        let cache = watch.cache.clone();
         watches.insert((group_kind, selection), watch);
-        store
+        cache
     }
 
     /// Whether the cache of `group_kind`'s objects in `selection` is watched and known to match
@@ -453,31 +345,22 @@ impl Watches {
             .is_some_and(|watch| watch.synced.get())
     }
 
-    /// The ApplySet index of the managed watch of `group_kind`, when it is watched.
-    pub(crate) fn members(&self, group_kind: &GroupKind) -> Option<Members> {
-        self.watches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&(group_kind.clone(), Selection::Managed))
-            .map(|watch| watch.members.clone())
-    }
-
     /// The cache of a kind already watched, with its served kind.
     pub fn existing(
         &self,
         group_kind: &GroupKind,
         selection: Selection,
-    ) -> Option<(ServedKind, Store<DynamicObject>)> {
+    ) -> Option<(ServedKind, ObjectCache)> {
         self.watches
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&(group_kind.clone(), selection))
-            .map(|watch| (watch.kind.clone(), watch.store.clone()))
+            .map(|watch| (watch.kind.clone(), watch.cache.clone()))
     }
 
     fn start(&self, kind: &ServedKind, selection: Selection) -> Watch {
-        let writer = Writer::new(kind.resource.clone());
-        let store = writer.as_reader();
+        let mut writer = CacheWriter::new();
+        let cache = writer.cache();
         let api = kind.api(&self.client, None);
         let config = match selection {
             Selection::Managed => watcher::Config::default().labels(&format!("{OWNED_LABEL}=true")),
@@ -490,41 +373,30 @@ impl Watches {
             kind: kind.resource.kind.clone(),
         };
         // List answers leave apiVersion and kind out of their items (kube-apiserver does so
-        // for built-in kinds); the plan keys objects by them, so put them back.
-        // The cache keeps what reconciles read: managedFields shrink to a digest of each
-        // apply entry's set (see `compact_managed_fields`).
-        let watch = watcher::watcher(api, config).modify(move |object: &mut DynamicObject| {
-            if object.types.is_none() {
-                object.types = Some(types.clone());
-            }
-            crate::apply::compact_managed_fields(&mut object.metadata);
-        });
-        let stream = reflector::reflector(writer, watch).backoff(WatchBackoff::default());
+        // for built-in kinds); the plan keys objects by them, so put them back. The cache
+        // keeps what reconciles read: managedFields shrink to a digest of each apply entry's
+        // set (see `compact_managed_fields`).
+        let stream = watcher::watcher(api, config)
+            .modify(move |object: &mut DynamicObject| {
+                if object.types.is_none() {
+                    object.types = Some(types.clone());
+                }
+                crate::apply::compact_managed_fields(&mut object.metadata);
+            })
+            .backoff(WatchBackoff::default());
         let synced = Synced::default();
         let following = synced.clone();
-        let listed = store.clone();
-        let members = Members::default();
-        let indexed = members.clone();
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
-            let mut changes = ListedChanges::default();
             while let Some(event) = stream.next().await {
                 following.follow(&event);
                 match event {
                     Ok(event) => {
-                        if selection == Selection::Managed {
-                            match &event {
-                                Event::Apply(object) => indexed.applied(object),
-                                Event::Delete(object) => indexed.deleted(object),
-                                Event::InitDone => indexed.rebuild(&listed),
-                                Event::Init | Event::InitApply(_) => {}
-                            }
-                        }
-                        let changed = changes.changed(event, &listed);
+                        let changed = writer.apply(&event);
                         match selection {
                             Selection::Managed => {
                                 for object in &changed {
-                                    router.managed_changed(object);
+                                    router.managed_changed(&object.labels);
                                 }
                             }
                             Selection::All if !changed.is_empty() => {
@@ -540,10 +412,9 @@ impl Watches {
             }
         });
         Watch {
-            store,
+            cache,
             kind: kind.clone(),
             synced,
-            members,
             task,
         }
     }
@@ -579,6 +450,8 @@ pub(crate) fn cached(
 mod tests {
     use std::time::Duration;
 
+    use kube::runtime::reflector::store::Writer;
+
     use super::*;
 
     fn object() -> DynamicObject {
@@ -586,56 +459,6 @@ mod tests {
             "a",
             &ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
         )
-    }
-
-    #[test]
-    fn the_applyset_index_follows_the_cache() {
-        let resource = ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&());
-        let mut writer = Writer::new(resource.clone());
-        let store = writer.as_reader();
-        let members = Members::default();
-        let labelled = |name: &str, set: Option<&str>| {
-            let mut object = DynamicObject::new(name, &resource).within("default");
-            if let Some(set) = set {
-                object.metadata.labels = Some(
-                    [(APPLYSET_PART_OF_LABEL.to_owned(), set.to_owned())]
-                        .into_iter()
-                        .collect(),
-                );
-            }
-            object
-        };
-        let names = |set: &str| -> Vec<String> {
-            members
-                .of(&store, &resource, set)
-                .iter()
-                .map(|object| object.metadata.name.clone().unwrap_or_default())
-                .collect()
-        };
-        let apply = |writer: &mut Writer<DynamicObject>, object: DynamicObject| {
-            writer.apply_watcher_event(&Event::Apply(object.clone()));
-            members.applied(&object);
-        };
-        apply(&mut writer, labelled("b", Some("one")));
-        apply(&mut writer, labelled("a", Some("one")));
-        apply(&mut writer, labelled("c", Some("two")));
-        apply(&mut writer, labelled("d", None));
-        assert_eq!(names("one"), ["a", "b"], "sorted by name");
-        assert_eq!(names("two"), ["c"]);
-        apply(&mut writer, labelled("a", Some("two")));
-        assert_eq!(names("one"), ["b"], "moved to another set");
-        assert_eq!(names("two"), ["a", "c"]);
-        let gone = labelled("c", Some("two"));
-        writer.apply_watcher_event(&Event::Delete(gone.clone()));
-        assert_eq!(names("two"), ["a"], "the cache is read again");
-        members.deleted(&gone);
-        assert!(!members.lock().set_of.contains_key(&cached_name(&gone)));
-        // An index that fell behind is rebuilt from the cache after a list.
-        let behind = Members::default();
-        behind.rebuild(&store);
-        assert_eq!(behind.of(&store, &resource, "one").len(), 1);
-        assert_eq!(behind.of(&store, &resource, "two").len(), 1);
-        assert!(behind.of(&store, &resource, "three").is_empty());
     }
 
     fn named(name: &str) -> DynamicObject {

@@ -89,14 +89,10 @@ impl InstanceController {
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
         kinds.extend(self.inventory(instance).group_kinds);
         for group_kind in kinds {
-            if let Some((kind, store)) = graph.children.get(&group_kind) {
-                let _ = store.wait_until_ready().await;
-                if shared.watches.is_synced(&group_kind, Selection::Managed)
-                    && let Some(index) = shared.watches.members(&group_kind)
-                {
-                    for object in index.of(store, &kind.resource, &id) {
-                        members.push(to_json(&object)?);
-                    }
+            if let Some((_, cache)) = graph.children.get(&group_kind) {
+                cache.wait_until_ready().await;
+                if shared.watches.is_synced(&group_kind, Selection::Managed) {
+                    members.extend(cache.members(&id));
                     continue;
                 }
                 tracing::debug!(kind = %group_kind, "cache not synced; listing members from the server");

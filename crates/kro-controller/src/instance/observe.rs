@@ -2,11 +2,9 @@
 //! objects and lists it reads.
 
 use kro_runtime::{Observed, Plan, Read};
-use serde_json::Value as Json;
 
 use super::GraphVersion;
 use crate::apply::Applier;
-use crate::watches::cached;
 
 /// Fills `observed` with what the caches hold of the objects `current` needs and has not seen,
 /// each brought up to the generation `applier` last wrote in `scope` (a cache may lag behind
@@ -25,11 +23,10 @@ pub(super) async fn fill(
         }
         let key = &desired.key;
         match graph.children.get(&key.group_kind()) {
-            Some((kind, store)) => {
-                let _ = store.wait_until_ready().await;
-                match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
-                    Some(object) => {
-                        let mut object = serde_json::to_value(&*object).unwrap_or(Json::Null);
+            Some((_, cache)) => {
+                cache.wait_until_ready().await;
+                match cache.get(key.namespace.as_deref(), &key.name) {
+                    Some(mut object) => {
                         applier.catch_up(scope, key, &mut object);
                         observed.insert(object);
                     }
@@ -47,12 +44,11 @@ pub(super) async fn fill(
                     continue;
                 }
                 match graph.external.get(&key.group_kind()) {
-                    Some((kind, store)) => {
-                        let _ = store.wait_until_ready().await;
-                        match cached(store, &kind.resource, key.namespace.as_deref(), &key.name) {
+                    Some((_, cache)) => {
+                        cache.wait_until_ready().await;
+                        match cache.get(key.namespace.as_deref(), &key.name) {
                             Some(object) => {
-                                observed
-                                    .insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
+                                observed.insert(object);
                             }
                             None => observed.insert_absent(key.clone()),
                         }
@@ -65,12 +61,10 @@ pub(super) async fn fill(
                 if observed.is_listed(list) {
                     continue;
                 }
-                if let Some((_, store)) = graph.external.get(&list.group_kind()) {
-                    let _ = store.wait_until_ready().await;
-                    for object in store.state() {
-                        if list.namespace.is_none() || object.metadata.namespace == list.namespace {
-                            observed.insert(serde_json::to_value(&*object).unwrap_or(Json::Null));
-                        }
+                if let Some((_, cache)) = graph.external.get(&list.group_kind()) {
+                    cache.wait_until_ready().await;
+                    for object in cache.list(list.namespace.as_deref()) {
+                        observed.insert(object);
                     }
                 }
                 observed.insert_listed(list.clone());
