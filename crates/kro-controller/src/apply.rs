@@ -154,18 +154,29 @@ struct Applied {
 const CACHE_CATCH_UP: Duration = Duration::from_secs(30);
 
 impl Applied {
-    /// Whether the caches may still be behind this write. Seeing `current` at this write's
-    /// resourceVersion or later ends the wait.
-    fn awaits_cache(&mut self, current: Option<&Json>) -> bool {
+    /// Whether the caches may still be behind this write: no cache has shown it yet, `current`
+    /// (as the caller knows the object now) is not at this write's resourceVersion or later,
+    /// and the write is recent.
+    fn awaits_cache(&self, current: Option<&Json>) -> bool {
         let Some((written, since)) = self.unseen else {
             return false;
         };
         let seen = current.and_then(resource_version);
-        if seen.is_some_and(|seen| seen >= written) || since.elapsed() >= CACHE_CATCH_UP {
+        !(seen.is_some_and(|seen| seen >= written) || since.elapsed() >= CACHE_CATCH_UP)
+    }
+
+    /// A watch cache holds the object as `cached`: at this write's resourceVersion or later,
+    /// the caches have caught up, and an absence from them later means the object is gone.
+    /// Only a cache ends the wait: the server's answer to the write, which a reconcile plans
+    /// with right after applying, shows the write too, but the caches may still be behind it
+    /// at the next reconcile (a burst of instances showed that as re-applies of objects the
+    /// cache did not hold yet).
+    fn cache_showed(&mut self, cached: &Json) {
+        if let Some((written, _)) = self.unseen
+            && resource_version(cached).is_some_and(|seen| seen >= written)
+        {
             self.unseen = None;
-            return false;
         }
-        true
     }
 }
 
@@ -260,18 +271,33 @@ impl Applier {
         desired: &DesiredObject,
         current: Option<&Json>,
     ) -> bool {
-        let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
+        let memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
         let record = memory
-            .get_mut(scope)
-            .and_then(|records| records.get_mut(&desired.key));
+            .get(scope)
+            .and_then(|records| records.get(&desired.key));
         let intent = intent(&desired.object);
-        if let Some(record) = record {
-            if record.intent == intent && record.awaits_cache(current) {
-                return false;
-            }
-            return needs_apply(Some(record), intent, current, &self.config.field_manager);
+        if let Some(record) = record
+            && record.intent == intent
+            && record.awaits_cache(current)
+        {
+            return false;
         }
-        needs_apply(None, intent, current, &self.config.field_manager)
+        let reason = apply_reason(record, intent, current, &self.config.field_manager);
+        if let Some(reason) = reason {
+            tracing::debug!(object = %desired.key, reason, "to apply");
+        }
+        reason.is_some()
+    }
+
+    /// Whether a watch cache has yet to show this applier's last write of `key` in `scope`
+    /// (for at most 30 s after it), `current` being the object as the caller knows it now.
+    pub fn awaits_cache(&self, scope: &str, key: &ObjectKey, current: Option<&Json>) -> bool {
+        self.memory
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(scope)
+            .and_then(|records| records.get(key))
+            .is_some_and(|record| record.awaits_cache(current))
     }
 
     /// Applies the objects of one level at once (at most
@@ -322,11 +348,18 @@ impl Applier {
     /// status reads as not yet observed for what was last applied, as it is. A readiness check
     /// on a cache that lags behind kro's own write would otherwise judge the object's previous
     /// spec. `true` when `current` was changed.
+    ///
+    /// Only objects read from a watch cache come here: seeing kro's last write of the object in
+    /// one ends [`needs_apply`](Self::needs_apply)'s wait for the caches.
     pub fn catch_up(&self, scope: &str, key: &ObjectKey, current: &mut Json) -> bool {
-        let memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(record) = memory.get(scope).and_then(|records| records.get(key)) else {
+        let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(record) = memory
+            .get_mut(scope)
+            .and_then(|records| records.get_mut(key))
+        else {
             return false;
         };
+        record.cache_showed(current);
         let Some(applied) = record.generation else {
             return false;
         };
@@ -423,18 +456,39 @@ impl Applier {
 
 /// Whether an object must be applied: nothing is remembered of applying this intent to this
 /// object, or someone else changed the fields `manager` owns since.
+#[cfg(test)]
 fn needs_apply(
     record: Option<&Applied>,
     intent: u64,
     current: Option<&Json>,
     manager: &str,
 ) -> bool {
-    let (Some(record), Some(current)) = (record, current) else {
-        return true;
+    apply_reason(record, intent, current, manager).is_some()
+}
+
+/// Why an object must be applied (see [`needs_apply`](Applier::needs_apply)), if it must.
+fn apply_reason(
+    record: Option<&Applied>,
+    intent: u64,
+    current: Option<&Json>,
+    manager: &str,
+) -> Option<&'static str> {
+    let Some(record) = record else {
+        return Some("never applied");
     };
-    record.intent != intent
-        || text(current, "/metadata/uid") != record.uid
-        || owned_fields(current, manager) != record.fields
+    if record.intent != intent {
+        return Some("new intent");
+    }
+    let Some(current) = current else {
+        return Some("absent");
+    };
+    if text(current, "/metadata/uid") != record.uid {
+        Some("recreated")
+    } else if owned_fields(current, manager) != record.fields {
+        Some("its fields changed")
+    } else {
+        None
+    }
 }
 
 /// A digest of the fields `manager` owns on an object by apply (read from a
@@ -627,8 +681,15 @@ mod tests {
         assert!(record.awaits_cache(None), "not in the cache yet");
         assert!(record.awaits_cache(Some(&at("11"))), "an older state");
         assert!(!record.awaits_cache(Some(&at("12"))), "the write itself");
-        assert!(record.unseen.is_none(), "seen once is enough");
-        assert!(!record.awaits_cache(None), "gone after it was seen");
+        assert!(
+            record.awaits_cache(None),
+            "the answer to the write is not a cache: the caches may still lack it"
+        );
+        record.cache_showed(&at("11"));
+        assert!(record.awaits_cache(None), "a cache still behind");
+        record.cache_showed(&at("12"));
+        assert!(record.unseen.is_none(), "seen once in a cache is enough");
+        assert!(!record.awaits_cache(None), "gone after a cache showed it");
 
         record.unseen = Some((12, Instant::now()));
         assert!(!record.awaits_cache(Some(&at("30"))), "a later state");

@@ -333,6 +333,14 @@ impl InstanceController {
                 &mut problems,
             )
             .await;
+        if problems.is_empty() && self.caches_behind(&instance, &current, &observed) {
+            // The caches have not shown some of kro's own last writes yet, so this plan judged
+            // objects as they were before them (or missing): its status would step back (from
+            // ACTIVE to IN_PROGRESS, say) and its pruning would look at stale members. The
+            // watch event of the write queues the instance again; this retry only bounds the
+            // wait should that event never come.
+            return Ok(Some(Duration::from_secs(1)));
+        }
         if !facts.suspended
             && problems.is_empty()
             && let Err(error) = self.prune(shared, &graph, &mut instance, &current).await
@@ -350,6 +358,20 @@ impl InstanceController {
             );
         }
         self.report(shared, &instance, &current, problems).await
+    }
+
+    /// Whether a watch cache has yet to show kro's last write of an object of `current` (an
+    /// object applied in this very reconcile is known by the server's answer, not the cache).
+    fn caches_behind(&self, instance: &Json, current: &Plan, observed: &Observed) -> bool {
+        let uid = text(instance, "/metadata/uid");
+        current
+            .nodes
+            .iter()
+            .flat_map(|node| &node.desired)
+            .any(|desired| {
+                self.applier
+                    .awaits_cache(uid, &desired.key, observed.get(&desired.key))
+            })
     }
 
     /// Plans and applies until nothing more can be applied: the lowest level whose objects
