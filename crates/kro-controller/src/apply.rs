@@ -151,7 +151,7 @@ struct Applied {
 /// How long a write waits to show in the watch caches before they are taken at their word
 /// again (a cache catches up in milliseconds; this bounds the wait when its watch broke and the
 /// object went away meanwhile; kube-controller-manager's expectations wait five minutes).
-const CACHE_CATCH_UP: Duration = Duration::from_secs(30);
+pub(crate) const CACHE_CATCH_UP: Duration = Duration::from_secs(30);
 
 impl Applied {
     /// Whether the caches may still be behind this write: no cache has shown it yet, `current`

@@ -337,9 +337,9 @@ impl InstanceController {
             // The caches have not shown some of kro's own last writes yet, so this plan judged
             // objects as they were before them (or missing): its status would step back (from
             // ACTIVE to IN_PROGRESS, say) and its pruning would look at stale members. The
-            // watch event of the write queues the instance again; this retry only bounds the
-            // wait should that event never come.
-            return Ok(Some(Duration::from_secs(1)));
+            // watch event of the write queues the instance again; this retry, when the wait
+            // for the caches ends anyway, only bounds it should that event never come.
+            return Ok(Some(crate::apply::CACHE_CATCH_UP));
         }
         if !facts.suspended
             && problems.is_empty()
