@@ -998,14 +998,19 @@ async fn services_get_endpoint_slices_and_endpoints_from_their_pods() {
         .and_then(|ports| ports.first())
         .expect("a port");
     assert_eq!((port.name.as_deref(), port.port), (Some("web"), Some(8080)));
+    // The Endpoints are written after the slice: wait for them too.
     let endpoints: Api<Endpoints> = Api::namespaced(client.clone(), "default");
-    let written = endpoints.get("web").await.expect("the Endpoints");
-    let subset = written
-        .subsets
-        .as_ref()
-        .and_then(|subsets| subsets.first())
-        .expect("a subset");
-    assert_eq!(subset.addresses.as_ref().map(Vec::len), Some(2));
+    eventually("the Endpoints list both pods", || async {
+        endpoints
+            .get_opt("web")
+            .await
+            .expect("get the Endpoints")
+            .and_then(|written| written.subsets)
+            .and_then(|subsets| subsets.into_iter().next())
+            .and_then(|subset| subset.addresses)
+            .is_some_and(|addresses| addresses.len() == 2)
+    })
+    .await;
     deployments
         .patch(
             "web",
