@@ -1,7 +1,10 @@
 //! Go programs the tests build from a module under `tools/` (flect, Helm), as the control
-//! plane is built: `go build` with the module's pinned `go.sum`, the module and build caches
-//! under the cargo target directory, and the binary kept there until the module's files
-//! change.
+//! plane is built: `go build` with the module's pinned `go.sum`, and the binary kept under the
+//! cargo target directory until the module's files change. Every Go build of the repository
+//! shares one module cache and one build cache, the control plane's (`target/controlplane/`):
+//! the modules several programs need (Kubernetes' `k8s.io/api` at the control plane's version,
+//! the standard library) are downloaded and compiled once, and `scripts/go-tools.sh` can fill
+//! the build cache ahead of the tests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +49,9 @@ pub fn build_go_tool(module: &str, package: &str, out: &Path) -> PathBuf {
     let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
     let partial = binary.with_extension(format!("{}-{thread}.tmp", std::process::id()));
     let output = go_command(&directory, out)
-        .args(["build", "-o"])
+        // Without the symbol table and DWARF the link takes a fraction of the time; panics
+        // still name their functions.
+        .args(["build", "-ldflags=-s -w", "-o"])
         .arg(&partial)
         .arg(package)
         .output()
@@ -68,7 +73,7 @@ pub fn build_go_tool(module: &str, package: &str, out: &Path) -> PathBuf {
 }
 
 /// The directory of the module `path` (a module `tools/<module>` requires) in the module cache
-/// that [`build_go_tool`] fills for `out`, downloading it if needed: where a test reads files a
+/// that [`build_go_tool`] fills, downloading it if needed: where a test reads files a
 /// module ships beside its code (upstream kro's CRDs, its examples).
 ///
 /// # Panics
@@ -94,8 +99,10 @@ pub fn go_module_dir(module: &str, path: &str, out: &Path) -> PathBuf {
     PathBuf::from(dir)
 }
 
-/// `go` run in `directory` with its module and build caches under `out`.
+/// `go` run in `directory` with the repository's module and build caches (those
+/// `scripts/controlplane.sh` uses), with telemetry counters under `out`.
 fn go_command(directory: &Path, out: &Path) -> Command {
+    let caches = repository_root().join("target/controlplane");
     // The user's Go settings (GOPROXY and so on) still apply, although XDG_CONFIG_HOME (where
     // the Go tool keeps telemetry counters) moves under the target directory.
     let goenv = std::env::var_os("GOENV").unwrap_or_else(|| {
@@ -110,9 +117,9 @@ fn go_command(directory: &Path, out: &Path) -> Command {
         .current_dir(directory)
         .env("GOENV", goenv)
         .env("XDG_CONFIG_HOME", out.join("config"))
-        .env("GOPATH", out.join("gopath"))
-        .env("GOMODCACHE", out.join("gopath/pkg/mod"))
-        .env("GOCACHE", out.join("gocache"))
+        .env("GOPATH", caches.join("gopath"))
+        .env("GOMODCACHE", caches.join("gopath/pkg/mod"))
+        .env("GOCACHE", caches.join("gocache"))
         .env(
             "GOFLAGS",
             "-modcacherw -mod=readonly -trimpath -buildvcs=false",
