@@ -40,9 +40,11 @@ use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscribe
 
 mod cleanup;
 mod observe;
+mod own_writes;
 mod parent;
 
 use observe::fill;
+use own_writes::OwnWrites;
 
 /// A compiled graph with the caches of the kinds it uses.
 pub(crate) struct GraphVersion {
@@ -129,6 +131,8 @@ pub(crate) struct InstanceController {
     /// and a transition is counted once.
     written_states: Mutex<HashMap<String, WrittenStatus>>,
     failures: Failures<InstanceRef>,
+    /// kro's writes of the instances the watch has yet to show (they wake no reconcile).
+    own_writes: Arc<OwnWrites>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
     pub(crate) sets: Arc<RwLock<Option<crate::watches::SetListener>>>,
@@ -166,6 +170,7 @@ impl InstanceController {
             .with_kinds(shared.kinds.clone()),
             written_states: Mutex::default(),
             failures: Failures::default(),
+            own_writes: Arc::default(),
             tasks: Mutex::default(),
             sets: Arc::default(),
         });
@@ -188,12 +193,24 @@ impl InstanceController {
         let kind_name = kind.resource.kind.clone();
         let listed = controller.store.clone();
         let sets = Arc::clone(&controller.sets);
+        let own_writes = Arc::clone(&controller.own_writes);
         tasks.push(tokio::spawn(async move {
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
                 match event {
                     Ok(event) => {
+                        let own_write = match &event {
+                            watcher::Event::Apply(object) => {
+                                let metadata = &object.metadata;
+                                metadata
+                                    .uid
+                                    .as_deref()
+                                    .zip(metadata.resource_version.as_deref())
+                                    .is_some_and(|(uid, version)| own_writes.seen(uid, version))
+                            }
+                            _ => false,
+                        };
                         for object in changes.changed(event, &listed) {
                             if let Some(sets) = sets
                                 .read()
@@ -202,7 +219,9 @@ impl InstanceController {
                             {
                                 sets.instance_changed(&object);
                             }
-                            watch_queue.add(InstanceRef::of(&object));
+                            if !own_write {
+                                watch_queue.add(InstanceRef::of(&object));
+                            }
                         }
                     }
                     Err(error) => {
@@ -309,6 +328,15 @@ impl InstanceController {
             return Ok(None);
         };
         let mut instance = to_json(&object)?;
+        if self.own_writes.behind(
+            text(&instance, "/metadata/uid"),
+            crate::apply::resource_version(&instance),
+        ) {
+            // The cache has yet to show kro's last write of the instance: planning with the
+            // instance as it was before would write it again. The write's event brings the
+            // instance back; the retry only bounds the wait should that event never come.
+            return Ok(Some(crate::apply::CACHE_CATCH_UP));
+        }
         let graph = self.graph();
         if instance.pointer("/metadata/deletionTimestamp").is_some() {
             return self.delete(shared, &graph, &instance).await;
@@ -534,6 +562,7 @@ impl InstanceController {
             .filter_map(|instance| instance.metadata.uid.clone())
             .collect();
         self.applier.retain(|uid| live.contains(uid));
+        self.own_writes.retain(|uid| live.contains(uid));
         self.written_states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -584,6 +613,8 @@ impl InstanceController {
             .patch_status(&name, &params, &Patch::Merge(json!({"status": patch})))
             .await
             .map_err(ReconcileError::api(Request::WriteStatus))?;
+        self.own_writes
+            .wrote(&uid, answered.metadata.resource_version.as_deref());
         let to = text(&wanted, "/state");
         let written = WrittenStatus {
             state: to.to_owned(),

@@ -10,8 +10,10 @@
 //! Workloads: `chain` (4 levels of 5 ConfigMaps, 50 ms of latency on every request, one
 //! instance), `webapp` (upstream's `examples/kubernetes/webapp`), `collection` (a `forEach`
 //! of 50 ConfigMaps), and `scale-N` (N instances of a 5-ConfigMap graph created at once).
-//! For each `scale-N` the bench also times a plain client making the same writes (the
-//! instances, their children by server-side apply, a status write each): the floor.
+//! For each `scale-N` the bench also times a plain client making the same writes as our
+//! controller (read back from its run: per instance the metadata writes, the children by
+//! server-side apply, the status, the Event): the floor. Ours' instance reconciles are read
+//! from its metrics and printed with the request counts.
 //!
 //! Environment:
 //! - `KRO_BENCH_WORKLOADS`: comma-separated (default `chain,webapp,collection,scale`);
@@ -55,6 +57,7 @@ fn main() {
     for workload in settings.workloads() {
         eprintln!("== {}", workload.name);
         let mut runs = Vec::new();
+        let mut writes = None;
         for controller in [
             Some(ControllerKind::Ours),
             upstream.clone().map(ControllerKind::Upstream),
@@ -65,16 +68,22 @@ fn main() {
             let run_dir = dir
                 .path()
                 .join(format!("{}-{}", workload.name, controller.name()));
-            let figures = runtime.block_on(run(&workload, &controller, &run_dir, &settings));
+            let (figures, ours_writes) =
+                runtime.block_on(run(&workload, &controller, &run_dir, &settings));
+            writes = writes.or(ours_writes);
             eprintln!("   {}: {}", controller.name(), figures.cells().join(" | "));
             eprintln!("     {}", figures.detail);
             runs.push((controller.name(), figures));
         }
         let floor = match workload.floor_instances {
             Some(instances) => {
+                let writes = writes
+                    .as_ref()
+                    .expect("ours ran first and its writes were read back");
                 let figures = runtime.block_on(floor(
                     &workload,
                     instances,
+                    writes,
                     &dir.path().join(format!("{}-floor", workload.name)),
                 ));
                 eprintln!("   plain client: {:.2} s", figures.as_secs_f64());
@@ -333,18 +342,22 @@ impl ControllerKind {
 }
 
 /// A process killed on drop.
-struct Process(Child);
+struct Process {
+    child: Child,
+    /// Where ours serves its metrics (upstream's are not read).
+    metrics_port: Option<u16>,
+}
 
 impl Process {
     fn pid(&self) -> u32 {
-        self.0.id()
+        self.child.id()
     }
 }
 
 impl Drop for Process {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -370,14 +383,27 @@ fn start_server(dir: &Path, flags: &[String]) -> (Process, PathBuf) {
         .stderr(std::fs::File::create(dir.join("apiserver.log")).expect("a log file"))
         .spawn()
         .expect("kro apiserver starts");
-    (Process(child), kubeconfig)
+    (
+        Process {
+            child,
+            metrics_port: None,
+        },
+        kubeconfig,
+    )
 }
 
 fn start_controller(kind: &ControllerKind, kubeconfig: &Path, log: &Path) -> Process {
+    let mut metrics_port = None;
     let mut command = match kind {
         ControllerKind::Ours => {
+            // A port free a moment ago: the bench reads the reconcile counter there.
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|listener| listener.local_addr())
+                .expect("a free port")
+                .port();
+            metrics_port = Some(port);
             let mut command = Command::new(kro());
-            command.args(["controller", "--metrics-addr", "127.0.0.1:0"]);
+            command.args(["controller", "--metrics-addr", &format!("127.0.0.1:{port}")]);
             command
         }
         ControllerKind::Upstream(upstream) => {
@@ -393,7 +419,10 @@ fn start_controller(kind: &ControllerKind, kubeconfig: &Path, log: &Path) -> Pro
         .stderr(std::fs::File::create(log).expect("a log file"))
         .spawn()
         .expect("the controller starts");
-    Process(child)
+    Process {
+        child,
+        metrics_port,
+    }
 }
 
 /// A client of the server, once it answers, calling itself [`BENCH_AGENT`].
@@ -471,6 +500,28 @@ async fn controller_requests(client: &kube::Client) -> Requests {
         }
     }
     requests
+}
+
+/// Ours' instance reconciles so far (`instance_reconcile_total` on its metrics port).
+async fn reconciles(port: u16) -> Option<u64> {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        stream
+            .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .ok()?;
+        let mut text = String::new();
+        stream.read_to_string(&mut text).ok()?;
+        let total = text
+            .lines()
+            .filter(|line| line.starts_with("instance_reconcile_total"))
+            .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>();
+        Some(total as u64)
+    })
+    .await
+    .ok()
+    .flatten()
 }
 
 /// Requests counted by verb and resource.
@@ -600,7 +651,7 @@ async fn run(
     controller: &ControllerKind,
     dir: &Path,
     settings: &Settings,
-) -> Figures {
+) -> (Figures, Option<InstanceWrites>) {
     let (_server, kubeconfig) = start_server(dir, &workload.server_flags);
     let client = connect(&kubeconfig).await;
     if let ControllerKind::Upstream(upstream) = controller {
@@ -661,15 +712,32 @@ async fn run(
     .0;
     let to_active = controller_requests(&client).await;
     let (cpu_after, _) = process_figures(process.pid());
+    let reconciles = match process.metrics_port {
+        Some(port) => reconciles(port).await,
+        None => None,
+    };
     reset_requests(&client).await;
     tokio::time::sleep(settings.steady).await;
     let steady = controller_requests(&client).await;
     let (_, peak_rss_mib) = process_figures(process.pid());
-    Figures {
+    let read_back = match (controller, workload.floor_instances) {
+        (ControllerKind::Ours, Some(_)) => {
+            let name = workload.instances[0]["metadata"]["name"]
+                .as_str()
+                .expect("a name");
+            Some(InstanceWrites::read_back(&client, &instances, name).await)
+        }
+        _ => None,
+    };
+    let figures = Figures {
         detail: format!(
-            "to ACTIVE: {}; steady: {}",
+            "to ACTIVE: {}; steady: {}{}",
             detail(&to_active),
-            detail(&steady)
+            detail(&steady),
+            reconciles.map_or(String::new(), |count| format!(
+                "; instance reconciles to ACTIVE: {count} ({:.2} per instance)",
+                count as f64 / workload.instances.len() as f64
+            ))
         ),
         first_active,
         all_active,
@@ -678,7 +746,8 @@ async fn run(
         steady_requests: total(&steady),
         cpu_seconds: cpu_after - cpu_before,
         peak_rss_mib,
-    }
+    };
+    (figures, read_back)
 }
 
 /// Watches the instances (of `resource`) until `count` are ACTIVE (or `limit` passes): when the
@@ -742,10 +811,167 @@ async fn install_crds(client: &kube::Client, dir: &Path) {
     }
 }
 
-/// The time a plain client takes for the writes of `instances` instances of the scale
-/// workload: each instance created, its five ConfigMaps applied (the base first), and a
-/// status write, `CLIENT_CONCURRENCY` instances at a time.
-async fn floor(workload: &Workload, instances: usize, dir: &Path) -> Duration {
+/// What our controller wrote for one instance of the scale workload, read back from the
+/// server once it was ACTIVE: the floor's plain client repeats exactly these writes for every
+/// instance (with the instance's name and UID put in), so the floor is what the server needs
+/// for our controller's writes, whatever they are.
+struct InstanceWrites {
+    /// The instance's name and UID in the bodies below.
+    name: String,
+    uid: String,
+    /// Server-side apply bodies of the instance's metadata as `kro.run/labeller` (finalizer,
+    /// kro's labels) and as `kro.run/applyset-parent` (the ApplySet parent's labels and
+    /// annotations).
+    labeller: String,
+    parent: String,
+    /// The children by apply level (the base ConfigMap, then the four reading it), as applied
+    /// by `kro.run/applyset`.
+    levels: Vec<Vec<String>>,
+    /// The status merge patch of `kro.run/status`.
+    status: String,
+    /// The Event of becoming ACTIVE.
+    event: Option<String>,
+}
+
+impl InstanceWrites {
+    async fn read_back(client: &kube::Client, resource: &ApiResource, name: &str) -> Self {
+        use kro_graph::metadata as kro;
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", resource);
+        let instance =
+            serde_json::to_value(api.get(name).await.expect("the instance")).expect("JSON");
+        let uid = instance["metadata"]["uid"]
+            .as_str()
+            .expect("a UID")
+            .to_owned();
+        let pick = |part: &str, keep: &dyn Fn(&str) -> bool| -> Value {
+            instance["metadata"][part]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| keep(key))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        };
+        let envelope = |metadata: Value| {
+            let mut metadata = metadata;
+            metadata["name"] = json!(name);
+            metadata["namespace"] = json!("default");
+            json!({"apiVersion": instance["apiVersion"], "kind": instance["kind"], "metadata": metadata})
+                .to_string()
+        };
+        let labeller_labels = [
+            kro::OWNED_LABEL,
+            kro::KRO_VERSION_LABEL,
+            kro::RGD_ID_LABEL,
+            kro::RGD_NAME_LABEL,
+        ];
+        let labeller = envelope(json!({
+            "finalizers": [kro::FINALIZER],
+            "labels": pick("labels", &|key| labeller_labels.contains(&key)),
+        }));
+        let parent = envelope(json!({
+            "labels": pick("labels", &|key| key == kro::APPLYSET_ID_LABEL),
+            "annotations": pick("annotations", &|key| {
+                key.starts_with("applyset.kubernetes.io/")
+                    || key == kro::APPLYSET_INVENTORY_HASH_ANNOTATION
+            }),
+        }));
+        let maps: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            "default",
+            &ApiResource::from_gvk_with_plural(
+                &kube::api::GroupVersionKind::gvk("", "v1", "ConfigMap"),
+                "configmaps",
+            ),
+        );
+        let listed = maps
+            .list(
+                &kube::api::ListParams::default()
+                    .labels(&format!("{}={name}", kro::INSTANCE_NAME_LABEL)),
+            )
+            .await
+            .expect("the instance's ConfigMaps");
+        let mut levels = vec![Vec::new(), Vec::new()];
+        for map in listed {
+            let map = serde_json::to_value(map).expect("JSON");
+            let metadata = &map["metadata"];
+            let mut applied = json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": metadata["name"], "namespace": metadata["namespace"],
+                    "labels": metadata["labels"], "annotations": metadata["annotations"]},
+                "data": map["data"],
+            });
+            if let Some(owners) = metadata.get("ownerReferences") {
+                applied["metadata"]["ownerReferences"] = owners.clone();
+            }
+            let level = usize::from(!text_of(&map, "/metadata/name").ends_with("-base"));
+            levels[level].push(applied.to_string());
+        }
+        assert_eq!(
+            (levels[0].len(), levels[1].len()),
+            (1, 4),
+            "the scale instance {name} has a base ConfigMap and four reading it"
+        );
+        let status = json!({"status": instance["status"]}).to_string();
+        let events: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            "default",
+            &ApiResource::from_gvk_with_plural(
+                &kube::api::GroupVersionKind::gvk("", "v1", "Event"),
+                "events",
+            ),
+        );
+        let event = events
+            .list(&Default::default())
+            .await
+            .expect("the events")
+            .items
+            .into_iter()
+            .map(|event| serde_json::to_value(event).expect("JSON"))
+            .find(|event| event["involvedObject"]["uid"] == uid.as_str())
+            .map(|mut event| {
+                let metadata = &event["metadata"];
+                event["metadata"] =
+                    json!({"name": metadata["name"], "namespace": metadata["namespace"]});
+                event.to_string()
+            });
+        InstanceWrites {
+            name: name.to_owned(),
+            uid,
+            labeller,
+            parent,
+            levels,
+            status,
+            event,
+        }
+    }
+
+    /// `body` for the instance `name` with UID `uid`.
+    fn body(&self, body: &str, name: &str, uid: &str) -> Value {
+        serde_json::from_str(&body.replace(&self.uid, uid).replace(&self.name, name))
+            .expect("a body read back parses")
+    }
+}
+
+fn text_of<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The time a plain client takes for our controller's writes (`writes`, read back from ours'
+/// run) of `instances` instances of the scale workload: each instance applied as the bench
+/// applies it, then what our controller writes for it, in the same order (its metadata twice,
+/// the base ConfigMap, the four others at once, the status, the Event),
+/// `CLIENT_CONCURRENCY` instances at a time.
+async fn floor(
+    workload: &Workload,
+    instances: usize,
+    writes: &InstanceWrites,
+    dir: &Path,
+) -> Duration {
     let (_server, kubeconfig) = start_server(dir, &workload.server_flags);
     let client = connect(&kubeconfig).await;
     let crd = json!({
@@ -786,39 +1012,81 @@ async fn floor(workload: &Workload, instances: usize, dir: &Path) -> Duration {
         &kube::api::GroupVersionKind::gvk("", "v1", "ConfigMap"),
         "configmaps",
     );
+    let event_resource = ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk("", "v1", "Event"),
+        "events",
+    );
     let started = Instant::now();
-    futures_util::stream::iter(0..instances)
-        .for_each_concurrent(CLIENT_CONCURRENCY, |index| {
+    futures_util::stream::iter(&workload.instances[..instances])
+        .for_each_concurrent(CLIENT_CONCURRENCY, |instance| {
             let client = client.clone();
             let fives = fives.clone();
             let config_maps = config_maps.clone();
+            let event_resource = event_resource.clone();
             async move {
-                let name = format!("i{index:05}");
-                let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &fives);
-                let instance = instance("Five", &name, json!({"value": format!("v{index}")}));
-                api.create(&PostParams::default(), &serde_json::from_value(instance).expect("an instance"))
+                use kro_graph::metadata as kro;
+                let name = instance["metadata"]["name"].as_str().expect("a name");
+                let api: Api<DynamicObject> =
+                    Api::namespaced_with(client.clone(), "default", &fives);
+                let created = api
+                    .patch(
+                        name,
+                        &PatchParams::apply(BENCH_AGENT).force(),
+                        &Patch::Apply(instance),
+                    )
                     .await
-                    .expect("the instance is created");
-                let maps: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &config_maps);
-                let params = PatchParams::apply("floor").force();
-                let map = |suffix: &str| {
-                    json!({"apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": {"name": format!("{name}-{suffix}"), "labels": {"kro.run/owned": "true"}},
-                        "data": {"value": format!("v{index}")}})
+                    .expect("the instance is applied");
+                let uid = created.metadata.uid.expect("a UID");
+                for (manager, body) in [
+                    (kro::LABELLER_MANAGER, &writes.labeller),
+                    (kro::PARENT_MANAGER, &writes.parent),
+                ] {
+                    api.patch(
+                        name,
+                        &PatchParams::apply(manager).force(),
+                        &Patch::Apply(writes.body(body, name, &uid)),
+                    )
+                    .await
+                    .expect("the instance's metadata is applied");
+                }
+                let maps: Api<DynamicObject> =
+                    Api::namespaced_with(client.clone(), "default", &config_maps);
+                let params = PatchParams::apply(kro::APPLY_MANAGER).force();
+                for level in &writes.levels {
+                    futures_util::future::join_all(level.iter().map(|body| {
+                        let body = writes.body(body, name, &uid);
+                        let maps = maps.clone();
+                        let params = params.clone();
+                        async move {
+                            let object_name = text_of(&body, "/metadata/name").to_owned();
+                            maps.patch(&object_name, &params, &Patch::Apply(body))
+                                .await
+                                .expect("applied")
+                        }
+                    }))
+                    .await;
+                }
+                let params = PatchParams {
+                    field_manager: Some(kro::STATUS_MANAGER.to_owned()),
+                    ..PatchParams::default()
                 };
-                maps.patch(&format!("{name}-base"), &params, &Patch::Apply(map("base"))).await.expect("applied");
-                futures_util::future::join_all((0..4).map(|leaf| {
-                    let maps = maps.clone();
-                    let params = params.clone();
-                    let suffix = format!("leaf{leaf}");
-                    let object = map(&suffix);
-                    let object_name = format!("{name}-{suffix}");
-                    async move { maps.patch(&object_name, &params, &Patch::Apply(object)).await.expect("applied") }
-                }))
-                .await;
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({"status": {"state": "ACTIVE"}})))
-                    .await
-                    .expect("the status is written");
+                api.patch_status(
+                    name,
+                    &params,
+                    &Patch::Merge(writes.body(&writes.status, name, &uid)),
+                )
+                .await
+                .expect("the status is written");
+                if let Some(event) = &writes.event {
+                    let events: Api<DynamicObject> =
+                        Api::namespaced_with(client.clone(), "default", &event_resource);
+                    let event =
+                        serde_json::from_value(writes.body(event, name, &uid)).expect("an Event");
+                    events
+                        .create(&PostParams::default(), &event)
+                        .await
+                        .expect("the Event is recorded");
+                }
             }
         })
         .await;

@@ -102,6 +102,10 @@ impl InstanceController {
             )
             .await
             .map_err(ReconcileError::api(Request::ApplyInstanceMetadata))?;
+        self.own_writes.wrote(
+            text(instance, "/metadata/uid"),
+            updated.metadata.resource_version.as_deref(),
+        );
         to_json(&updated)
     }
 
