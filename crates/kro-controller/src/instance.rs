@@ -40,11 +40,10 @@ use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscribe
 
 mod cleanup;
 mod observe;
-mod own_writes;
 mod parent;
 
+use crate::own_writes::OwnWrites;
 use observe::fill;
-use own_writes::OwnWrites;
 
 /// A compiled graph with the caches of the kinds it uses.
 pub(crate) struct GraphVersion {

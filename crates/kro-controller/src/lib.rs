@@ -51,6 +51,7 @@ pub mod leader;
 mod manager;
 pub mod metrics;
 mod object_json;
+mod own_writes;
 pub mod queue;
 mod readiness;
 mod retry;

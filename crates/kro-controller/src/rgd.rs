@@ -9,6 +9,7 @@
 //! nobody removes (upstream issue #1067). The RGD reports `Deleting` in the meantime with the
 //! number of instances it waits for. The CRD stays, as upstream's default.
 
+use crate::own_writes::OwnWrites;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -103,6 +104,8 @@ pub(crate) struct RgdController {
     /// The generation of each RGD whose kinds the controller was found allowed to handle, so
     /// that access is reviewed once per change of the RGD, not on every resync.
     reviewed: Mutex<HashMap<String, i64>>,
+    /// kro's writes of the RGDs the watch has yet to show (they wake no reconcile).
+    own_writes: Arc<OwnWrites>,
     tasks: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -123,11 +126,13 @@ impl RgdController {
             controllers: tokio::sync::Mutex::default(),
             sets: tokio::sync::Mutex::default(),
             reviewed: Mutex::default(),
+            own_writes: Arc::default(),
             tasks: Mutex::default(),
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
             .backoff(crate::watches::WatchBackoff::default());
         let listed = controller.store.clone();
+        let own_writes = Arc::clone(&controller.own_writes);
         let mut tasks = vec![tokio::spawn(async move {
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
@@ -139,8 +144,21 @@ impl RgdController {
                             Event::InitDone => tracing::debug!("RGDs listed; watching"),
                             _ => {}
                         }
+                        let own_write = match &event {
+                            Event::Apply(rgd) => rgd
+                                .metadata
+                                .uid
+                                .as_deref()
+                                .zip(rgd.metadata.resource_version.as_deref())
+                                .is_some_and(|(uid, version)| own_writes.seen(uid, version)),
+                            _ => false,
+                        };
                         for rgd in changes.changed(event, &listed) {
                             let name = rgd.metadata.name.clone().unwrap_or_default();
+                            if own_write {
+                                tracing::debug!(rgd = %name, "RGD shows kro's own write");
+                                continue;
+                            }
                             tracing::debug!(rgd = %name, "RGD changed");
                             queue.add(name);
                         }
@@ -229,6 +247,13 @@ impl RgdController {
     /// controller), then one status write with what the stages found.
     async fn reconcile(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
         let Some(object) = self.store.get(&ObjectRef::new_with(name, rgd_resource())) else {
+            let live: std::collections::HashSet<String> = self
+                .store
+                .state()
+                .iter()
+                .filter_map(|rgd| rgd.metadata.uid.clone())
+                .collect();
+            self.own_writes.retain(|uid| live.contains(uid));
             self.stop_set_controller(name).await;
             if let Some(controller) = self.controllers.lock().await.remove(name) {
                 controller.stop(&self.shared).await;
@@ -236,6 +261,15 @@ impl RgdController {
             return Ok(None);
         };
         let rgd = to_json(&object)?;
+        let uid = text(&rgd, "/metadata/uid").to_owned();
+        if self
+            .own_writes
+            .behind(&uid, crate::apply::resource_version(&rgd))
+        {
+            // The cache has yet to show kro's last write of the RGD (its finalizer, its
+            // status): its event brings the RGD back.
+            return Ok(Some(crate::apply::CACHE_CATCH_UP));
+        }
         let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
         let finalizers: Vec<Json> = rgd
             .pointer("/metadata/finalizers")
@@ -256,9 +290,12 @@ impl RgdController {
                 "finalizers": finalizers,
                 "resourceVersion": text(&rgd, "/metadata/resourceVersion"),
             }});
-            api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            let answered = api
+                .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
                 .map_err(ReconcileError::api(Request::AddFinalizer))?;
+            self.own_writes
+                .wrote(&uid, answered.metadata.resource_version.as_deref());
         }
         let identity = RgdIdentity {
             name: name.to_owned(),
@@ -689,9 +726,14 @@ impl RgdController {
             field_manager: Some(CRD_MANAGER.to_owned()),
             ..PatchParams::default()
         };
-        api.patch_status(name, &params, &Patch::Merge(json!({"status": patch})))
+        let answered = api
+            .patch_status(name, &params, &Patch::Merge(json!({"status": patch})))
             .await
             .map_err(ReconcileError::api(Request::WriteStatus))?;
+        self.own_writes.wrote(
+            text(rgd, "/metadata/uid"),
+            answered.metadata.resource_version.as_deref(),
+        );
         Ok(())
     }
 }

@@ -74,6 +74,11 @@ pub struct Args {
     /// How often replicas try to take the Lease, and the leader renews it.
     #[arg(long, visible_alias = "leader-election-retry-period", value_name = "DURATION", default_value = "2s", value_parser = crate::cli::parse_duration)]
     retry_period: Duration,
+    /// How long one reconcile may take. One that takes longer (a request the API server holds,
+    /// a level whose applies do not return) is abandoned and retried with backoff, so that a
+    /// slow instance holds one worker for at most this long.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_reconcile_timeout)]
+    reconcile_timeout: Duration,
     /// How long reconciles under way may take to finish when stopping.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_duration)]
     graceful_shutdown_timeout: Duration,
@@ -418,6 +423,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         renew_deadline,
         retry_period,
         graceful_shutdown_timeout,
+        reconcile_timeout,
         client_qps,
         client_burst,
         rgd_max_collection_size,
@@ -440,6 +446,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_collection_size: rgd_max_collection_size,
         max_collection_dimensions: rgd_max_collection_dimension_size,
         allow_crd_deletion,
+        reconcile_timeout,
         ..Settings::default()
     };
     let rate = ClientRateLayer::new(ClientRate {
@@ -561,9 +568,27 @@ pub async fn shutdown_signal() -> anyhow::Result<()> {
     }
 }
 
+/// `--reconcile-timeout`: a duration above zero (a reconcile allowed no time would never
+/// finish one).
+fn parse_reconcile_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = crate::cli::parse_duration(text)?;
+    if timeout.is_zero() {
+        return Err("a reconcile needs some time: give a duration above zero".to_owned());
+    }
+    Ok(timeout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reconcile_timeout_is_a_duration_above_zero() {
+        assert_eq!(parse_reconcile_timeout("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_reconcile_timeout("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_reconcile_timeout("0s").is_err());
+        assert!(parse_reconcile_timeout("soon").is_err());
+    }
 
     #[test]
     fn bind_addresses_read_as_controller_runtime_reads_them() {

@@ -1,7 +1,8 @@
-//! kro's own writes of instances, remembered until the instance watch shows them.
+//! kro's own writes of the objects it reconciles (instances, RGDs), remembered until their
+//! watch shows them.
 //!
-//! Each write of an instance (its finalizer and labels, its ApplySet metadata, its status)
-//! comes back as a watch event. The reconcile that wrote it went on with the server's answer
+//! Each write of an instance (its finalizer and labels, its ApplySet metadata, its status) or
+//! of an RGD (its finalizer, its status) comes back as a watch event. The reconcile that wrote it went on with the server's answer
 //! (or, for the status, ended with it), so a reconcile woken by that event alone would plan
 //! what was just planned and write nothing: an event whose resourceVersion is one kro's write
 //! was answered with queues no reconcile. Any other change of the instance has a
@@ -9,8 +10,8 @@
 //! before; so does every object of a re-list.
 //!
 //! The other side: a reconcile woken by something else (a child's event) before the cache
-//! shows kro's last write of the instance would plan with the instance as it was before it,
-//! and write the finalizer or the inventory again. Such a reconcile stops and waits for the
+//! shows kro's last write of the object would plan with the object as it was before it, and
+//! write the finalizer, the inventory or the status again. Such a reconcile stops and waits for the
 //! write's event, which then does queue a reconcile.
 //!
 //! resourceVersions are compared as numbers, as kube-apiserver and the embedded server write
@@ -19,7 +20,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-/// kro's writes of each instance (by UID) that the instance watch has yet to show.
+/// kro's writes of each object (by UID) that its watch has yet to show.
 #[derive(Debug, Default)]
 pub(crate) struct OwnWrites(Mutex<HashMap<String, Pending>>);
 
@@ -35,7 +36,7 @@ struct Pending {
 const REMEMBERED_PER_INSTANCE: usize = 8;
 
 impl OwnWrites {
-    /// Remembers that kro's write of instance `uid` was answered with `resource_version`.
+    /// Remembers that kro's write of object `uid` was answered with `resource_version`.
     pub(crate) fn wrote(&self, uid: &str, resource_version: Option<&str>) {
         let Some(version) = resource_version.and_then(|version| version.parse::<u64>().ok()) else {
             return;
@@ -51,7 +52,7 @@ impl OwnWrites {
         pending.versions.push(version);
     }
 
-    /// The watch shows instance `uid` at `resource_version`: whether that is only kro's own
+    /// The watch shows object `uid` at `resource_version`: whether that is only kro's own
     /// write, which queues no reconcile (unless one waits for it).
     pub(crate) fn seen(&self, uid: &str, resource_version: &str) -> bool {
         let Ok(version) = resource_version.parse::<u64>() else {
@@ -73,7 +74,7 @@ impl OwnWrites {
         own && !awaited
     }
 
-    /// Whether the cache's instance `uid` (at `cached_version`) is older than kro's last write
+    /// Whether the cache's object `uid` (at `cached_version`) is older than kro's last write
     /// of it: then the caller waits, and the write's event queues a reconcile.
     pub(crate) fn behind(&self, uid: &str, cached_version: Option<u64>) -> bool {
         let mut writes = self.lock();
@@ -91,7 +92,7 @@ impl OwnWrites {
         true
     }
 
-    /// Forgets the instances `keep` says no (deleted ones).
+    /// Forgets the objects `keep` says no (deleted ones).
     pub(crate) fn retain(&self, mut keep: impl FnMut(&str) -> bool) {
         self.lock().retain(|uid, _| keep(uid));
     }
