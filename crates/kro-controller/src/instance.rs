@@ -333,8 +333,9 @@ impl InstanceController {
         ) {
             // The cache has yet to show kro's last write of the instance: planning with the
             // instance as it was before would write it again. The write's event brings the
-            // instance back; the retry only bounds the wait should that event never come.
-            return Ok(Some(crate::apply::CACHE_CATCH_UP));
+            // instance back (a lost watch re-lists, which queues every instance), so no timer
+            // is set: it would wake the instance again in steady state.
+            return Ok(None);
         }
         let graph = self.graph();
         if instance.pointer("/metadata/deletionTimestamp").is_some() {

@@ -267,8 +267,9 @@ impl RgdController {
             .behind(&uid, crate::apply::resource_version(&rgd))
         {
             // The cache has yet to show kro's last write of the RGD (its finalizer, its
-            // status): its event brings the RGD back.
-            return Ok(Some(crate::apply::CACHE_CATCH_UP));
+            // status): its event brings the RGD back (a lost watch re-lists, which queues
+            // every RGD). A timer would reconcile it again in steady state.
+            return Ok(None);
         }
         let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
         let finalizers: Vec<Json> = rgd

@@ -791,8 +791,10 @@ async fn watch_active(
 
 /// Applies the CRDs in the YAML files of `dir` (upstream's `helm/crds`).
 async fn install_crds(client: &kube::Client, dir: &Path) {
-    let crds = ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+    let crds = served_resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
         "customresourcedefinitions",
     );
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -880,10 +882,7 @@ impl InstanceWrites {
         let maps: Api<DynamicObject> = Api::namespaced_with(
             client.clone(),
             "default",
-            &ApiResource::from_gvk_with_plural(
-                &kube::api::GroupVersionKind::gvk("", "v1", "ConfigMap"),
-                "configmaps",
-            ),
+            &served_resource("", "v1", "ConfigMap", "configmaps"),
         );
         let listed = maps
             .list(
@@ -917,10 +916,7 @@ impl InstanceWrites {
         let events: Api<DynamicObject> = Api::namespaced_with(
             client.clone(),
             "default",
-            &ApiResource::from_gvk_with_plural(
-                &kube::api::GroupVersionKind::gvk("", "v1", "Event"),
-                "events",
-            ),
+            &served_resource("", "v1", "Event", "events"),
         );
         let event = events
             .list(&Default::default())
@@ -954,6 +950,14 @@ impl InstanceWrites {
     }
 }
 
+/// A kind the server serves, by its group, version, kind and plural.
+fn served_resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &kube::api::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    )
+}
+
 fn text_of<'a>(object: &'a Value, pointer: &str) -> &'a str {
     object
         .pointer(pointer)
@@ -985,12 +989,10 @@ async fn floor(
     });
     let crds: Api<DynamicObject> = Api::all_with(
         client.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &kube::api::GroupVersionKind::gvk(
-                "apiextensions.k8s.io",
-                "v1",
-                "CustomResourceDefinition",
-            ),
+        &served_resource(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
             "customresourcedefinitions",
         ),
     );
@@ -1008,14 +1010,8 @@ async fn floor(
             .is_ok()
     })
     .await;
-    let config_maps = ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("", "v1", "ConfigMap"),
-        "configmaps",
-    );
-    let event_resource = ApiResource::from_gvk_with_plural(
-        &kube::api::GroupVersionKind::gvk("", "v1", "Event"),
-        "events",
-    );
+    let config_maps = served_resource("", "v1", "ConfigMap", "configmaps");
+    let event_resource = served_resource("", "v1", "Event", "events");
     let started = Instant::now();
     futures_util::stream::iter(&workload.instances[..instances])
         .for_each_concurrent(CLIENT_CONCURRENCY, |instance| {
