@@ -716,9 +716,15 @@ async fn run(
         Some(port) => reconciles(port).await,
         None => None,
     };
-    reset_requests(&client).await;
+    // Not reset: a request between the two readings counts in steady state, not nowhere.
     tokio::time::sleep(settings.steady).await;
-    let steady = controller_requests(&client).await;
+    let mut steady = controller_requests(&client).await;
+    for (key, count) in &to_active {
+        if let Some(total) = steady.get_mut(key) {
+            *total = total.saturating_sub(*count);
+        }
+    }
+    steady.retain(|_, count| *count > 0);
     let (_, peak_rss_mib) = process_figures(process.pid());
     let read_back = match (controller, workload.floor_instances) {
         (ControllerKind::Ours, Some(_)) => {
