@@ -473,19 +473,24 @@ impl InstanceController {
         problems: ResourceErrors,
     ) -> Result<Option<Duration>, ReconcileError> {
         let was_active = text(instance, "/status/state") == "ACTIVE";
+        if problems.0.is_empty()
+            && !was_active
+            && current.status.state == kro_runtime::InstanceState::Active
+        {
+            // Recorded before the status says ACTIVE, so that the status write is the last
+            // request of becoming active: whoever waits for ACTIVE sees no request after it.
+            shared
+                .events
+                .record(
+                    instance,
+                    EventType::Normal,
+                    "Active",
+                    "all resources are created and ready",
+                )
+                .await;
+        }
         self.write_status(shared, instance, current).await?;
         if problems.0.is_empty() {
-            if !was_active && current.status.state == kro_runtime::InstanceState::Active {
-                shared
-                    .events
-                    .record(
-                        instance,
-                        EventType::Normal,
-                        "Active",
-                        "all resources are created and ready",
-                    )
-                    .await;
-            }
             Ok(None)
         } else {
             let error = ReconcileError::Resources(problems);

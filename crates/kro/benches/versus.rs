@@ -974,7 +974,7 @@ fn text_of<'a>(object: &'a Value, pointer: &str) -> &'a str {
 /// The time a plain client takes for our controller's writes (`writes`, read back from ours'
 /// run) of `instances` instances of the scale workload: each instance applied as the bench
 /// applies it, then what our controller writes for it, in the same order (its metadata twice,
-/// the base ConfigMap, the four others at once, the status, the Event),
+/// the base ConfigMap, the four others at once, the Event, the status),
 /// `CLIENT_CONCURRENCY` instances at a time.
 async fn floor(
     workload: &Workload,
@@ -1068,6 +1068,16 @@ async fn floor(
                     }))
                     .await;
                 }
+                if let Some(event) = &writes.event {
+                    let events: Api<DynamicObject> =
+                        Api::namespaced_with(client.clone(), "default", &event_resource);
+                    let event =
+                        serde_json::from_value(writes.body(event, name, &uid)).expect("an Event");
+                    events
+                        .create(&PostParams::default(), &event)
+                        .await
+                        .expect("the Event is recorded");
+                }
                 let params = PatchParams {
                     field_manager: Some(kro::STATUS_MANAGER.to_owned()),
                     ..PatchParams::default()
@@ -1079,16 +1089,6 @@ async fn floor(
                 )
                 .await
                 .expect("the status is written");
-                if let Some(event) = &writes.event {
-                    let events: Api<DynamicObject> =
-                        Api::namespaced_with(client.clone(), "default", &event_resource);
-                    let event =
-                        serde_json::from_value(writes.body(event, name, &uid)).expect("an Event");
-                    events
-                        .create(&PostParams::default(), &event)
-                        .await
-                        .expect("the Event is recorded");
-                }
             }
         })
         .await;
