@@ -9,7 +9,7 @@
 //! intent is what was last applied, and which nobody else has touched since (same UID, same
 //! fields owned by kro), is not applied again: in steady state a reconcile writes nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -560,12 +560,7 @@ impl InstanceController {
 
     fn forget(&self, key: &InstanceRef) {
         // Records are keyed by UID; drop those of instances no longer cached.
-        let live: HashSet<String> = self
-            .store
-            .state()
-            .iter()
-            .filter_map(|instance| instance.metadata.uid.clone())
-            .collect();
+        let live = crate::watches::cached_uids(&self.store);
         self.applier.retain(|uid| live.contains(uid));
         self.own_writes.retain(|uid| live.contains(uid));
         self.written_states

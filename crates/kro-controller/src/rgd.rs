@@ -247,12 +247,7 @@ impl RgdController {
     /// controller), then one status write with what the stages found.
     async fn reconcile(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
         let Some(object) = self.store.get(&ObjectRef::new_with(name, rgd_resource())) else {
-            let live: std::collections::HashSet<String> = self
-                .store
-                .state()
-                .iter()
-                .filter_map(|rgd| rgd.metadata.uid.clone())
-                .collect();
+            let live = crate::watches::cached_uids(&self.store);
             self.own_writes.retain(|uid| live.contains(uid));
             self.stop_set_controller(name).await;
             if let Some(controller) = self.controllers.lock().await.remove(name) {

@@ -432,6 +432,15 @@ impl Watches {
     }
 }
 
+/// The UIDs of the objects `store` holds: what records kept by UID keep when objects go.
+pub(crate) fn cached_uids(store: &Store<DynamicObject>) -> std::collections::HashSet<String> {
+    store
+        .state()
+        .iter()
+        .filter_map(|object| object.metadata.uid.clone())
+        .collect()
+}
+
 /// The cached object `name` in `namespace` of a store.
 pub(crate) fn cached(
     store: &Store<DynamicObject>,
