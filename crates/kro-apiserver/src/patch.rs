@@ -12,23 +12,47 @@ pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
 /// The message of every failed JSON patch application, as Kubernetes words it.
 const REJECTED: &str = "the server rejected our request due to an error in our request";
 
-/// Applies a JSON merge patch.
+/// Applies a JSON merge patch as Kubernetes does (evanphx/json-patch's `MergePatch`): a
+/// `null` removes a key, an object merges into an object, and anything else replaces what was
+/// there. A value that lands where there was no object (a new key, or over a list or scalar)
+/// loses its `null` members at any depth, in lists too; a list that replaces an object is
+/// taken as it is.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch) = patch else {
+    if !target.is_object() {
+        *target = without_nulls(patch);
+        return;
+    }
+    let (Value::Object(target), Value::Object(patch)) = (&mut *target, patch) else {
         *target = patch.clone();
         return;
     };
-    if !target.is_object() {
-        *target = Value::Object(Map::new());
-    }
-    if let Value::Object(target) = target {
-        for (key, value) in patch {
-            if value.is_null() {
-                target.remove(key);
-            } else {
-                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
+    for (key, value) in patch {
+        if value.is_null() {
+            target.remove(key);
+            continue;
+        }
+        match target.get_mut(key) {
+            Some(current) if !current.is_null() => merge_patch(current, value),
+            _ => {
+                target.insert(key.clone(), without_nulls(value));
             }
         }
+    }
+}
+
+/// `value` without the `null` members of its objects, at any depth (a `null` item of a list
+/// stays).
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(_, member)| !member.is_null())
+                .map(|(key, member)| (key.clone(), without_nulls(member)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
     }
 }
 
@@ -305,6 +329,31 @@ mod tests {
         let mut target = json!({"a": {"b": 1, "c": 2}, "l": [1, 2]});
         merge_patch(&mut target, &json!({"a": {"b": null, "d": 3}, "l": [3]}));
         assert_eq!(target, json!({"a": {"c": 2, "d": 3}, "l": [3]}));
+    }
+
+    #[test]
+    fn merge_patch_drops_nulls_of_new_values_as_kubernetes_does() {
+        let mut target = json!({"o": {"k": 1}, "l": [1], "s": "x"});
+        merge_patch(
+            &mut target,
+            &json!({
+                "new": {"gone": null, "kept": {"x": null}, "list": [{"a": null, "b": 1}, null]},
+                "l": [{"a": null}],
+                "s": {"a": null, "b": 2},
+                "o": [{"a": null}],
+            }),
+        );
+        assert_eq!(
+            target,
+            json!({
+                "new": {"kept": {}, "list": [{"b": 1}, null]},
+                "l": [{}],
+                "s": {"b": 2},
+                "o": [{"a": null}],
+            }),
+            "new values and values over lists or scalars lose their nulls; a list over an \
+             object is taken as it is"
+        );
     }
 
     #[test]

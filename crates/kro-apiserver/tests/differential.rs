@@ -854,7 +854,10 @@ fn widget_crd() -> Value {
                                 }},
                             },
                         }},
-                        "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+                        "status": {"type": "object", "properties": {
+                            "replicas": {"type": "integer"},
+                            "notes": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                        }},
                     },
                 }},
             }],
@@ -961,6 +964,32 @@ async fn custom_resources(session: &mut Session, ns: &str) {
             Some(&json!({"status": {"replicas": 2}, "spec": {"size": "ignored"}})),
         )
         .await;
+    // The comparison takes a missing key for a null one: the notes record the keys kept.
+    let kept = |reply: &Reply| {
+        json!(serde_json::to_string(&reply.body["status"]["notes"]).unwrap_or_default())
+    };
+    let nulls = session
+        .call(
+            "a merge patch's nulls inside new values go, in lists too",
+            Method::PATCH,
+            &format!("{base}/w1/status"),
+            Some(MERGE),
+            Some(&json!({"status": {"notes": {
+                "gone": null, "kept": {"x": null}, "list": [{"a": null, "b": 1}],
+            }}})),
+        )
+        .await;
+    session.note("the notes a merge patch with nulls left", kept(&nulls));
+    let nulls = session
+        .call(
+            "a merge patch's list over a list loses its nulls too",
+            Method::PATCH,
+            &format!("{base}/w1/status"),
+            Some(MERGE),
+            Some(&json!({"status": {"notes": {"list": [{"c": null, "d": 2}]}}})),
+        )
+        .await;
+    session.note("the notes a list with nulls left", kept(&nulls));
     session
         .call(
             "the scale",
