@@ -34,7 +34,7 @@ use crate::events::EventType;
 use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::metrics::{LiveSource, gvr_label};
-use crate::object_json::{merge_patch, now, text, to_json};
+use crate::object_json::{merge_patch, now, text, to_json, without_nulls};
 use crate::queue::{Failures, WorkQueue};
 use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
 
@@ -440,7 +440,13 @@ impl InstanceController {
                 return current;
             }
             if let Err(error) = self
-                .grow_inventory(shared, instance, batch.iter().map(|desired| &desired.key))
+                .grow_inventory(
+                    shared,
+                    graph,
+                    &current,
+                    instance,
+                    batch.iter().map(|desired| &desired.key),
+                )
                 .await
             {
                 problems.push(ResourceError::Inventory(Box::new(error)));
@@ -581,7 +587,7 @@ impl InstanceController {
         if !current.status.writable {
             return Ok(());
         }
-        let wanted = current.status.to_json();
+        let wanted = without_nulls(current.status.to_json());
         let uid = text(instance, "/metadata/uid").to_owned();
         let digest = crate::apply::intent(&wanted);
         let cached_version = crate::apply::resource_version(instance);

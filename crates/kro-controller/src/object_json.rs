@@ -39,6 +39,24 @@ pub(crate) fn merge_patch(from: &Json, to: &Json) -> Option<Json> {
     }
 }
 
+/// `value` without the object members that are `null`, at any depth (in lists too): what
+/// kube-apiserver stores of a custom resource, whose fields are not nullable. A status
+/// copied from a Go object holds them (a zero `metav1.Time` is written `null`), and comparing
+/// it with the stored status as it is would find a difference that no write can remove.
+pub(crate) fn without_nulls(value: Json) -> Json {
+    match value {
+        Json::Object(members) => Json::Object(
+            members
+                .into_iter()
+                .filter(|(_, member)| !member.is_null())
+                .map(|(key, member)| (key, without_nulls(member)))
+                .collect(),
+        ),
+        Json::Array(items) => Json::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
 /// A string field by JSON pointer, empty when absent.
 pub(crate) fn text<'a>(object: &'a Json, pointer: &str) -> &'a str {
     object
@@ -60,6 +78,16 @@ pub(crate) fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nulls_go_from_objects_at_any_depth() {
+        let status = json!({"url": null, "conditions": [{"type": "Available", "lastUpdateTime": null}],
+            "nested": {"a": null, "b": [null, 1]}, "state": "ACTIVE"});
+        assert_eq!(
+            without_nulls(status),
+            json!({"conditions": [{"type": "Available"}], "nested": {"b": [null, 1]}, "state": "ACTIVE"})
+        );
+    }
 
     #[test]
     fn merge_patch_sets_changes_and_nulls_removed_keys() {

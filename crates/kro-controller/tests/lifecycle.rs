@@ -82,6 +82,14 @@ async fn webapp_lifecycle_create_steady_state_update_delete() {
     cluster.apply_example("webapp", "instance.yaml").await;
     let instance = cluster.wait_state(shop, "ACTIVE").await;
     assert_eq!(instance["status"]["availableReplicas"], 3, "{instance}");
+    // The instance is written three times: the test's apply, kro's finalizer and labels, and
+    // the ApplySet inventory, once, though its three levels each bring a new kind.
+    let counts = cluster.server().request_counts();
+    assert_eq!(
+        counts.get(&("patch".to_owned(), "webapps".to_owned())),
+        Some(&3),
+        "{counts:?}"
+    );
     assert_eq!(
         instance["status"]["endpoint"], "http://shop.default:80",
         "{instance}"

@@ -13,7 +13,7 @@ use kro_runtime::{
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
-use super::parent::add_member;
+use super::parent::{add_member, waiting_kinds};
 use super::{GraphVersion, InstanceController, plan_options};
 use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
@@ -68,6 +68,7 @@ impl InstanceController {
         for key in desired.into_iter().chain(&keep) {
             add_member(&mut inventory, key, &namespace);
         }
+        inventory.group_kinds.extend(waiting_kinds(graph, current));
         self.write_inventory(shared, instance, &inventory)
             .await
             .map_err(|error| ResourceError::Inventory(Box::new(error)))

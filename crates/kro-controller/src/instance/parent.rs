@@ -1,12 +1,18 @@
 //! The instance as kro's managed object and ApplySet parent: the finalizer and labels kro
 //! puts on it, and the ApplySet inventory (the group-kinds and namespaces of its objects) it
-//! carries, widened before objects are applied and trimmed after pruning.
+//! carries, widened before objects are applied and trimmed after pruning. The inventory
+//! names the kinds of the nodes still waiting as well as those of the objects applied: an
+//! instance whose levels bring new kinds (a Deployment, then its Service, then an Ingress)
+//! has its inventory written once, not once per level; ApplySet allows a superset, and once
+//! nothing waits it is exactly the kinds of the members.
 
+use kro_graph::NodeKind;
 use kro_graph::metadata::{
     FINALIZER, KRO_VERSION_LABEL, LABELLER_MANAGER, OWNED_LABEL, PARENT_MANAGER, RGD_ID_LABEL,
     RGD_NAME_LABEL,
 };
-use kro_runtime::{Inventory, ObjectKey, Parent};
+use kro_runtime::{Inventory, NodeState, ObjectKey, Parent, Plan};
+use kro_schema::GroupKind;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
@@ -166,10 +172,13 @@ impl InstanceController {
     }
 
     /// Widens the inventory to cover `keys` before they are applied, so that deletion finds
-    /// them even if kro stops right after.
+    /// them even if kro stops right after, and the kinds of the nodes of `current` still
+    /// waiting.
     pub(super) async fn grow_inventory<'a>(
         &self,
         shared: &Shared,
+        graph: &GraphVersion,
+        current: &Plan,
         instance: &mut Json,
         keys: impl Iterator<Item = &'a ObjectKey>,
     ) -> Result<(), ReconcileError> {
@@ -178,8 +187,33 @@ impl InstanceController {
         for key in keys {
             add_member(&mut inventory, key, &namespace);
         }
+        inventory.group_kinds.extend(waiting_kinds(graph, current));
         self.write_inventory(shared, instance, &inventory).await
     }
+}
+
+/// The kinds of the template nodes of `current` that wait (for a level, data or readiness):
+/// their objects are still to come. A skipped node's kind is not among them, nor is a failed
+/// node's (its objects stay members if they exist).
+pub(super) fn waiting_kinds<'a>(
+    graph: &'a GraphVersion,
+    current: &'a Plan,
+) -> impl Iterator<Item = GroupKind> + 'a {
+    current
+        .nodes
+        .iter()
+        .filter(|node| matches!(node.state, NodeState::Waiting(_)))
+        .filter_map(|node| {
+            graph
+                .graph
+                .nodes
+                .iter()
+                .find(|compiled| compiled.id == node.id)
+        })
+        .filter_map(|compiled| match &compiled.kind {
+            NodeKind::Template { gvk, .. } => Some(gvk.group_kind()),
+            _ => None,
+        })
 }
 
 pub(super) fn add_member(inventory: &mut Inventory, key: &ObjectKey, parent_namespace: &str) {
