@@ -24,6 +24,10 @@
 #
 # Environment:
 #   KRO_CONTROLPLANE_TIMEOUT  seconds `start` waits for each component to be ready (default 60)
+#   KRO_CONTROLPLANE_AUDIT    `1`: `start` turns on kube-apiserver's audit log, one JSON line per
+#                             request stage at level Metadata (user agent, verb, resource), in
+#                             audit.log beside the kubeconfig; kube-apiserver's own loopback
+#                             requests are left out (the versus bench counts requests with it)
 #   TMPDIR                    where the instance directories are created (default /tmp)
 #   GOPROXY etc.              honoured by `build`; the Go module proxy must be reachable on a cold build
 set -euo pipefail
@@ -375,11 +379,31 @@ apiserver_ready() {
     apiserver_get /api/v1/namespaces/kube-system && apiserver_get /api/v1/namespaces/kube-public
 }
 
+# The audit policy of KRO_CONTROLPLANE_AUDIT=1: every request at level Metadata, once its
+# response started (watches) and once it completed, except kube-apiserver's own.
+write_audit_policy() { # file
+  cat >"$1" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  users: ["system:apiserver"]
+- level: Metadata
+POLICY
+}
+
 # Start kube-apiserver on API_PORT against the etcd on ETCD_PORT (ST_DIR, ST_URL set); prints
-# "PID START".
+# "PID START". With an audit policy in ST_DIR (KRO_CONTROLPLANE_AUDIT=1 at start), it logs
+# requests to ST_DIR/audit.log, across restarts too.
 spawn_apiserver() { # api-port etcd-port
   local api_port=$1 etcd_port=$2
-  spawn "$ST_DIR/kube-apiserver.log" "$BIN/kube-apiserver" \
+  local audit=()
+  if [ -f "$ST_DIR/audit-policy.yaml" ]; then
+    audit=(--audit-policy-file="$ST_DIR/audit-policy.yaml" --audit-log-path="$ST_DIR/audit.log"
+      --audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=0)
+  fi
+  spawn "$ST_DIR/kube-apiserver.log" "$BIN/kube-apiserver" "${audit[@]}" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
     --bind-address=127.0.0.1 \
     --secure-port="$api_port" \
@@ -418,6 +442,9 @@ cmd_start() {
   mkdir -p "$ST_DIR/certs" "$ST_DIR/etcd"
   chmod 700 "$ST_DIR/etcd"
   gen_certs "$ST_DIR/certs" || fail_start "generating certificates with openssl failed"
+  if [ "${KRO_CONTROLPLANE_AUDIT:-0}" = 1 ]; then
+    write_audit_policy "$ST_DIR/audit-policy.yaml"
+  fi
 
   local rc=1 pid_start etcd_port peer_port api_port
   for _ in 1 2 3; do

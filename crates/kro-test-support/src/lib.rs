@@ -244,7 +244,21 @@ impl RealControlPlane {
                 owned: false,
             });
         }
-        let output = run_script("start", &[])?;
+        Self::start_new(&[])
+    }
+
+    /// Starts a new control plane (never the one of `KRO_TEST_KUBECONFIG`) whose
+    /// kube-apiserver writes an audit log of every request but its own at level Metadata
+    /// (`KRO_CONTROLPLANE_AUDIT=1` of `scripts/controlplane.sh`); [`Self::audit_log`] is where.
+    ///
+    /// # Errors
+    /// [`SupportError`] when the script cannot run or fails.
+    pub fn start_audited() -> Result<Self, SupportError> {
+        Self::start_new(&[("KRO_CONTROLPLANE_AUDIT", "1")])
+    }
+
+    fn start_new(envs: &[(&str, &str)]) -> Result<Self, SupportError> {
+        let output = run_script_with("start", &[], envs)?;
         let stdout = String::from_utf8_lossy(&output);
         let script = script_path();
         let kubeconfig = stdout
@@ -262,6 +276,14 @@ impl RealControlPlane {
     /// The kubeconfig that reaches it.
     pub fn kubeconfig(&self) -> &Path {
         &self.kubeconfig
+    }
+
+    /// Its kube-apiserver's audit log (JSON lines), when it was started with one
+    /// ([`Self::start_audited`]).
+    pub fn audit_log(&self) -> Option<PathBuf> {
+        let log = self.kubeconfig.parent()?.join("audit.log");
+        let policy = self.kubeconfig.parent()?.join("audit-policy.yaml");
+        policy.exists().then_some(log)
     }
 
     /// Kills its kube-apiserver with SIGKILL, waits `down`, and starts it again on the same
@@ -308,11 +330,20 @@ fn script_path() -> PathBuf {
 }
 
 fn run_script(command: &'static str, args: &[&str]) -> Result<Vec<u8>, SupportError> {
+    run_script_with(command, args, &[])
+}
+
+fn run_script_with(
+    command: &'static str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> Result<Vec<u8>, SupportError> {
     let script = script_path();
     let output = Command::new("bash")
         .arg(&script)
         .arg(command)
         .args(args)
+        .envs(envs.iter().copied())
         .output()
         .map_err(|source| SupportError::Spawn {
             script: script.clone(),
@@ -359,5 +390,54 @@ mod tests {
     #[test]
     fn the_repository_root_holds_the_control_plane_script() {
         assert!(script_path().is_file(), "{}", script_path().display());
+    }
+
+    /// The versus bench counts a controller's requests on kube-apiserver from this log.
+    #[test]
+    fn an_audited_control_plane_logs_each_request_with_its_user_agent() {
+        if !control_plane_built() && !go_available() {
+            assert!(!in_ci(), "the control plane needs Go to build, and CI=true");
+            eprintln!("skipped: the control plane needs Go to build");
+            return;
+        }
+        let control_plane = RealControlPlane::start_audited().expect("an audited control plane");
+        let log = control_plane.audit_log().expect("an audit log");
+        let home = tempfile_dir();
+        let output = run_kubectl(
+            control_plane.kubeconfig(),
+            &home,
+            &["get", "configmaps", "-n", "kube-system"],
+            None,
+        );
+        assert!(output.status.success(), "{output:?}");
+        let probes = eventually("the request in the audit log", || {
+            let text = std::fs::read_to_string(&log).ok()?;
+            let lines: Vec<&str> = text
+                .lines()
+                .filter(|line| {
+                    line.contains("\"userAgent\":\"kubectl")
+                        && line.contains("\"resource\":\"configmaps\"")
+                })
+                .collect();
+            (!lines.is_empty()).then(|| lines.join("\n"))
+        });
+        assert!(
+            probes.contains("\"verb\":\"list\"") && probes.contains("\"resource\":\"configmaps\""),
+            "{probes}"
+        );
+        assert!(
+            !std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .contains("\"username\":\"system:apiserver\""),
+            "kube-apiserver's own requests are left out"
+        );
+        control_plane.stop().expect("the control plane stops");
+        let _ = std::fs::remove_dir_all(home);
+    }
+
+    fn tempfile_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("kro-audit-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary HOME");
+        dir
     }
 }

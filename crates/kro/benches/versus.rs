@@ -7,6 +7,13 @@
 //! server's counters by `User-Agent` (`/debug/kro/requests`), with no proxy in between; CPU
 //! and peak RSS from `/proc`. The bench's own client (user agent `kro-bench`) is not counted.
 //!
+//! With `KRO_BENCH_SERVER=kube-apiserver` every run has a fresh real control plane instead
+//! (etcd and kube-apiserver from `scripts/controlplane.sh`, built from Go modules), and the
+//! requests are counted from kube-apiserver's audit log (level Metadata, by `User-Agent`).
+//! kube-apiserver has no latency knob, so the chain runs without its 50 ms; and with no
+//! kube-controller-manager, the bench stands in for the Deployment controller (it marks each
+//! Deployment's replicas available, uncounted), which the webapp's `readyWhen` waits for.
+//!
 //! Workloads: `chain` (4 levels of 5 ConfigMaps, 50 ms of latency on every request, one
 //! instance), `webapp` (upstream's `examples/kubernetes/webapp`), `collection` (a `forEach`
 //! of 50 ConfigMaps), and `scale-N` (N instances of a 5-ConfigMap graph created at once).
@@ -23,12 +30,13 @@
 //!   proxy);
 //! - `KRO_BENCH_TIMEOUT`: seconds a run may take to ACTIVE (default 1800);
 //! - `KRO_BENCH_KRO`: the `kro` binary whose controller runs (default: the one built with the
-//!   bench; the server is always that one), to compare two builds of ours.
+//!   bench; the server is always that one), to compare two builds of ours;
+//! - `KRO_BENCH_SERVER`: `kro` (default) or `kube-apiserver`.
 //!
 //! Prints one markdown table: a row per workload and controller, and the upstream/ours ratio
 //! per workload (above 1 means ours is better, for every column).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -55,7 +63,8 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let mut rows = Vec::new();
     for workload in settings.workloads() {
-        eprintln!("== {}", workload.name);
+        let name = workload.title(settings.server);
+        eprintln!("== {name}");
         let mut runs = Vec::new();
         let mut writes = None;
         for controller in [
@@ -85,13 +94,14 @@ fn main() {
                     instances,
                     writes,
                     &dir.path().join(format!("{}-floor", workload.name)),
+                    settings.server,
                 ));
                 eprintln!("   plain client: {:.2} s", figures.as_secs_f64());
                 Some(figures)
             }
             None => None,
         };
-        rows.push((workload.name.clone(), runs, floor));
+        rows.push((name, runs, floor));
     }
     println!("{}", table(&rows));
 }
@@ -103,6 +113,16 @@ struct Settings {
     steady: Duration,
     upstream: bool,
     timeout: Duration,
+    server: ServerKind,
+}
+
+/// The API server every run gets a fresh one of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServerKind {
+    /// `kro apiserver`, counting requests itself.
+    Kro,
+    /// A real control plane, counting requests in kube-apiserver's audit log.
+    KubeApiserver,
 }
 
 impl Settings {
@@ -135,6 +155,11 @@ impl Settings {
             steady: seconds("KRO_BENCH_STEADY", "60"),
             upstream: var("KRO_BENCH_UPSTREAM", "1") != "0",
             timeout: seconds("KRO_BENCH_TIMEOUT", "1800"),
+            server: match var("KRO_BENCH_SERVER", "kro").as_str() {
+                "kro" => ServerKind::Kro,
+                "kube-apiserver" => ServerKind::KubeApiserver,
+                other => panic!("KRO_BENCH_SERVER: {other:?} is neither kro nor kube-apiserver"),
+            },
         }
     }
 
@@ -161,6 +186,8 @@ struct Workload {
     rgd: Value,
     instances: Vec<Value>,
     server_flags: Vec<String>,
+    /// What `server_flags` do, in the workload's title (`kro apiserver` only).
+    server_knobs: Option<&'static str>,
     /// For scale workloads: the instances the plain client's floor creates.
     floor_instances: Option<usize>,
 }
@@ -170,6 +197,17 @@ fn yaml(text: &str) -> Value {
 }
 
 impl Workload {
+    /// Its name in the table: with the server's knobs where they apply.
+    fn title(&self, server: ServerKind) -> String {
+        match (server, self.server_knobs) {
+            (ServerKind::Kro, Some(knobs)) => match self.name.strip_suffix(')') {
+                Some(open) => format!("{open}, {knobs})"),
+                None => format!("{} ({knobs})", self.name),
+            },
+            _ => self.name.clone(),
+        }
+    }
+
     fn chain() -> Workload {
         let mut resources = Vec::new();
         for level in 0..4 {
@@ -188,10 +226,11 @@ impl Workload {
             }
         }
         Workload {
-            name: "chain (4×5, 50 ms)".to_owned(),
+            name: "chain (4×5)".to_owned(),
             rgd: rgd("chains", "Chain", json!({}), resources),
             instances: vec![instance("Chain", "one", json!({}))],
             server_flags: vec!["--latency".to_owned(), "50ms".to_owned()],
+            server_knobs: Some("50 ms"),
             floor_instances: None,
         }
     }
@@ -210,6 +249,7 @@ impl Workload {
             rgd: yaml(&read("rg.yaml")),
             instances: vec![instance],
             server_flags: Vec::new(),
+            server_knobs: None,
             floor_instances: None,
         }
     }
@@ -232,6 +272,7 @@ impl Workload {
             ),
             instances: vec![instance("Collection", "one", json!({"items": items}))],
             server_flags: Vec::new(),
+            server_knobs: None,
             floor_instances: None,
         }
     }
@@ -255,6 +296,7 @@ impl Workload {
                 })
                 .collect(),
             server_flags: Vec::new(),
+            server_knobs: None,
             floor_instances: Some(count),
         }
     }
@@ -367,9 +409,140 @@ fn kro() -> PathBuf {
         .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kro")), PathBuf::from)
 }
 
+/// A fresh API server of one run, stopped on drop, and how the requests sent to it are counted.
+struct Server {
+    kubeconfig: PathBuf,
+    counters: Counters,
+    _process: Option<Process>,
+    _control_plane: Option<kro_test_support::RealControlPlane>,
+}
+
+/// Where the requests of every client but the bench are counted.
+enum Counters {
+    /// `kro apiserver`'s `/debug/kro/requests`.
+    Debug,
+    /// kube-apiserver's audit log: the requests received since the last reset.
+    Audit {
+        log: PathBuf,
+        since: chrono::DateTime<chrono::Utc>,
+    },
+}
+
+impl Server {
+    /// A fresh server of `kind` (with `flags`, for `kro apiserver`), its files under `dir`.
+    fn start(kind: ServerKind, dir: &Path, flags: &[String]) -> Server {
+        std::fs::create_dir_all(dir).expect("the run's directory");
+        match kind {
+            ServerKind::Kro => {
+                let (process, kubeconfig) = start_kro_apiserver(dir, flags);
+                Server {
+                    kubeconfig,
+                    counters: Counters::Debug,
+                    _process: Some(process),
+                    _control_plane: None,
+                }
+            }
+            ServerKind::KubeApiserver => {
+                let control_plane =
+                    tokio::task::block_in_place(kro_test_support::RealControlPlane::start_audited)
+                        .unwrap_or_else(|error| {
+                            panic!("the real control plane did not start: {error}")
+                        });
+                let log = control_plane
+                    .audit_log()
+                    .expect("a control plane started with an audit log");
+                Server {
+                    kubeconfig: control_plane.kubeconfig().to_owned(),
+                    counters: Counters::Audit {
+                        log,
+                        since: chrono::Utc::now(),
+                    },
+                    _process: None,
+                    _control_plane: Some(control_plane),
+                }
+            }
+        }
+    }
+
+    /// Starts counting from zero.
+    async fn reset(&mut self, client: &kube::Client) {
+        match &mut self.counters {
+            Counters::Debug => reset_requests(client).await,
+            Counters::Audit { since, .. } => *since = chrono::Utc::now(),
+        }
+    }
+
+    /// Requests by verb and resource from every client but the bench, since the last reset
+    /// and (on kube-apiserver) received by `until`.
+    ///
+    /// kube-apiserver logs a request once its response is written, so the request that made
+    /// the last instance ACTIVE may reach the log after the bench saw ACTIVE: the log is read
+    /// a second later, and a request counts by when it was received.
+    async fn requests(&self, client: &kube::Client, until: Instant) -> Requests {
+        match &self.counters {
+            Counters::Debug => controller_requests(client).await,
+            Counters::Audit { log, since } => {
+                let until = chrono::Utc::now()
+                    - chrono::Duration::from_std(until.elapsed()).unwrap_or_default();
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let mut requests = Requests::new();
+                read_audit_log(log, *since, until, |key| {
+                    *requests.entry(key).or_insert(0) += 1;
+                });
+                requests
+            }
+        }
+    }
+}
+
+/// Calls `each` with the verb and resource of every request in the audit log `log` that was
+/// received from `since` to `until` and not sent by the bench, once per request (a watch is
+/// logged when its response starts and again when it completes).
+fn read_audit_log(
+    log: &Path,
+    since: chrono::DateTime<chrono::Utc>,
+    until: chrono::DateTime<chrono::Utc>,
+    mut each: impl FnMut((String, String)),
+) {
+    let text = std::fs::read_to_string(log)
+        .unwrap_or_else(|error| panic!("the audit log {}: {error}", log.display()));
+    let mut counted = HashSet::new();
+    // The last line may be cut short by a write in progress: only whole lines count.
+    for line in text.lines().filter(|line| line.ends_with('}')) {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let received =
+            chrono::DateTime::parse_from_rfc3339(text_of(&event, "/requestReceivedTimestamp"))
+                .map(|time| time.with_timezone(&chrono::Utc));
+        let in_window = received.is_ok_and(|received| since <= received && received <= until);
+        let id = text_of(&event, "/auditID");
+        if !in_window
+            || text_of(&event, "/userAgent").starts_with(BENCH_AGENT)
+            || !counted.insert(id.to_owned())
+        {
+            continue;
+        }
+        let resource = match (
+            event.pointer("/objectRef/resource").and_then(Value::as_str),
+            event
+                .pointer("/objectRef/subresource")
+                .and_then(Value::as_str),
+        ) {
+            (Some(resource), Some(subresource)) => format!("{resource}/{subresource}"),
+            (Some(resource), None) => resource.to_owned(),
+            _ => text_of(&event, "/requestURI")
+                .split('?')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        each((text_of(&event, "/verb").to_owned(), resource));
+    }
+}
+
 /// `kro apiserver` on a free port with `flags`; its kubeconfig.
-fn start_server(dir: &Path, flags: &[String]) -> (Process, PathBuf) {
-    std::fs::create_dir_all(dir).expect("the run's directory");
+fn start_kro_apiserver(dir: &Path, flags: &[String]) -> (Process, PathBuf) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
@@ -652,12 +825,15 @@ async fn run(
     dir: &Path,
     settings: &Settings,
 ) -> (Figures, Option<InstanceWrites>) {
-    let (_server, kubeconfig) = start_server(dir, &workload.server_flags);
-    let client = connect(&kubeconfig).await;
+    let mut server = Server::start(settings.server, dir, &workload.server_flags);
+    let client = connect(&server.kubeconfig).await;
+    let _deployments = (settings.server == ServerKind::KubeApiserver)
+        .then(|| tokio::spawn(stand_in_for_deployments(client.clone())))
+        .map(AbortOnDrop);
     if let ControllerKind::Upstream(upstream) = controller {
         install_crds(&client, &upstream.crds).await;
     }
-    let process = start_controller(controller, &kubeconfig, &dir.join("controller.log"));
+    let process = start_controller(controller, &server.kubeconfig, &dir.join("controller.log"));
     let rgds: Api<DynamicObject> =
         Api::all_with(client.clone(), &resource("ResourceGraphDefinition"));
     let rgd_name = workload.rgd["metadata"]["name"]
@@ -691,7 +867,7 @@ async fn run(
         .to_owned();
     let instances = served(&client, &kind).await;
     let (cpu_before, _) = process_figures(process.pid());
-    reset_requests(&client).await;
+    server.reset(&client).await;
     let started = Instant::now();
     let (first_active, all_active) = tokio::join!(
         watch_active(
@@ -710,7 +886,8 @@ async fn run(
         }
     )
     .0;
-    let to_active = controller_requests(&client).await;
+    let active_at = Instant::now();
+    let to_active = server.requests(&client, active_at).await;
     let (cpu_after, _) = process_figures(process.pid());
     let reconciles = match process.metrics_port {
         Some(port) => reconciles(port).await,
@@ -718,7 +895,7 @@ async fn run(
     };
     // Not reset: a request between the two readings counts in steady state, not nowhere.
     tokio::time::sleep(settings.steady).await;
-    let mut steady = controller_requests(&client).await;
+    let mut steady = server.requests(&client, Instant::now()).await;
     for (key, count) in &to_active {
         if let Some(total) = steady.get_mut(key) {
             *total = total.saturating_sub(*count);
@@ -754,6 +931,66 @@ async fn run(
         peak_rss_mib,
     };
     (figures, read_back)
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// On a control plane without kube-controller-manager, does what its Deployment controller
+/// would for the webapp's `readyWhen`: reports every Deployment's replicas as updated, ready
+/// and available (as the bench: these writes are not counted).
+async fn stand_in_for_deployments(client: kube::Client) {
+    let deployments: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &served_resource("apps", "v1", "Deployment", "deployments"),
+    );
+    let events = watcher::watcher(deployments, watcher::Config::default()).applied_objects();
+    let mut events = std::pin::pin!(events);
+    loop {
+        let deployment = match events.try_next().await {
+            Ok(Some(deployment)) => deployment,
+            Ok(None) => return,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let object = serde_json::to_value(&deployment).expect("JSON");
+        let replicas = object["spec"]["replicas"].as_i64().unwrap_or(1);
+        let generation = object["metadata"]["generation"].as_i64().unwrap_or(0);
+        if object["status"]["observedGeneration"].as_i64() == Some(generation)
+            && object["status"]["availableReplicas"].as_i64() == Some(replicas)
+        {
+            continue;
+        }
+        let (Some(name), Some(namespace)) = (
+            deployment.metadata.name.as_deref(),
+            deployment.metadata.namespace.as_deref(),
+        ) else {
+            continue;
+        };
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            namespace,
+            &served_resource("apps", "v1", "Deployment", "deployments"),
+        );
+        let status = json!({"status": {
+            "observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
+            "readyReplicas": replicas, "availableReplicas": replicas,
+            "conditions": [{"type": "Available", "status": "True",
+                "reason": "MinimumReplicasAvailable",
+                "message": "Deployment has minimum availability."}],
+        }});
+        let _ = api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+            .await;
+    }
 }
 
 /// Watches the instances (of `resource`) until `count` are ACTIVE (or `limit` passes): when the
@@ -981,9 +1218,10 @@ async fn floor(
     instances: usize,
     writes: &InstanceWrites,
     dir: &Path,
+    server: ServerKind,
 ) -> Duration {
-    let (_server, kubeconfig) = start_server(dir, &workload.server_flags);
-    let client = connect(&kubeconfig).await;
+    let server = Server::start(server, dir, &workload.server_flags);
+    let client = connect(&server.kubeconfig).await;
     let crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "fives.kro.run"},
