@@ -56,8 +56,9 @@ pub struct SchemaCache {
 struct GroupVersionSchemas {
     /// The address it was read from (with its content hash).
     url: String,
-    /// The OpenAPI v3 document.
-    document: Value,
+    /// The OpenAPI v3 document, as the server's JSON text: a tree of values is several times
+    /// its size, and one is made only while the catalog is built.
+    document: Box<str>,
     /// Each kind served and whether it is namespaced.
     scopes: Vec<(String, bool)>,
 }
@@ -148,11 +149,12 @@ pub async fn read_schemas_with(
         };
         read.push((entry, kinds));
     }
-    let documents: Vec<Value> = read
-        .iter()
-        .map(|(entry, _)| entry.document.clone())
-        .collect();
-    let catalog = Catalog::from_openapi_v3(&documents)?;
+    // Each text was read as JSON when it was fetched; one that no longer parses would be a
+    // document without schemas, which the catalog refuses.
+    let catalog = Catalog::from_openapi_v3_owned(
+        read.iter()
+            .map(|(entry, _)| serde_json::from_str(&entry.document).unwrap_or(Value::Null)),
+    )?;
     let mut schemas = CatalogSchemas::new(catalog, origin.to_owned());
     for (entry, kinds) in &read {
         for (kind, namespaced) in &entry.scopes {
@@ -172,7 +174,13 @@ async fn read_group_version(
     key: &str,
     url: &str,
 ) -> Result<GroupVersionSchemas, SchemaReadError> {
-    let document = get_json(client, url).await?;
+    let document = get_text(client, url).await?;
+    serde_json::from_str::<serde::de::IgnoredAny>(&document).map_err(|source| {
+        SchemaReadError::NotJson {
+            url: url.to_owned(),
+            source,
+        }
+    })?;
     let resources = retrying(|| async {
         if group.is_empty() {
             client.list_core_api_resources(version).await
@@ -196,7 +204,7 @@ async fn read_group_version(
         .collect();
     Ok(GroupVersionSchemas {
         url: url.to_owned(),
-        document,
+        document: document.into_boxed_str(),
         scopes,
     })
 }
@@ -227,7 +235,15 @@ where
 }
 
 async fn get_json(client: &Client, url: &str) -> Result<Value, SchemaReadError> {
-    let text = retrying(|| async {
+    let text = get_text(client, url).await?;
+    serde_json::from_str(&text).map_err(|source| SchemaReadError::NotJson {
+        url: url.to_owned(),
+        source,
+    })
+}
+
+async fn get_text(client: &Client, url: &str) -> Result<String, SchemaReadError> {
+    retrying(|| async {
         let request = http::Request::get(url)
             .header(http::header::ACCEPT, "application/json")
             .body(Vec::new())
@@ -236,10 +252,6 @@ async fn get_json(client: &Client, url: &str) -> Result<Value, SchemaReadError> 
     })
     .await
     .map_err(|source| SchemaReadError::Request {
-        url: url.to_owned(),
-        source,
-    })?;
-    serde_json::from_str(&text).map_err(|source| SchemaReadError::NotJson {
         url: url.to_owned(),
         source,
     })

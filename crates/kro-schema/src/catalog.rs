@@ -137,6 +137,18 @@ impl Catalog {
     /// [`CatalogError::NotOpenApiV3`] for a document without `components.schemas`, and the
     /// errors of [`Catalog::from_definitions_json`].
     pub fn from_openapi_v3(documents: &[serde_json::Value]) -> Result<Catalog, CatalogError> {
+        Catalog::from_openapi_v3_owned(documents.iter().cloned())
+    }
+
+    /// [`Catalog::from_openapi_v3`] from documents taken one at a time and consumed: a caller
+    /// that keeps them as text parses each as it is loaded, so that only one is a tree of
+    /// values at a time (the core group's document is 1.4 MB of JSON on kube-apiserver 1.33).
+    ///
+    /// # Errors
+    /// As [`Catalog::from_openapi_v3`].
+    pub fn from_openapi_v3_owned(
+        documents: impl IntoIterator<Item = serde_json::Value>,
+    ) -> Result<Catalog, CatalogError> {
         let definitions = normalize::load_openapi_v3(documents)?;
         Ok(Catalog {
             definitions: definitions.schemas,

@@ -128,18 +128,21 @@ const OPENAPI_V3_REFERENCE_PREFIX: &str = "#/components/schemas/";
 /// server's `/openapi/v3/apis/<group>/<version>`), merged by name. The server's form differs
 /// from `$defs` in two ways, both rewritten: references point into `#/components/schemas/`,
 /// and a reference with a description or default is wrapped as `allOf: [{$ref}]`.
-pub(crate) fn load_openapi_v3(documents: &[Value]) -> Result<Definitions, CatalogError> {
+pub(crate) fn load_openapi_v3(
+    documents: impl IntoIterator<Item = Value>,
+) -> Result<Definitions, CatalogError> {
     let mut definitions = BTreeMap::new();
-    for (index, document) in documents.iter().enumerate() {
-        let Some(Value::Object(schemas)) = document.pointer("/components/schemas") else {
+    for (index, mut document) in documents.into_iter().enumerate() {
+        let Some(Value::Object(schemas)) =
+            document.pointer_mut("/components/schemas").map(Value::take)
+        else {
             return Err(CatalogError::NotOpenApiV3 { index });
         };
-        for (name, schema) in schemas {
-            definitions.entry(name.clone()).or_insert_with(|| {
-                let mut schema = schema.clone();
+        for (name, mut schema) in schemas {
+            if let std::collections::btree_map::Entry::Vacant(vacant) = definitions.entry(name) {
                 rewrite_openapi_v3_references(&mut schema);
-                schema
-            });
+                vacant.insert(schema);
+            }
         }
     }
     load_definitions(definitions)
