@@ -470,7 +470,8 @@ impl InstanceController {
     }
 
     /// Writes the status `current` says and records the event the outcome deserves: `Active`
-    /// on becoming active, `ReconcileFailed` with every problem (then the reconcile fails).
+    /// on becoming active (when [`Settings::active_events`](crate::Settings::active_events)
+    /// asks for it), `ReconcileFailed` with every problem (then the reconcile fails).
     async fn report(
         &self,
         shared: &Shared,
@@ -479,7 +480,8 @@ impl InstanceController {
         problems: ResourceErrors,
     ) -> Result<Option<Duration>, ReconcileError> {
         let was_active = text(instance, "/status/state") == "ACTIVE";
-        if problems.0.is_empty()
+        if shared.settings.active_events
+            && problems.0.is_empty()
             && !was_active
             && current.status.state == kro_runtime::InstanceState::Active
         {

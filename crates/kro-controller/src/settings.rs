@@ -41,6 +41,12 @@ pub struct Settings {
     /// (after [`backoff`](Self::backoff), doubling) before its reconcile fails; `0` turns this
     /// off. kube-rs retries 429, 503 and 504 itself.
     pub request_retries: u32,
+    /// Whether an instance becoming ACTIVE is told in a Normal `Active` Event. Off by default:
+    /// it is one more write per instance (10,000 of them when as many instances are created),
+    /// and upstream kro records no Events about instances unless its alpha
+    /// `InstanceConditionEvents` gate is on. Warnings (`ReconcileFailed`) and the Events of
+    /// pruning and deletion are recorded either way.
+    pub active_events: bool,
 }
 
 impl Settings {
@@ -69,6 +75,7 @@ impl Default for Settings {
             max_backoff: Duration::from_secs(60),
             reconcile_timeout: Duration::from_secs(120),
             request_retries: 3,
+            active_events: false,
         }
     }
 }

@@ -63,7 +63,12 @@ const WEBAPP_RECONCILES: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webapp_lifecycle_create_steady_state_update_delete() {
-    let cluster = Cluster::start().await;
+    // With the `Active` Event, which is off by default (the determinism test sees none).
+    let cluster = Cluster::start_with(kro_controller::Settings {
+        active_events: true,
+        ..kro_controller::Settings::default()
+    })
+    .await;
     let rgd = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "webapp");
     let shop = at("kro.run/v1alpha1", "WebApp", "shop");
     cluster.apply_example("webapp", "rgd.yaml").await;

@@ -432,3 +432,56 @@ spec:
         (!crds.contains("webapps.kro.run")).then_some(())
     });
 }
+
+#[test]
+fn record_active_events_tells_in_an_event_that_an_instance_became_active() {
+    let home = tempfile::tempdir().expect("a HOME");
+    let kubeconfig = home.path().join("kubeconfig");
+    let _apiserver = apiserver(&kubeconfig);
+    let mut controller = Process::spawn(&[
+        "controller",
+        "--kubeconfig",
+        kubeconfig.to_str().expect("a path"),
+        "--metrics-addr",
+        "0",
+        "--health-probe-bind-address",
+        "0",
+        "--record-active-events",
+    ]);
+    controller.wait_line("kro controller: running", Duration::from_secs(30));
+    let example = repository_root().join("examples/webapp");
+    let (rgd, instance) = (example.join("rgd.yaml"), example.join("instance.yaml"));
+    kubectl(
+        &kubeconfig,
+        home.path(),
+        &["apply", "-f", rgd.to_str().expect("a path")],
+    );
+    eventually("the RGD Active", || {
+        let table = kubectl(&kubeconfig, home.path(), &["get", "rgd", "webapp"]);
+        table.contains("Active").then_some(())
+    });
+    kubectl(
+        &kubeconfig,
+        home.path(),
+        &["apply", "-f", instance.to_str().expect("a path")],
+    );
+    // Without the flag there is none (the determinism test counts every request).
+    eventually("the instance's Active event", || {
+        let reasons = kubectl(
+            &kubeconfig,
+            home.path(),
+            &[
+                "get",
+                "events",
+                "-n",
+                "default",
+                "-o",
+                "jsonpath={range .items[?(@.involvedObject.kind==\"WebApp\")]}{.reason}{\"\\n\"}{end}",
+            ],
+        );
+        reasons
+            .lines()
+            .any(|reason| reason == "Active")
+            .then_some(())
+    });
+}

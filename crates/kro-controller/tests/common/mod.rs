@@ -111,6 +111,8 @@ pub struct Cluster {
     pub manager: Option<Manager>,
     /// The controllers' metrics (their client's requests included).
     pub metrics: Metrics,
+    /// The controllers' settings, kept for their restarts.
+    settings: Settings,
 }
 
 impl Cluster {
@@ -160,7 +162,7 @@ impl Cluster {
 
     async fn with_backend(backend: Backend, config: kube::Config, settings: Settings) -> Cluster {
         let client = kube::Client::try_from(config.clone()).expect("a client");
-        let (manager, metrics) = start_controllers(&config, settings).await;
+        let (manager, metrics) = start_controllers(&config, settings.clone()).await;
         Cluster {
             kinds: Kinds::new(client.clone()),
             backend,
@@ -168,6 +170,7 @@ impl Cluster {
             client,
             manager: Some(manager),
             metrics,
+            settings,
         }
     }
 
@@ -196,9 +199,9 @@ impl Cluster {
         }
     }
 
-    /// Starts new controllers (fresh memory and metrics).
+    /// Starts new controllers (fresh memory and metrics, the same settings).
     pub async fn start_controllers(&mut self) {
-        let (manager, metrics) = start_controllers(&self.config, Settings::default()).await;
+        let (manager, metrics) = start_controllers(&self.config, self.settings.clone()).await;
         self.manager = Some(manager);
         self.metrics = metrics;
     }

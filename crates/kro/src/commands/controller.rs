@@ -99,6 +99,10 @@ pub struct Args {
     /// resource of the kind). Off by default.
     #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
     allow_crd_deletion: bool,
+    /// Record a Normal `Active` Event on an instance when it becomes ACTIVE. Off by default:
+    /// one more write per instance, and upstream kro records none.
+    #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
+    record_active_events: bool,
     /// The log level, as upstream's zap flag: `debug`, `info`, `error`, or a number (1 and
     /// above: debug). `KRO_LOG`, when set, wins.
     #[arg(long, value_name = "LEVEL")]
@@ -429,6 +433,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rgd_max_collection_size,
         rgd_max_collection_dimension_size,
         allow_crd_deletion,
+        record_active_events,
         zap_log_level: _,
         upstream_only,
     } = args;
@@ -447,6 +452,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_collection_dimensions: rgd_max_collection_dimension_size,
         allow_crd_deletion,
         reconcile_timeout,
+        active_events: record_active_events,
         ..Settings::default()
     };
     let rate = ClientRateLayer::new(ClientRate {
