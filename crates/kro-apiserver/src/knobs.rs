@@ -1,6 +1,6 @@
 //! Test knobs for fault trials and other crates' tests: latency added to every resource
-//! request, failures injected into chosen requests or into a seeded random fraction of them,
-//! and request counters by client, verb and resource.
+//! request or to the requests naming one object, failures injected into chosen requests or
+//! into a seeded random fraction of them, and request counters by client, verb and resource.
 //!
 //! They act on the resource API only (`/api/...` and `/apis/...` paths that name a
 //! resource), not on discovery, OpenAPI or health endpoints.
@@ -170,6 +170,8 @@ struct Tally {
 #[derive(Debug, Default)]
 pub(crate) struct Knobs {
     latency: Mutex<Duration>,
+    /// Delays of the requests naming an object, by its name.
+    object_delays: Mutex<Vec<(String, Duration)>>,
     failures: Mutex<Vec<InjectedFailure>>,
     rate: Mutex<Option<ActiveRate>>,
     counts: Mutex<BTreeMap<(String, String, String), Tally>>,
@@ -182,6 +184,32 @@ impl Knobs {
 
     pub(crate) fn latency(&self) -> Duration {
         *lock(&self.latency)
+    }
+
+    /// Delays every request naming an object called `name` (of any kind and namespace) by
+    /// `delay`, replacing what was set for that name; zero removes it.
+    pub(crate) fn delay_object(&self, name: &str, delay: Duration) {
+        let mut delays = lock(&self.object_delays);
+        delays.retain(|(held, _)| held != name);
+        if !delay.is_zero() {
+            delays.push((name.to_owned(), delay));
+        }
+    }
+
+    /// The delay set for the object the request path names, if any.
+    pub(crate) fn object_delay(&self, path: &str) -> Option<Duration> {
+        let delays = lock(&self.object_delays);
+        if delays.is_empty() {
+            return None;
+        }
+        let ApiPath::Resource(path) = ApiPath::parse(path) else {
+            return None;
+        };
+        let name = path.name?;
+        delays
+            .iter()
+            .find(|(held, _)| held == name)
+            .map(|(_, delay)| *delay)
     }
 
     pub(crate) fn inject(&self, failure: InjectedFailure) {
@@ -417,6 +445,36 @@ mod tests {
             ]
         );
         assert_eq!(knobs.counts()[&("get".to_owned(), "pods".to_owned())], 2);
+    }
+
+    #[test]
+    fn a_delay_names_one_object_of_any_kind_and_namespace() {
+        let knobs = Knobs::default();
+        let slow = Duration::from_secs(3);
+        assert_eq!(
+            knobs.object_delay("/api/v1/namespaces/default/configmaps/slow"),
+            None
+        );
+        knobs.delay_object("slow", slow);
+        for path in [
+            "/api/v1/namespaces/default/configmaps/slow",
+            "/apis/apps/v1/namespaces/other/deployments/slow/status",
+            "/api/v1/namespaces/slow",
+        ] {
+            assert_eq!(knobs.object_delay(path), Some(slow), "{path}");
+        }
+        for path in [
+            "/api/v1/namespaces/default/configmaps/fast",
+            "/api/v1/namespaces/slow/configmaps",
+            "/apis/apps/v1",
+        ] {
+            assert_eq!(knobs.object_delay(path), None, "{path}");
+        }
+        knobs.delay_object("slow", Duration::ZERO);
+        assert_eq!(
+            knobs.object_delay("/api/v1/namespaces/default/configmaps/slow"),
+            None
+        );
     }
 
     #[test]

@@ -158,6 +158,12 @@ impl RunningServer {
         self.state.knobs.set_latency(latency);
     }
 
+    /// Adds `delay` before every request naming an object called `name` is handled, whatever
+    /// its kind and namespace (test knob; zero turns it off): one slow object among many.
+    pub fn delay_object(&self, name: &str, delay: Duration) {
+        self.state.knobs.delay_object(name, delay);
+    }
+
     /// Fails a chosen request with a status code (test knob).
     pub fn inject_failure(&self, failure: crate::knobs::InjectedFailure) {
         self.state.knobs.inject(failure);
@@ -605,7 +611,11 @@ async fn apply_knobs(State(state): State<Arc<AppState>>, request: Request, next:
     ) else {
         return next.run(request).await;
     };
-    let latency = state.knobs.latency();
+    let latency = state.knobs.latency()
+        + state
+            .knobs
+            .object_delay(request.uri().path())
+            .unwrap_or_default();
     if !latency.is_zero() {
         tokio::time::sleep(latency).await;
     }

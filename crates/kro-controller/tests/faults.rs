@@ -207,3 +207,54 @@ async fn a_member_no_cache_shows_is_deleted_with_its_instance() {
         .await;
     cluster.stop().await;
 }
+
+/// One instance whose object the server is slow to apply holds one of its kind's workers, not
+/// the others: instances created after it become ACTIVE while its apply is still in flight,
+/// and it becomes ACTIVE too once the server answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_instance_does_not_hold_the_others_of_its_kind() {
+    let cluster = Cluster::start().await;
+    let definition = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "pruning");
+    cluster.apply(&rgd(false)).await;
+    cluster.wait_state(definition, "Active").await;
+    let held = std::time::Duration::from_secs(15);
+    cluster.server().delay_object("slow-config", held);
+    let started = std::time::Instant::now();
+    let create = |name: &str| {
+        json!({"apiVersion": "kro.run/v1alpha1", "kind": "Pruning",
+            "metadata": {"name": name, "namespace": "default"}, "spec": {}})
+    };
+    cluster.apply(&create("slow")).await;
+    let slow = at("kro.run/v1alpha1", "Pruning", "slow");
+    // The inventory names the ConfigMap just before it is applied: the apply is under way.
+    cluster
+        .wait_for(slow, "its ConfigMap being applied", |object| {
+            object.is_some_and(|object| {
+                object["metadata"]["annotations"]["applyset.kubernetes.io/contains-group-kinds"]
+                    == "ConfigMap"
+            })
+        })
+        .await;
+    // More than a kind's workers (4), so that each worker takes several of them.
+    let fast: Vec<String> = (0..12).map(|index| format!("fast-{index}")).collect();
+    for name in &fast {
+        cluster.apply(&create(name)).await;
+    }
+    for name in &fast {
+        cluster
+            .wait_state(at("kro.run/v1alpha1", "Pruning", name), "ACTIVE")
+            .await;
+    }
+    let fast_done = started.elapsed();
+    let state = cluster.get(slow).await.expect("the slow instance")["status"]["state"].clone();
+    assert!(
+        fast_done < held && state != "ACTIVE",
+        "the other instances took {fast_done:?}, the slow one's apply is held {held:?} \
+         and it is {state}"
+    );
+    cluster
+        .server()
+        .delay_object("slow-config", std::time::Duration::ZERO);
+    cluster.wait_state(slow, "ACTIVE").await;
+    cluster.stop().await;
+}
