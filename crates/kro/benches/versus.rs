@@ -866,6 +866,7 @@ async fn run(
         .expect("a kind")
         .to_owned();
     let instances = served(&client, &kind).await;
+    settle(&server, &client).await;
     let (cpu_before, _) = process_figures(process.pid());
     server.reset(&client).await;
     let started = Instant::now();
@@ -931,6 +932,22 @@ async fn run(
         peak_rss_mib,
     };
     (figures, read_back)
+}
+
+/// Waits until the controller has sent no request for a second (for at most ten): what it
+/// still does about the RGD once the RGD is Active (a last read of its CRD, say) is not counted
+/// as the instances'.
+async fn settle(server: &Server, client: &kube::Client) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut before = total(&server.requests(client, Instant::now()).await);
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = total(&server.requests(client, Instant::now()).await);
+        if now == before {
+            return;
+        }
+        before = now;
+    }
 }
 
 /// Aborts a task when dropped.
