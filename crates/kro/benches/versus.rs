@@ -19,8 +19,8 @@
 //! of 50 ConfigMaps), and `scale-N` (N instances of a 5-ConfigMap graph created at once).
 //! For each `scale-N` the bench also times a plain client making the same writes as our
 //! controller (read back from its run: per instance the metadata writes, the children by
-//! server-side apply, the status, the Event if one was recorded): the floor. Ours' instance reconciles are read
-//! from its metrics and printed with the request counts.
+//! server-side apply, the status, the Event if one was recorded): the floor. Ours' instance
+//! reconciles are read from its metrics and printed with the request counts.
 //!
 //! Environment:
 //! - `KRO_BENCH_WORKLOADS`: comma-separated (default `chain,webapp,collection,scale`);
