@@ -417,14 +417,26 @@ impl InstanceController {
     ) -> Plan {
         let uid = text(instance, "/metadata/uid").to_owned();
         let limit = 4 * graph.graph.levels.len() + 8;
+        // One set of options for every round: building them clones the kinds' scopes. And
+        // `schema` converted once per version of the instance (the inventory's write makes a
+        // new one), not once per round.
+        let options = plan_options(shared, graph, facts);
+        let mut schema = None;
         let mut rounds = 0;
         loop {
             rounds += 1;
-            let current = plan(
+            let version = text(instance, "/metadata/resourceVersion").to_owned();
+            let converted = match schema.take() {
+                Some((converted_from, value)) if converted_from == version => value,
+                _ => kro_runtime::schema_value(&graph.graph, instance),
+            };
+            schema = Some((version, converted.clone()));
+            let current = kro_runtime::plan_with_schema(
                 &graph.graph,
                 instance,
+                converted,
                 observed,
-                &plan_options(shared, graph, facts),
+                &options,
             );
             if rounds >= limit {
                 return current;

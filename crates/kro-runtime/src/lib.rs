@@ -46,7 +46,7 @@ pub use metadata::{applyset_id, is_label_value};
 pub use observed::{ListKey, ObjectKey, Observed, group_of};
 pub use plan::{
     DEFAULT_MAX_COLLECTION_SIZE, DesiredObject, NodeError, NodePlan, NodeState, Plan, PlanOptions,
-    Read, Scheduling, Skip, Wait, apply_orders, plan,
+    Read, Scheduling, Skip, Wait, apply_orders, plan, plan_with_schema, schema_value,
 };
 pub use prune::{desired_keys, prunable};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -231,7 +231,26 @@ pub fn plan(
     observed: &Observed,
     options: &PlanOptions,
 ) -> Plan {
-    let (mut plan, planner) = Planner::new(graph, instance, observed, options).run();
+    plan_with_schema(
+        graph,
+        instance,
+        schema_value(graph, instance),
+        observed,
+        options,
+    )
+}
+
+/// [`plan`], with `schema` already converted by [`schema_value`] from this very `instance`:
+/// a caller planning one instance several times (after each level it applies) converts it
+/// once.
+pub fn plan_with_schema(
+    graph: &CompiledGraph,
+    instance: &Json,
+    schema: Value,
+    observed: &Observed,
+    options: &PlanOptions,
+) -> Plan {
+    let (mut plan, planner) = Planner::new(graph, instance, schema, observed, options).run();
     plan.status = crate::status::compute(
         &planner,
         &plan,
@@ -264,6 +283,7 @@ impl<'a> Planner<'a> {
     pub(crate) fn new(
         graph: &'a CompiledGraph,
         instance: &'a Json,
+        schema: Value,
         observed: &'a Observed,
         options: &'a PlanOptions,
     ) -> Self {
@@ -272,7 +292,7 @@ impl<'a> Planner<'a> {
             info.applyset.clone_from(applyset);
         }
         let mut values = HashMap::new();
-        values.insert("schema".to_owned(), schema_value(graph, instance));
+        values.insert("schema".to_owned(), schema);
         let apply_order = apply_orders(graph);
         Planner {
             graph,
@@ -535,8 +555,9 @@ pub fn apply_orders(graph: &CompiledGraph) -> HashMap<NodeId, usize> {
         .collect()
 }
 
-/// `schema`: the instance without its status, typed as the instance spec.
-fn schema_value(graph: &CompiledGraph, instance: &Json) -> Value {
+/// `schema`, the variable templates read: the instance without its status, typed as the
+/// instance spec.
+pub fn schema_value(graph: &CompiledGraph, instance: &Json) -> Value {
     let mut without_status = instance.clone();
     if let Json::Object(object) = &mut without_status {
         object.remove("status");
