@@ -431,6 +431,7 @@ impl RgdController {
         )
         .await
         .map_err(ReconcileError::Schemas)?;
+        self.published(&used_kinds(&definition), &live).await?;
         tracing::debug!(elapsed = ?building.elapsed(), "schemas read");
         let config = BuildConfig {
             max_collection_dimensions: self.shared.settings.max_collection_dimensions,
@@ -464,6 +465,43 @@ impl RgdController {
                 Ok(None)
             }
         }
+    }
+
+    /// Fails (to be retried) while a kind of `used` that the server serves has no schema in
+    /// `live` nor in the built-in catalog: its schema is still to be published. A kind the
+    /// server does not serve (one whose CRD the graph itself creates) is built without one.
+    async fn published(
+        &self,
+        used: &BTreeSet<Gvk>,
+        live: &kro_graph::CatalogSchemas,
+    ) -> Result<(), ReconcileError> {
+        use kro_graph::{SchemaLookup, SchemaSource};
+        for gvk in used {
+            let known =
+                |source: &dyn SchemaSource| matches!(source.lookup(gvk), SchemaLookup::Found(_));
+            if known(live) || known(&BuiltinCatalog) {
+                continue;
+            }
+            if self
+                .shared
+                .kinds
+                .resolve(gvk.group(), gvk.version(), gvk.kind())
+                .await
+                .is_ok()
+            {
+                return Err(ReconcileError::Schemas(
+                    crate::schemas::SchemaReadError::Unpublished {
+                        kind: gvk.kind().to_owned(),
+                        api_version: if gvk.group().is_empty() {
+                            gvk.version().to_owned()
+                        } else {
+                            format!("{}/{}", gvk.group(), gvk.version())
+                        },
+                    },
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Stage 2: creates or updates the kind's CRD (unless kro must refuse to) and waits until

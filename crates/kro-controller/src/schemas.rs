@@ -40,6 +40,19 @@ pub enum SchemaReadError {
     /// The documents do not make a catalog.
     #[error("the OpenAPI v3 documents: {0}")]
     Catalog(#[from] CatalogError),
+    /// A kind the server serves has no schema in its OpenAPI documents yet: kube-apiserver
+    /// publishes a new CRD's schema a few seconds after it serves the kind. Building the graph
+    /// without it would type the kind's fields as unknown, and the CRD written from that would
+    /// be refused as a breaking change once the schema came.
+    #[error(
+        "the API server serves {kind} ({api_version}) but does not publish its OpenAPI schema yet"
+    )]
+    Unpublished {
+        /// The kind.
+        kind: String,
+        /// Its apiVersion.
+        api_version: String,
+    },
 }
 
 /// Schemas read before, by group-version, with the address the OpenAPI index gave them. The
