@@ -423,15 +423,16 @@ impl RgdController {
             }
         };
         let building = Instant::now();
+        let used = used_kinds(&definition);
         let live = crate::schemas::read_schemas_with(
             &self.shared.client,
             "the API server",
-            &used_kinds(&definition),
+            &used,
             &self.shared.schemas,
         )
         .await
         .map_err(ReconcileError::Schemas)?;
-        self.published(&used_kinds(&definition), &live).await?;
+        self.published(&used, &live).await?;
         tracing::debug!(elapsed = ?building.elapsed(), "schemas read");
         let config = BuildConfig {
             max_collection_dimensions: self.shared.settings.max_collection_dimensions,
@@ -492,11 +493,7 @@ impl RgdController {
                 return Err(ReconcileError::Schemas(
                     crate::schemas::SchemaReadError::Unpublished {
                         kind: gvk.kind().to_owned(),
-                        api_version: if gvk.group().is_empty() {
-                            gvk.version().to_owned()
-                        } else {
-                            format!("{}/{}", gvk.group(), gvk.version())
-                        },
+                        api_version: gvk.api_version(),
                     },
                 ));
             }
