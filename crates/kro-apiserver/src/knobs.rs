@@ -170,6 +170,8 @@ struct Tally {
 #[derive(Debug, Default)]
 pub(crate) struct Knobs {
     latency: Mutex<Duration>,
+    /// How late every watch event reaches its client.
+    watch_lag: Mutex<Duration>,
     /// Delays of the requests naming an object, by its name.
     object_delays: Mutex<Vec<(String, Duration)>>,
     failures: Mutex<Vec<InjectedFailure>>,
@@ -184,6 +186,14 @@ impl Knobs {
 
     pub(crate) fn latency(&self) -> Duration {
         *lock(&self.latency)
+    }
+
+    pub(crate) fn set_watch_lag(&self, lag: Duration) {
+        *lock(&self.watch_lag) = lag;
+    }
+
+    pub(crate) fn watch_lag(&self) -> Duration {
+        *lock(&self.watch_lag)
     }
 
     /// Delays every request naming an object called `name` (of any kind and namespace) by

@@ -158,6 +158,12 @@ impl RunningServer {
         self.state.knobs.set_latency(latency);
     }
 
+    /// Delivers every watch event `lag` after the change it tells of (test knob; zero turns it
+    /// off): a watch cache running behind, so clients' caches lag their own writes.
+    pub fn set_watch_lag(&self, lag: Duration) {
+        self.state.knobs.set_watch_lag(lag);
+    }
+
     /// Adds `delay` before every request naming an object called `name` is handled, whatever
     /// its kind and namespace (test knob; zero turns it off): one slow object among many.
     pub fn delay_object(&self, name: &str, delay: Duration) {

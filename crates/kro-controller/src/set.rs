@@ -9,9 +9,10 @@
 //! `blockOwnerDeletion`): deleting a Set lets the garbage collector delete its instances, each
 //! the kro way.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use kro_graph::metadata::{SET_MANAGER, SET_NAME_LABEL, SET_TEMPLATE_HASH_LABEL};
@@ -31,7 +32,9 @@ use crate::manager::{Shared, stop_tasks};
 use crate::metrics::gvr_label;
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
-use crate::set_plan::{Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set};
+use crate::set_plan::{
+    AwaitedWrites, Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set,
+};
 use crate::watches::{InstanceRef, ListedChanges, SetListener};
 
 /// How many names a create tries before it gives up for this reconcile (a name taken by
@@ -39,6 +42,10 @@ use crate::watches::{InstanceRef, ListedChanges, SetListener};
 const NAME_ATTEMPTS: usize = 5;
 /// The longest prefix of a generated name, as Kubernetes' generateName (63 - 5).
 const MAX_NAME_PREFIX: usize = 58;
+/// How long a Set waits for its cache to show its own creates and deletes before it decides
+/// again without them (an event the watch never delivers, such as an instance created and
+/// deleted by someone else between two lists, would otherwise hold it forever).
+const AWAITED_WRITES_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The controller of one `<Kind>Set` kind.
 pub(crate) struct SetController {
@@ -53,6 +60,8 @@ pub(crate) struct SetController {
     failures: Failures<InstanceRef>,
     /// The Sets whose rollout is in progress (a gauge per kind).
     rolling: Mutex<HashSet<InstanceRef>>,
+    /// Per Set, the creates and deletes its cache is still to show, and since when.
+    awaited: Mutex<HashMap<InstanceRef, (AwaitedWrites, Instant)>>,
     /// The kind as metrics label it (`group/version, Resource=plural`).
     gvr: String,
     tasks: Mutex<Vec<JoinHandle<()>>>,
@@ -76,6 +85,7 @@ impl SetController {
             queue: queue.clone(),
             failures: Failures::default(),
             rolling: Mutex::default(),
+            awaited: Mutex::default(),
             gvr: gvr_label(
                 &kind.resource.group,
                 &kind.resource.version,
@@ -177,6 +187,7 @@ impl SetController {
             None => reference,
         };
         let Some(set) = self.store.get(&reference) else {
+            self.awaited_lock().remove(key);
             return Ok(false);
         };
         let set = to_json(&set)?;
@@ -196,8 +207,11 @@ impl SetController {
         let namespace = key.namespace.as_deref();
         let instances = self.instance_kind.api(&shared.client, namespace);
         let members = self.members(shared, &set, &instances).await?;
+        if self.still_awaited(key, &members) {
+            // The watch events of those writes bring the Set back (or the timer set with them).
+            return Ok(true);
+        }
         let plan = plan_set(&spec, &members);
-        let mut outcome = Outcome::default();
         if plan.create > 0 || !plan.delete.is_empty() {
             let message = format!(
                 "scaling from {} to {} instance(s)",
@@ -208,35 +222,88 @@ impl SetController {
                 .record(&set, EventType::Normal, "Scaling", &message)
                 .await;
         }
+        let mut writes = AwaitedWrites::default();
+        let carried_out = self
+            .carry_out(shared, &set, &spec, &plan, &instances, &mut writes)
+            .await;
+        if !writes.is_empty() {
+            self.awaited_lock()
+                .insert(key.clone(), (writes, Instant::now()));
+            self.queue.add_after(key.clone(), AWAITED_WRITES_TIMEOUT);
+        }
+        let outcome = Outcome {
+            invalid: None,
+            refused: carried_out?,
+        };
+        self.write_status(shared, &set, &plan, &outcome).await?;
+        Ok(plan.rollout != Rollout::Complete)
+    }
+
+    /// Deletes, creates and updates what `plan` says, noting each write in `writes` as it is
+    /// made; the message of a write the server refused, if one was (a refused create stops the
+    /// creates, a refused update the updates).
+    async fn carry_out(
+        &self,
+        shared: &Shared,
+        set: &Json,
+        spec: &SetSpec,
+        plan: &SetPlan,
+        instances: &Api<DynamicObject>,
+        writes: &mut AwaitedWrites,
+    ) -> Result<Option<String>, ReconcileError> {
+        let mut refused = None;
         for name in &plan.delete {
-            self.delete_instance(shared, &set, &instances, name).await?;
+            self.delete_instance(shared, set, instances, name).await?;
+            writes.deleted.push(name.clone());
         }
         for _ in 0..plan.create {
-            match self
-                .create_instance(shared, &set, &spec, &instances)
-                .await?
-            {
-                Created::Yes => {}
-                Created::Refused(message) => {
-                    outcome.refused = Some(message);
+            match self.create_instance(shared, set, spec, instances).await? {
+                Written::Yes(name) => writes.created.push(name),
+                Written::Refused(message) => {
+                    refused = Some(message);
                     break;
                 }
             }
         }
         for name in &plan.update {
             match self
-                .update_instance(shared, &set, &spec, &instances, name)
+                .update_instance(shared, set, spec, instances, name)
                 .await?
             {
-                Created::Yes => {}
-                Created::Refused(message) => {
-                    outcome.refused = Some(message);
+                Written::Yes(name) => writes.updated.push((name, spec.template_hash.clone())),
+                Written::Refused(message) => {
+                    refused = Some(message);
                     break;
                 }
             }
         }
-        self.write_status(shared, &set, &plan, &outcome).await?;
-        Ok(plan.rollout != Rollout::Complete)
+        Ok(refused)
+    }
+
+    fn awaited_lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<InstanceRef, (AwaitedWrites, Instant)>> {
+        self.awaited.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the Set `key` still waits for its cache to show its last writes, given its
+    /// `members` as the cache holds them: not once it shows them, nor after
+    /// [`AWAITED_WRITES_TIMEOUT`].
+    fn still_awaited(&self, key: &InstanceRef, members: &[Member]) -> bool {
+        let mut awaited = self.awaited_lock();
+        let Some((writes, since)) = awaited.get(key) else {
+            return false;
+        };
+        if writes.seen_in(members) {
+            awaited.remove(key);
+            return false;
+        }
+        if since.elapsed() >= AWAITED_WRITES_TIMEOUT {
+            tracing::warn!(kind = %self.kind.resource.kind, set = %key, ?writes, "the instance cache never showed these writes; deciding without them");
+            awaited.remove(key);
+            return false;
+        }
+        true
     }
 
     /// The Set's instances: those it controls and still selects, and those it adopts now;
@@ -318,7 +385,7 @@ impl SetController {
         set: &Json,
         reason: &str,
         status: &kube::core::Status,
-    ) -> Created {
+    ) -> Written {
         let message = format!(
             "the template does not make a valid {}: {}",
             self.instance_kind.resource.kind, status.message
@@ -327,7 +394,7 @@ impl SetController {
             .events
             .record(set, EventType::Warning, reason, &message)
             .await;
-        Created::Refused(message)
+        Written::Refused(message)
     }
 
     fn owner_reference(&self, set: &Json) -> Json {
@@ -368,7 +435,7 @@ impl SetController {
         set: &Json,
         spec: &SetSpec,
         instances: &Api<DynamicObject>,
-    ) -> Result<Created, ReconcileError> {
+    ) -> Result<Written, ReconcileError> {
         let set_name = text(set, "/metadata/name");
         let prefix: String = set_name.chars().take(MAX_NAME_PREFIX).collect();
         let mut last = None;
@@ -414,7 +481,7 @@ impl SetController {
                             &format!("created by {} {set_name}", self.kind.resource.kind),
                         )
                         .await;
-                    return Ok(Created::Yes);
+                    return Ok(Written::Yes(name));
                 }
                 Err(kube::Error::Api(status)) if status.code == 409 => last = Some(status),
                 Err(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
@@ -435,9 +502,9 @@ impl SetController {
         spec: &SetSpec,
         instances: &Api<DynamicObject>,
         name: &str,
-    ) -> Result<Created, ReconcileError> {
+    ) -> Result<Written, ReconcileError> {
         let Some(instance) = self.instances.get(&self.instance_ref(set, name)) else {
-            return Ok(Created::Yes);
+            return Ok(Written::Yes(name.to_owned()));
         };
         let instance = to_json(&instance)?;
         let current = instance.get("spec").cloned().unwrap_or_else(|| json!({}));
@@ -476,7 +543,7 @@ impl SetController {
                         &format!("updated instance {name} to the current template"),
                     )
                     .await;
-                Ok(Created::Yes)
+                Ok(Written::Yes(name.to_owned()))
             }
             Err(kube::Error::Api(status)) if matches!(status.code, 400 | 422) => {
                 Ok(self.refused(shared, set, "FailedUpdate", &status).await)
@@ -617,9 +684,10 @@ impl SetController {
     }
 }
 
-/// Whether an instance was written, or the API server refused what the template makes.
-enum Created {
-    Yes,
+/// Whether an instance was written (its name), or the API server refused what the template
+/// makes.
+enum Written {
+    Yes(String),
     Refused(String),
 }
 

@@ -359,6 +359,46 @@ pub fn plan_set(spec: &SetSpec, members: &[Member]) -> SetPlan {
     }
 }
 
+/// The instances a Set created, deleted and updated, which its cache of instances must show
+/// before it decides again (a ReplicaSet's "expectations"). A cache that lags the Set's own
+/// writes would otherwise make it create twice, then delete the surplus (with creation times
+/// alike to the second, possibly an older instance than it made), or update more instances at
+/// once than `maxConcurrentUpdated` allows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AwaitedWrites {
+    /// Instances created, to be seen in the cache.
+    pub created: Vec<String>,
+    /// Instances deleted, to be seen gone or being deleted.
+    pub deleted: Vec<String>,
+    /// Instances updated, with the template hash written to them, to be seen with it (or
+    /// gone).
+    pub updated: Vec<(String, String)>,
+}
+
+impl AwaitedWrites {
+    /// Whether there is nothing to wait for.
+    pub fn is_empty(&self) -> bool {
+        self.created.is_empty() && self.deleted.is_empty() && self.updated.is_empty()
+    }
+
+    /// Whether `members`, the Set's instances as its cache holds them, show every write: each
+    /// created instance is there, each deleted one gone or being deleted, each updated one
+    /// labelled with the template written to it.
+    pub fn seen_in(&self, members: &[Member]) -> bool {
+        let find = |name: &str| members.iter().find(|member| member.name == name);
+        self.created.iter().all(|name| find(name).is_some())
+            && self
+                .deleted
+                .iter()
+                .all(|name| find(name).is_none_or(|member| member.deleting))
+            && self.updated.iter().all(|(name, hash)| {
+                find(name).is_none_or(|member| {
+                    member.deleting || member.template_hash.as_deref() == Some(hash.as_str())
+                })
+            })
+    }
+}
+
 /// How a Set stands to an instance of its kind in its namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ownership {
@@ -724,5 +764,41 @@ mod tests {
         );
         let going = json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}});
         assert_eq!(ownership(&going, "set", true, false), Ownership::Other);
+    }
+
+    #[test]
+    fn awaited_writes_are_seen_once_the_cache_shows_each_create_and_delete() {
+        let writes = AwaitedWrites {
+            created: vec!["new".to_owned()],
+            deleted: vec!["old".to_owned()],
+            updated: Vec::new(),
+        };
+        let old = member("old", 0, true, true);
+        let new = member("new", 1, true, false);
+        let mut going = old.clone();
+        going.deleting = true;
+        assert!(AwaitedWrites::default().is_empty());
+        assert!(AwaitedWrites::default().seen_in(&[]));
+        assert!(!writes.is_empty());
+        assert!(
+            !writes.seen_in(std::slice::from_ref(&old)),
+            "neither write seen"
+        );
+        assert!(
+            !writes.seen_in(&[old.clone(), new.clone()]),
+            "the delete not seen"
+        );
+        assert!(!writes.seen_in(&[going.clone()]), "the create not seen");
+        assert!(writes.seen_in(&[going, new.clone()]));
+        assert!(writes.seen_in(&[new]), "the deleted one is gone");
+
+        let updated = AwaitedWrites {
+            updated: vec![("a".to_owned(), CURRENT.to_owned())],
+            ..AwaitedWrites::default()
+        };
+        assert!(!updated.is_empty());
+        assert!(!updated.seen_in(&[member("a", 0, false, true)]));
+        assert!(updated.seen_in(&[member("a", 0, true, false)]));
+        assert!(updated.seen_in(&[]), "gone");
     }
 }

@@ -258,3 +258,79 @@ async fn a_slow_instance_does_not_hold_the_others_of_its_kind() {
     cluster.wait_state(slow, "ACTIVE").await;
     cluster.stop().await;
 }
+
+/// A `<Kind>Set` decides from its cache of instances, which runs behind its own writes: it
+/// waits for the cache to show its creates and deletes before it decides again, so it creates
+/// exactly the instances asked for and, scaled down, deletes exactly the surplus (without
+/// waiting, a cache showing one of four new instances made it create three more).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_set_whose_cache_lags_its_writes_creates_and_deletes_once() {
+    let cluster = Cluster::start().await;
+    let definition = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "tenants");
+    cluster
+        .apply(&json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+            "metadata": {"name": "tenants"},
+            "spec": {
+                "scaling": {"kind": "TenantSet", "method": "replicas"},
+                "schema": {"apiVersion": "v1alpha1", "kind": "Tenant", "spec": {}},
+                "resources": [{"id": "settings", "template": {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "${schema.metadata.name}"},
+                    "data": {"a": "b"}}}],
+            }
+        }))
+        .await;
+    cluster.wait_state(definition, "Active").await;
+    cluster
+        .server()
+        .set_watch_lag(std::time::Duration::from_millis(400));
+    cluster.server().reset_request_counts();
+    let set = at("kro.run/v1alpha1", "TenantSet", "team");
+    let settled = |replicas: u64| {
+        move |object: Option<&serde_json::Value>| {
+            object.is_some_and(|object| {
+                let status = &object["status"];
+                status["replicas"] == replicas
+                    && status["readyReplicas"] == replicas
+                    && status["observedGeneration"] == object["metadata"]["generation"]
+            })
+        }
+    };
+    cluster
+        .apply(
+            &json!({"apiVersion": "kro.run/v1alpha1", "kind": "TenantSet",
+            "metadata": {"name": "team", "namespace": "default"},
+            "spec": {"replicas": 4, "template": {"spec": {}}}}),
+        )
+        .await;
+    cluster.wait_for(set, "4 Ready", settled(4)).await;
+    // Every write of the Set controller has reached the cache by now.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let counts = cluster.server().request_counts();
+    let count = |verb: &str| {
+        counts
+            .get(&(verb.to_owned(), "tenants".to_owned()))
+            .copied()
+            .unwrap_or(0)
+    };
+    assert_eq!(count("create"), 4, "{counts:?}");
+    assert_eq!(count("delete"), 0, "{counts:?}");
+
+    cluster.server().reset_request_counts();
+    cluster.merge(set, json!({"spec": {"replicas": 1}})).await;
+    cluster.wait_for(set, "1 Ready", settled(1)).await;
+    // Every write of the Set controller has reached the cache by now.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let counts = cluster.server().request_counts();
+    let count = |verb: &str| {
+        counts
+            .get(&(verb.to_owned(), "tenants".to_owned()))
+            .copied()
+            .unwrap_or(0)
+    };
+    assert_eq!(count("delete"), 3, "{counts:?}");
+    assert_eq!(count("create"), 0, "{counts:?}");
+    cluster.server().set_watch_lag(std::time::Duration::ZERO);
+    cluster.stop().await;
+}

@@ -14,7 +14,7 @@ use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use crate::error::ApiError;
 use crate::objects::meta_str;
-use crate::state::WatchSlot;
+use crate::state::{AppState, WatchSlot};
 use crate::storage::{Change, ChangeType};
 use crate::tables;
 
@@ -85,23 +85,26 @@ enum Initial {
 
 /// The sending side of a watch's buffer, bounded in events and in bytes.
 struct Outbox {
-    sender: mpsc::Sender<(Bytes, u32)>,
+    sender: mpsc::Sender<(Bytes, u32, tokio::time::Instant)>,
     budget: Arc<Semaphore>,
 }
 
 /// The receiving side: gives each line's bytes back to the budget as the client takes it.
 struct Inbox {
-    receiver: mpsc::Receiver<(Bytes, u32)>,
+    receiver: mpsc::Receiver<(Bytes, u32, tokio::time::Instant)>,
     budget: Arc<Semaphore>,
+    /// The server's knobs, for the watch lag they may add.
+    state: Arc<AppState>,
 }
 
 impl Outbox {
-    fn new() -> (Outbox, Inbox) {
+    fn new(state: Arc<AppState>) -> (Outbox, Inbox) {
         let (sender, receiver) = mpsc::channel(WATCH_BUFFER_EVENTS);
         let budget = Arc::new(Semaphore::new(WATCH_BUFFER_BYTES));
         let inbox = Inbox {
             receiver,
             budget: Arc::clone(&budget),
+            state,
         };
         (Outbox { sender, budget }, inbox)
     }
@@ -116,7 +119,10 @@ impl Outbox {
             },
             () = self.sender.closed() => return false,
         }
-        self.sender.send((line, cost)).await.is_ok()
+        self.sender
+            .send((line, cost, tokio::time::Instant::now()))
+            .await
+            .is_ok()
     }
 
     async fn closed(&self) {
@@ -125,8 +131,13 @@ impl Outbox {
 }
 
 impl Inbox {
+    /// The next line, no earlier than the watch lag knob after it was queued.
     async fn next(&mut self) -> Option<Bytes> {
-        let (line, cost) = self.receiver.recv().await?;
+        let (line, cost, queued) = self.receiver.recv().await?;
+        let lag = self.state.knobs.watch_lag();
+        if !lag.is_zero() {
+            tokio::time::sleep_until(queued + lag).await;
+        }
         self.budget.add_permits(cost as usize);
         Some(line)
     }
@@ -287,7 +298,7 @@ pub(super) fn watch(request: &ResourceRequest) -> Result<Response, ApiError> {
             }
         }
     };
-    let (outbox, receiver) = Outbox::new();
+    let (outbox, receiver) = Outbox::new(Arc::clone(state));
     let target = Target {
         resource: Arc::clone(&target.resource),
         namespace: target.namespace.clone(),
