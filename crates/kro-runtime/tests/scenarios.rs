@@ -102,12 +102,43 @@ fn run(file: &Path) -> Result<(), String> {
         ..PlanOptions::default()
     };
     let instance = &scenario["instance"];
+    absent_plans_as_unknown(&graph, instance, &scenario["observed"], &options)?;
     let planned: Plan = if options_json["assumeApplied"].as_bool() == Some(true) {
         converge(&graph, instance, observed, &options, 50).plan
     } else {
         plan(&graph, instance, &observed, &options)
     };
     check(&planned, &scenario["expect"])
+}
+
+/// A desired object known to be absent plans exactly as one not looked up yet: the controller
+/// relies on it to not plan again after learning only that an instance's objects do not exist
+/// yet. Checked from what the scenario observes, as a controller that read nothing else.
+fn absent_plans_as_unknown(
+    graph: &kro_graph::CompiledGraph,
+    instance: &Json,
+    objects: &Json,
+    options: &PlanOptions,
+) -> Result<(), String> {
+    let mut unknown = Observed::new();
+    for object in objects.as_array().into_iter().flatten() {
+        unknown.insert(object.clone());
+    }
+    let before = plan(graph, instance, &unknown, options);
+    let mut absent = unknown.clone();
+    for desired in before.nodes.iter().flat_map(|node| &node.desired) {
+        if absent.get(&desired.key).is_none() {
+            absent.insert_absent(desired.key.clone());
+        }
+    }
+    let after = plan(graph, instance, &absent, options);
+    if after == before {
+        Ok(())
+    } else {
+        Err(format!(
+            "the plan changed once its missing desired objects were known absent:\nbefore: {before:#?}\nafter: {after:#?}"
+        ))
+    }
 }
 
 fn check(planned: &Plan, expect: &Json) -> Result<(), String> {

@@ -8,7 +8,13 @@ use crate::apply::Applier;
 
 /// Fills `observed` with what the caches hold of the objects `current` needs and has not seen,
 /// each brought up to the generation `applier` last wrote in `scope` (a cache may lag behind
-/// that write); `true` when anything was learned (so the plan is made again).
+/// that write); `true` when what was learned can change the plan (so it is made again).
+///
+/// A desired object found absent cannot: the plan reads a desired object only when it is
+/// there, and one not looked up yet plans the same as one known absent (it waits to be
+/// applied). So a new instance's plan is not made again just to learn that its objects do not
+/// exist yet. An external object or list is another matter: not looked up, the plan asks to
+/// read it; known absent, it waits for it to appear.
 pub(super) async fn fill(
     graph: &GraphVersion,
     current: &Plan,
@@ -29,13 +35,13 @@ pub(super) async fn fill(
                     Some(mut object) => {
                         applier.catch_up(scope, key, &mut object);
                         observed.insert(object);
+                        learned = true;
                     }
                     None => observed.insert_absent(key.clone()),
                 }
             }
             None => observed.insert_absent(key.clone()),
         }
-        learned = true;
     }
     for read in &current.reads {
         match read {
