@@ -20,7 +20,9 @@
 //! For each `scale-N` the bench also times a plain client making the same writes as our
 //! controller (read back from its run: per instance the metadata writes, the children by
 //! server-side apply, the status, the Event if one was recorded): the floor. Ours' instance
-//! reconciles are read from its metrics and printed with the request counts.
+//! reconciles are read from its metrics and printed with the request counts. Ours against the
+//! floor is the median of `KRO_BENCH_TRIALS` pairs of runs (ours, then the plain client, each
+//! on a fresh server): on a shared machine one run's time varies by a quarter either way.
 //!
 //! Environment:
 //! - `KRO_BENCH_WORKLOADS`: comma-separated (default `chain,webapp,collection,scale`);
@@ -31,7 +33,9 @@
 //! - `KRO_BENCH_TIMEOUT`: seconds a run may take to ACTIVE (default 1800);
 //! - `KRO_BENCH_KRO`: the `kro` binary whose controller runs (default: the one built with the
 //!   bench; the server is always that one), to compare two builds of ours;
-//! - `KRO_BENCH_SERVER`: `kro` (default) or `kube-apiserver`.
+//! - `KRO_BENCH_SERVER`: `kro` (default) or `kube-apiserver`;
+//! - `KRO_BENCH_TRIALS`: the pairs of ours and the floor a scale workload is timed over
+//!   (default 3; the first is ours' run in the table, the others skip the steady state).
 //!
 //! Prints one markdown table: a row per workload and controller, and the upstream/ours ratio
 //! per workload (above 1 means ours is better, for every column).
@@ -84,29 +88,83 @@ fn main() {
             eprintln!("     {}", figures.detail);
             runs.push((controller.name(), figures));
         }
-        let floor = match workload.floor_instances {
-            Some(instances) => {
+        let floor = match (workload.floor_instances, runs.first()) {
+            (Some(instances), Some((_, ours))) => {
                 let writes = writes
                     .as_ref()
                     .expect("ours ran first and its writes were read back");
-                let figures = runtime.block_on(floor(
-                    &workload,
-                    instances,
-                    writes,
-                    &dir.path().join(format!("{}-floor", workload.name)),
-                    settings.server,
-                ));
-                eprintln!("   plain client: {:.2} s", figures.as_secs_f64());
-                Some(figures)
+                let unsteady = Settings {
+                    steady: Duration::ZERO,
+                    ..settings.clone()
+                };
+                let mut trials = Vec::new();
+                for trial in 1..=settings.trials {
+                    let ours = if trial == 1 {
+                        ours.all_active
+                    } else {
+                        let run_dir = dir.path().join(format!("{}-ours-{trial}", workload.name));
+                        let ours = &ControllerKind::Ours;
+                        runtime
+                            .block_on(run(&workload, ours, &run_dir, &unsteady))
+                            .0
+                            .all_active
+                    };
+                    let ours = ours.expect("ours made every instance ACTIVE");
+                    let plain = runtime.block_on(floor(
+                        &workload,
+                        instances,
+                        writes,
+                        &dir.path().join(format!("{}-floor-{trial}", workload.name)),
+                        settings.server,
+                    ));
+                    eprintln!(
+                        "   trial {trial}: ours {:.2} s, plain client {:.2} s ({:.2}×)",
+                        ours.as_secs_f64(),
+                        plain.as_secs_f64(),
+                        ours.as_secs_f64() / plain.as_secs_f64()
+                    );
+                    trials.push((ours, plain));
+                }
+                Some(FloorComparison::of(&trials))
             }
-            None => None,
+            _ => None,
         };
         rows.push((name, runs, floor));
     }
     println!("{}", table(&rows));
 }
 
+/// Ours and the plain client over paired trials.
+struct FloorComparison {
+    /// The median of ours' times to all ACTIVE.
+    ours: Duration,
+    /// The median of the plain client's times.
+    floor: Duration,
+    /// How many pairs.
+    trials: usize,
+}
+
+impl FloorComparison {
+    fn of(trials: &[(Duration, Duration)]) -> FloorComparison {
+        let median = |mut times: Vec<Duration>| {
+            times.sort();
+            let middle = times.len() / 2;
+            if times.len().is_multiple_of(2) {
+                (times[middle - 1] + times[middle]) / 2
+            } else {
+                times[middle]
+            }
+        };
+        FloorComparison {
+            ours: median(trials.iter().map(|(ours, _)| *ours).collect()),
+            floor: median(trials.iter().map(|(_, floor)| *floor).collect()),
+            trials: trials.len(),
+        }
+    }
+}
+
 /// What the environment asks for.
+#[derive(Clone)]
 struct Settings {
     workloads: Vec<String>,
     instances: Vec<usize>,
@@ -114,6 +172,8 @@ struct Settings {
     upstream: bool,
     timeout: Duration,
     server: ServerKind,
+    /// Pairs of ours and the floor per scale workload (at least 1).
+    trials: usize,
 }
 
 /// The API server every run gets a fresh one of.
@@ -159,6 +219,10 @@ impl Settings {
                 "kro" => ServerKind::Kro,
                 "kube-apiserver" => ServerKind::KubeApiserver,
                 other => panic!("KRO_BENCH_SERVER: {other:?} is neither kro nor kube-apiserver"),
+            },
+            trials: match var("KRO_BENCH_TRIALS", "3").parse() {
+                Ok(trials) if trials >= 1 => trials,
+                _ => panic!("KRO_BENCH_TRIALS must be a whole number of at least 1"),
             },
         }
     }
@@ -1350,8 +1414,13 @@ async fn floor(
     started.elapsed()
 }
 
-/// A workload's name, its runs (ours first) and, for a scale workload, the plain client's time.
-type Row = (String, Vec<(&'static str, Figures)>, Option<Duration>);
+/// A workload's name, its runs (ours first) and, for a scale workload, ours against the plain
+/// client.
+type Row = (
+    String,
+    Vec<(&'static str, Figures)>,
+    Option<FloorComparison>,
+);
 
 /// The markdown table of every run.
 fn table(rows: &[Row]) -> String {
@@ -1389,12 +1458,17 @@ fn table(rows: &[Row]) -> String {
                 ratio(upstream.peak_rss_mib, ours.peak_rss_mib),
             ));
         }
-        if let (Some(floor), Some((_, ours))) = (floor, runs.first()) {
-            let all = ours.all_active.map_or(f64::NAN, |time| time.as_secs_f64());
+        if let Some(FloorComparison {
+            ours,
+            floor,
+            trials,
+        }) = floor
+        {
             out.push_str(&format!(
-                "| {workload} | plain client (floor) | | {:.2} s | | | | | |\n| {workload} | ours / floor | | {:.2}× | | | | | |\n",
+                "| {workload} | plain client (floor), median of {trials} | | {:.2} s | | | | | |\n| {workload} | ours, median of {trials} | | {:.2} s | | | | | |\n| {workload} | ours / floor | | {:.2}× | | | | | |\n",
                 floor.as_secs_f64(),
-                all / floor.as_secs_f64(),
+                ours.as_secs_f64(),
+                ours.as_secs_f64() / floor.as_secs_f64(),
             ));
         }
     }
