@@ -536,3 +536,67 @@ async fn events_written_through_one_version_are_read_through_the_other() {
     assert_eq!(recorded["note"], "replaced through core/v1");
     assert_eq!(recorded["reportingController"], "kro.run/controller");
 }
+
+/// A UID in an apply configuration is a precondition, as kube-apiserver holds it
+/// (`TestCreateOnApplyFailsWithUID`): an apply with a UID never creates the object, and one
+/// whose UID is not the stored object's is refused; with the stored UID it applies.
+#[tokio::test]
+async fn an_apply_with_a_uid_needs_the_object_with_that_uid() {
+    let app = router(state(None).await);
+    let maps = "/api/v1/namespaces/default/configmaps";
+    let apply = |uid: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: held, uid: \"{uid}\"}}\ndata: {{b: c}}\n"
+        )
+    };
+    let path = format!("{maps}/held?fieldManager=test");
+    let (status, refused) = send(
+        &app,
+        "PATCH",
+        &path,
+        Some("application/apply-patch+yaml"),
+        &apply("88e00824-7f0e-11e8-94a1-c8d3ffb15800"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert_eq!(
+        refused["message"],
+        "Operation cannot be fulfilled on ConfigMap \"held\": Precondition failed: UID in precondition: 88e00824-7f0e-11e8-94a1-c8d3ffb15800, UID in object meta: "
+    );
+    let (status, _) = send(&app, "GET", &format!("{maps}/held"), None, "").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the apply created nothing");
+
+    let (status, created) = send(
+        &app,
+        "POST",
+        maps,
+        Some("application/json"),
+        r#"{"metadata":{"name":"held"},"data":{"a":"a"}}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let uid = created["metadata"]["uid"]
+        .as_str()
+        .expect("a UID")
+        .to_owned();
+    let (status, refused) = send(
+        &app,
+        "PATCH",
+        &path,
+        Some("application/apply-patch+yaml"),
+        &apply("88e00824-7f0e-11e8-94a1-c8d3ffb15800"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    let (status, applied) = send(
+        &app,
+        "PATCH",
+        &path,
+        Some("application/apply-patch+yaml"),
+        &apply(&uid),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{applied}");
+    assert_eq!(applied["data"], json!({"a": "a", "b": "c"}));
+    assert_eq!(applied["metadata"]["uid"], uid.as_str());
+}

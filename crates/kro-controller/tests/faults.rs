@@ -334,3 +334,42 @@ async fn a_set_whose_cache_lags_its_writes_creates_and_deletes_once() {
     cluster.server().set_watch_lag(std::time::Duration::ZERO);
     cluster.stop().await;
 }
+
+/// An instance deleted before the controller's cache showed it is not brought back: the
+/// reconcile that runs on the cache's stale copy applies the instance's finalizer with its UID
+/// as a precondition, so the server refuses the apply instead of creating the instance anew
+/// (with kro's finalizer, and its objects after it, which nothing would ever delete).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_deleted_before_the_cache_shows_it_stays_deleted() {
+    let cluster = Cluster::start().await;
+    let definition = cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "pruning");
+    cluster.apply(&rgd(false)).await;
+    cluster.wait_state(definition, "Active").await;
+    let lag = std::time::Duration::from_millis(800);
+    cluster.server().set_watch_lag(lag);
+    let instance = at("kro.run/v1alpha1", "Pruning", "brief");
+    cluster
+        .apply(&json!({"apiVersion": "kro.run/v1alpha1", "kind": "Pruning",
+            "metadata": {"name": "brief", "namespace": "default"}, "spec": {}}))
+        .await;
+    // Deleted at once (it has no finalizer yet); the controller's cache shows it created
+    // `lag` after its creation and deleted `lag` after its deletion: between the two it
+    // reconciles a copy of an instance that no longer exists.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    cluster.delete(instance).await;
+    cluster.wait_gone(instance).await;
+    tokio::time::sleep(lag * 4).await;
+    assert!(
+        cluster.get(instance).await.is_none(),
+        "the deleted instance was created again"
+    );
+    assert!(
+        cluster
+            .get(at("v1", "ConfigMap", "brief-config"))
+            .await
+            .is_none(),
+        "a ConfigMap of the deleted instance was made"
+    );
+    cluster.server().set_watch_lag(std::time::Duration::ZERO);
+    cluster.stop().await;
+}

@@ -112,6 +112,25 @@ pub(super) fn delete_options(
     })
 }
 
+/// The 409 of a write whose UID precondition (`uid`) does not hold: the object at `name` has
+/// UID `stored`, or does not exist (`stored` empty), as kube-apiserver words it.
+pub(super) fn uid_precondition_failed(
+    target: &Target,
+    name: &str,
+    uid: &str,
+    stored: &str,
+) -> ApiError {
+    let kind = target.resource.gvk.kind();
+    ApiError::conflict(
+        target.group(),
+        target.plural(),
+        name,
+        format!(
+            "Operation cannot be fulfilled on {kind} \"{name}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {stored}"
+        ),
+    )
+}
+
 pub(super) fn decide_delete(
     target: &Target,
     name: &str,
@@ -132,20 +151,13 @@ pub(super) fn decide_delete(
             format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted"),
         ));
     }
-    let kind = target.resource.gvk.kind();
     if let Some(uid) = &options.precondition_uid {
         let stored = meta_str(current, "uid").unwrap_or("");
         if uid != stored {
-            return Err(ApiError::conflict(
-                target.group(),
-                target.plural(),
-                name,
-                format!(
-                    "Operation cannot be fulfilled on {kind} \"{name}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {stored}"
-                ),
-            ));
+            return Err(uid_precondition_failed(target, name, uid, stored));
         }
     }
+    let kind = target.resource.gvk.kind();
     if let Some(version) = &options.precondition_version {
         let stored = meta_str(current, "resourceVersion").unwrap_or("");
         if version != stored {

@@ -216,8 +216,24 @@ pub(super) async fn apply_patch(
         updater: None,
     };
     let mut outcome = UpdateOutcome::default();
+    // A UID in the configuration is a precondition, as kube-apiserver holds it: the object must
+    // exist with that UID (an apply never creates one then). A client applying to an object it
+    // saw keeps a deleted one from coming back.
+    let uid = meta_str(&config, "uid")
+        .filter(|uid| !uid.is_empty())
+        .map(str::to_owned);
     let committed = target
         .mutate(state, name, dry_run, |current| {
+            if let Some(uid) = &uid {
+                let stored = current
+                    .and_then(|stored| meta_str(stored, "uid"))
+                    .unwrap_or("");
+                if stored != uid {
+                    return Err(super::delete::uid_precondition_failed(
+                        target, name, uid, stored,
+                    ));
+                }
+            }
             match current {
                 None => {
                     let mut object =

@@ -78,11 +78,18 @@ impl InstanceController {
         Ok(())
     }
 
+    /// An apply body of the instance's `metadata`, with its UID: a precondition, so that an
+    /// instance deleted since the cache showed it is not created again by the apply (which
+    /// would bring it back, with kro's finalizer, and its objects after it).
     pub(super) fn metadata_body(&self, instance: &Json, mut metadata: Json) -> Json {
         let (name, namespace) = self.parent(instance);
         metadata["name"] = json!(name);
         if !namespace.is_empty() {
             metadata["namespace"] = json!(namespace);
+        }
+        let uid = text(instance, "/metadata/uid");
+        if !uid.is_empty() {
+            metadata["uid"] = json!(uid);
         }
         json!({
             "apiVersion": self.kind.resource.api_version,
