@@ -42,8 +42,8 @@ use crate::watches::{InstanceRef, ListedChanges, SetListener};
 const NAME_ATTEMPTS: usize = 5;
 /// The longest prefix of a generated name, as Kubernetes' generateName (63 - 5).
 const MAX_NAME_PREFIX: usize = 58;
-/// How long a Set waits for its cache to show its own creates and deletes before it decides
-/// again without them (an event the watch never delivers, such as an instance created and
+/// How long a Set waits for its cache to show its own creates, deletes and updates before it
+/// decides again without them (an event the watch never delivers, such as an instance created and
 /// deleted by someone else between two lists, would otherwise hold it forever).
 const AWAITED_WRITES_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -60,7 +60,7 @@ pub(crate) struct SetController {
     failures: Failures<InstanceRef>,
     /// The Sets whose rollout is in progress (a gauge per kind).
     rolling: Mutex<HashSet<InstanceRef>>,
-    /// Per Set, the creates and deletes its cache is still to show, and since when.
+    /// Per Set, the creates, deletes and updates its cache is still to show, and since when.
     awaited: Mutex<HashMap<InstanceRef, (AwaitedWrites, Instant)>>,
     /// The kind as metrics label it (`group/version, Resource=plural`).
     gvr: String,
