@@ -259,6 +259,14 @@ async fn a_slow_instance_does_not_hold_the_others_of_its_kind() {
     cluster.stop().await;
 }
 
+/// How many requests with `verb` were made of Tenants, in `counts` by (verb, resource).
+fn tenant_requests(counts: &std::collections::BTreeMap<(String, String), u64>, verb: &str) -> u64 {
+    counts
+        .get(&(verb.to_owned(), "tenants".to_owned()))
+        .copied()
+        .unwrap_or(0)
+}
+
 /// A `<Kind>Set` decides from its cache of instances, which runs behind its own writes: it
 /// waits for the cache to show its creates and deletes before it decides again, so it creates
 /// exactly the instances asked for and, scaled down, deletes exactly the surplus (without
@@ -308,12 +316,7 @@ async fn a_set_whose_cache_lags_its_writes_creates_and_deletes_once() {
     // Every write of the Set controller has reached the cache by now.
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     let counts = cluster.server().request_counts();
-    let count = |verb: &str| {
-        counts
-            .get(&(verb.to_owned(), "tenants".to_owned()))
-            .copied()
-            .unwrap_or(0)
-    };
+    let count = |verb: &str| tenant_requests(&counts, verb);
     assert_eq!(count("create"), 4, "{counts:?}");
     assert_eq!(count("delete"), 0, "{counts:?}");
 
@@ -323,12 +326,7 @@ async fn a_set_whose_cache_lags_its_writes_creates_and_deletes_once() {
     // Every write of the Set controller has reached the cache by now.
     tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     let counts = cluster.server().request_counts();
-    let count = |verb: &str| {
-        counts
-            .get(&(verb.to_owned(), "tenants".to_owned()))
-            .copied()
-            .unwrap_or(0)
-    };
+    let count = |verb: &str| tenant_requests(&counts, verb);
     assert_eq!(count("delete"), 3, "{counts:?}");
     assert_eq!(count("create"), 0, "{counts:?}");
     cluster.server().set_watch_lag(std::time::Duration::ZERO);
