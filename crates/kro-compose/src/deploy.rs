@@ -1,8 +1,8 @@
 //! Deploying a composition (feature `deploy`): through a kro controller in the cluster
 //! ([`Mode::Kro`]) or straight from here with kro's own engine ([`Mode::Direct`],
-//! `kro_controller::direct`), with the status read back into the status struct.
+//! `kro_engine::direct`), with the status read back into the status struct.
 
-use kro_controller::direct::{
+use kro_engine::direct::{
     ApplyFailure, DirectConfig, DirectEngine, DirectError, ParentRef, Progress, Stop,
 };
 use serde::Serialize;

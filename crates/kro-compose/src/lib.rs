@@ -50,7 +50,7 @@ pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
 /// How a deploy runs (timeout, concurrency, waiting) and what it reports as it goes: kro's
 /// direct engine's own types.
 #[cfg(feature = "deploy")]
-pub use kro_controller::direct::{DirectConfig, Progress};
+pub use kro_engine::direct::{DirectConfig, Progress};
 pub use reference::{
     FromPath, Ref, dimension, each_index, each_item, instance_name, instance_namespace, spec,
     status,

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use kro_apiserver::{RunningServer, ServerConfig, Simulators};
-use kro_controller::direct::{DirectConfig, DirectEngine, Stop};
+use kro_engine::direct::{DirectConfig, DirectEngine, Stop};
 use kro_graph::{BuiltinCatalog, CompiledGraph, SchemaSources, build_graph, parse_yaml_documents};
 use kube::api::{Api, PostParams};
 use tower::util::MapRequestLayer;

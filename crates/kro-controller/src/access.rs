@@ -6,7 +6,7 @@
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use serde_json::json;
 
-use crate::kinds::ServedKind;
+use kro_engine::kinds::ServedKind;
 
 /// The verbs the controller uses on the kinds templates create.
 pub(crate) const MANAGED_VERBS: [&str; 6] = ["get", "list", "watch", "create", "patch", "delete"];

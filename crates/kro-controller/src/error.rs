@@ -5,9 +5,9 @@
 
 use kro_runtime::ObjectKey;
 
-use crate::apply::ApplyError;
-use crate::kinds::KindError;
 use crate::schemas::SchemaReadError;
+use kro_engine::ApplyError;
+use kro_engine::kinds::KindError;
 
 /// Why a reconcile failed (it is retried with backoff).
 #[derive(Debug, thiserror::Error)]

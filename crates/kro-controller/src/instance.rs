@@ -26,17 +26,17 @@ use serde_json::{Value as Json, json};
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
-use crate::apply::{Applier, ApplyConfig};
 use crate::cache::ObjectCache;
 use crate::crd_plan::RgdIdentity;
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
-use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::metrics::{LiveSource, gvr_label};
 use crate::object_json::{merge_patch, now, text, to_json, without_nulls};
 use crate::queue::{Failures, WorkQueue};
 use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
+use kro_engine::kinds::ServedKind;
+use kro_engine::{Applier, ApplyConfig};
 
 mod cleanup;
 mod observe;
@@ -81,7 +81,7 @@ impl GraphVersion {
         shared: &Shared,
         graph: CompiledGraph,
         rgd: RgdIdentity,
-    ) -> Result<GraphVersion, crate::kinds::KindError> {
+    ) -> Result<GraphVersion, kro_engine::kinds::KindError> {
         let mut children = HashMap::new();
         let mut external = HashMap::new();
         for node in &graph.nodes {
@@ -329,7 +329,7 @@ impl InstanceController {
         let mut instance = to_json(&object)?;
         if self.own_writes.behind(
             text(&instance, "/metadata/uid"),
-            crate::apply::resource_version(&instance),
+            kro_engine::resource_version(&instance),
         ) {
             // The cache has yet to show kro's last write of the instance: planning with the
             // instance as it was before would write it again. The write's event brings the
@@ -367,7 +367,7 @@ impl InstanceController {
             // ACTIVE to IN_PROGRESS, say) and its pruning would look at stale members. The
             // watch event of the write queues the instance again; this retry, when the wait
             // for the caches ends anyway, only bounds it should that event never come.
-            return Ok(Some(crate::apply::CACHE_CATCH_UP));
+            return Ok(Some(kro_engine::CACHE_CATCH_UP));
         }
         if !facts.suspended
             && problems.is_empty()
@@ -603,8 +603,8 @@ impl InstanceController {
         }
         let wanted = without_nulls(current.status.to_json());
         let uid = text(instance, "/metadata/uid").to_owned();
-        let digest = crate::apply::intent(&wanted);
-        let cached_version = crate::apply::resource_version(instance);
+        let digest = kro_engine::intent(&wanted);
+        let cached_version = kro_engine::resource_version(instance);
         let already_written = self
             .written_states
             .lock()

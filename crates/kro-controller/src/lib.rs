@@ -23,10 +23,10 @@
 //!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
 //!   ApplySet inventory), `instance/observe` (what the caches hold for a plan) and
 //!   `instance/cleanup` (pruning and ordered deletion).
-//! - `apply`: the apply engine, usable on its own ([`Applier`]); [`direct`]: the same engine
-//!   and evaluator run once for one instance, with no controller (`kro apply`/`kro delete`).
-//! - [`watches`], [`kinds`], [`queue`], [`schemas`]: shared watches and caches, discovery,
-//!   the work queue, and the schemas read from the API server.
+//! - The apply engine ([`Applier`]), discovery ([`kinds`]) and direct deploy ([`direct`])
+//!   live in `kro-engine`, re-exported here.
+//! - [`watches`], [`queue`], [`schemas`]: shared watches and caches, the work queue, and the
+//!   schemas read from the API server.
 //! - `set`: the `<Kind>Set` controller (one per RGD with `spec.scaling`);
 //!   [`set_plan`]: what a `<Kind>Set` does next (create, delete, update oldest first),
 //!   as pure functions.
@@ -36,17 +36,14 @@
 //!   `error`: why reconciles fail; `object_json`: JSON views of objects.
 
 mod access;
-mod apply;
 pub mod cache;
 pub mod client_rate;
 pub mod crd_plan;
-pub mod direct;
 mod error;
 mod established;
 pub mod events;
 mod graph_revisions;
 mod instance;
-pub mod kinds;
 pub mod leader;
 mod manager;
 pub mod metrics;
@@ -64,11 +61,13 @@ pub mod set_plan;
 mod settings;
 pub mod watches;
 
-pub use apply::{AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome};
 pub use crd_plan::{
     CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd,
 };
 pub use established::EstablishError;
+pub use kro_engine::{
+    AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome, direct, kinds,
+};
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
 pub use manager::{Manager, StartError};
 pub use metrics::Metrics;

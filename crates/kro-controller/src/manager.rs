@@ -5,13 +5,13 @@ use std::sync::Arc;
 use kube::Client;
 use tokio::task::JoinHandle;
 
-use crate::kinds::Kinds;
 use crate::metrics::Metrics;
 use crate::readiness::Readiness;
 use crate::rgd::RgdController;
 use crate::rgd_crd::install_rgd_crd;
 use crate::settings::Settings;
 use crate::watches::{Router, Watches};
+use kro_engine::kinds::Kinds;
 
 /// What the controllers of a process share.
 pub(crate) struct Shared {

@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 use serde_json::json;
 
 use crate::error::ReconcileError;
+pub(crate) use kro_engine::json::{now, text};
 
 /// The JSON merge patch (RFC 7386) that turns `from` into `to`, or `None` when they are equal.
 pub(crate) fn merge_patch(from: &Json, to: &Json) -> Option<Json> {
@@ -57,22 +58,9 @@ pub(crate) fn without_nulls(value: Json) -> Json {
     }
 }
 
-/// A string field by JSON pointer, empty when absent.
-pub(crate) fn text<'a>(object: &'a Json, pointer: &str) -> &'a str {
-    object
-        .pointer(pointer)
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-}
-
 /// An object as JSON.
 pub(crate) fn to_json(object: &DynamicObject) -> Result<Json, ReconcileError> {
     serde_json::to_value(object).map_err(ReconcileError::Json)
-}
-
-/// Now, as Kubernetes writes times.
-pub(crate) fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 #[cfg(test)]

@@ -35,7 +35,6 @@ use crate::error::{ReconcileError, Request};
 use crate::established::wait_established;
 use crate::events::EventType;
 use crate::instance::{GraphVersion, InstanceController};
-use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::WorkQueue;
@@ -45,17 +44,9 @@ use crate::rgd_status::{
 };
 use crate::set::SetController;
 use crate::watches::ListedChanges;
+use kro_engine::kinds::ServedKind;
 
-/// The RGD resource.
-pub fn rgd_resource() -> ApiResource {
-    ApiResource {
-        group: metadata::GROUP.to_owned(),
-        version: metadata::VERSION.to_owned(),
-        api_version: metadata::API_VERSION.to_owned(),
-        kind: metadata::RGD_KIND.to_owned(),
-        plural: metadata::RGD_PLURAL.to_owned(),
-    }
-}
+pub use kro_engine::kinds::rgd_resource;
 
 /// The CRD resource.
 pub(crate) fn crd_resource() -> ApiResource {
@@ -259,7 +250,7 @@ impl RgdController {
         let uid = text(&rgd, "/metadata/uid").to_owned();
         if self
             .own_writes
-            .behind(&uid, crate::apply::resource_version(&rgd))
+            .behind(&uid, kro_engine::resource_version(&rgd))
         {
             // The cache has yet to show kro's last write of the RGD (its finalizer, its
             // status): its event brings the RGD back (a lost watch re-lists, which queues

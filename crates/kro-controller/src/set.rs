@@ -27,7 +27,6 @@ use tracing::Instrument;
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
 use crate::instance::InstanceController;
-use crate::kinds::ServedKind;
 use crate::manager::{Shared, stop_tasks};
 use crate::metrics::gvr_label;
 use crate::object_json::{merge_patch, now, text, to_json};
@@ -36,6 +35,7 @@ use crate::set_plan::{
     AwaitedWrites, Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set,
 };
 use crate::watches::{InstanceRef, ListedChanges, SetListener};
+use kro_engine::kinds::ServedKind;
 
 /// How many names a create tries before it gives up for this reconcile (a name taken by
 /// another object is answered 409).

@@ -23,8 +23,8 @@ use kube::runtime::watcher::{self, Event};
 use tokio::task::JoinHandle;
 
 use crate::cache::{CacheWriter, ObjectCache};
-use crate::kinds::ServedKind;
 use crate::queue::WorkQueue;
+use kro_engine::kinds::ServedKind;
 
 /// An instance: its namespace (none for cluster-scoped kinds) and name.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -381,7 +381,7 @@ impl Watches {
                 if object.types.is_none() {
                     object.types = Some(types.clone());
                 }
-                crate::apply::compact_managed_fields(&mut object.metadata);
+                kro_engine::compact_managed_fields(&mut object.metadata);
             })
             .backoff(WatchBackoff::default());
         let synced = Synced::default();

@@ -9,7 +9,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use kro_controller::direct::Progress;
+use kro_engine::direct::Progress;
 
 /// Shows progress events.
 pub struct Display {

@@ -4,7 +4,7 @@
 use kro_runtime::{Observed, Plan, Read};
 
 use super::GraphVersion;
-use crate::apply::Applier;
+use kro_engine::Applier;
 
 /// Fills `observed` with what the caches hold of the objects `current` needs and has not seen,
 /// each brought up to the generation `applier` last wrote in `scope` (a cache may lag behind

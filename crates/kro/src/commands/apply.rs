@@ -1,6 +1,6 @@
 //! `kro apply -f RGD -i INSTANCE`: deploys one instance's graph straight to a cluster, with
 //! no kro controller there — the controller's own evaluator and apply engine, run once
-//! ([`kro_controller::direct`]). Progress on standard error, the instance with its status on
+//! ([`kro_engine::direct`]). Progress on standard error, the instance with its status on
 //! standard output; exit 0 only when every resource is ready.
 
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use kro_controller::direct::{
+use kro_engine::direct::{
     ApplyFailure, DirectConfig, DirectEngine, Progress, Rollback, Stop, StopHandle,
 };
 use kro_graph::CompiledGraph;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use kro_controller::direct::{DirectConfig, DirectEngine, ParentRef, Progress, Stop};
+use kro_engine::direct::{DirectConfig, DirectEngine, ParentRef, Progress, Stop};
 
 use crate::commands::apply::{Deployable, Target, settle_namespace, stop_on_ctrl_c};
 use crate::progress::Display;

@@ -29,8 +29,8 @@ use serde_json::{Value as Json, json};
 use tokio::time::Instant;
 
 use crate::apply::{Applier, ApplyConfig, ApplyError, ApplyOutcome};
+use crate::json::{now, text};
 use crate::kinds::{KindError, Kinds};
-use crate::object_json::{now, text};
 
 mod parent;
 mod remove;

@@ -15,7 +15,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
 use super::DirectError;
-use crate::object_json::text;
+use crate::json::text;
 
 /// Where the parent ConfigMap of a directly deployed instance is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

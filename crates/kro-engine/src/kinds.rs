@@ -148,3 +148,15 @@ impl Kinds {
             .retain(|(cached, _, _), _| cached != group);
     }
 }
+
+/// The resource of kro's ResourceGraphDefinitions (`kro.run/v1alpha1`).
+pub fn rgd_resource() -> ApiResource {
+    use kro_graph::metadata;
+    ApiResource {
+        group: metadata::GROUP.to_owned(),
+        version: metadata::VERSION.to_owned(),
+        api_version: metadata::API_VERSION.to_owned(),
+        kind: metadata::RGD_KIND.to_owned(),
+        plural: metadata::RGD_PLURAL.to_owned(),
+    }
+}

@@ -17,8 +17,8 @@ use kro_runtime::{DesiredObject, ObjectKey, Observed};
 use kube::api::{Patch, PatchParams};
 use serde_json::Value as Json;
 
+use crate::json::text;
 use crate::kinds::{KindError, Kinds};
-use crate::object_json::text;
 use kro_graph::metadata::APPLY_MANAGER;
 
 /// How an [`Applier`] applies.
@@ -151,7 +151,7 @@ struct Applied {
 /// How long a write waits to show in the watch caches before they are taken at their word
 /// again (a cache catches up in milliseconds; this bounds the wait when its watch broke and the
 /// object went away meanwhile; kube-controller-manager's expectations wait five minutes).
-pub(crate) const CACHE_CATCH_UP: Duration = Duration::from_secs(30);
+pub const CACHE_CATCH_UP: Duration = Duration::from_secs(30);
 
 impl Applied {
     /// Whether the caches may still be behind this write: no cache has shown it yet, `current`
@@ -182,7 +182,7 @@ impl Applied {
 
 /// `metadata.resourceVersion` as a number: kube-apiserver's (etcd's revision) and the embedded
 /// server's are; an opaque one is `None`, and then nothing waits for the caches.
-pub(crate) fn resource_version(object: &Json) -> Option<u64> {
+pub fn resource_version(object: &Json) -> Option<u64> {
     text(object, "/metadata/resourceVersion").parse().ok()
 }
 
@@ -196,7 +196,7 @@ pub(crate) fn resource_version(object: &Json) -> Option<u64> {
 ///
 /// ```no_run
 /// # async fn deploy(client: kube::Client, plan: &kro_runtime::Plan) {
-/// use kro_controller::{Applier, ApplyConfig};
+/// use kro_engine::{Applier, ApplyConfig};
 /// use kro_runtime::Observed;
 ///
 /// let applier = Applier::new(client, ApplyConfig::default().field_manager("kro.run/direct"));
@@ -526,7 +526,7 @@ fn fields_digest(fields: &Json) -> u64 {
 /// digest in place of its field set. The sets are most of a small object's bytes (more than
 /// half of a ConfigMap kro applies), and a controller caching ten thousand instances' children
 /// keeps every one of them.
-pub(crate) fn compact_managed_fields(metadata: &mut kube::api::ObjectMeta) {
+pub fn compact_managed_fields(metadata: &mut kube::api::ObjectMeta) {
     let Some(entries) = metadata.managed_fields.as_mut() else {
         return;
     };
@@ -544,7 +544,7 @@ pub(crate) fn compact_managed_fields(metadata: &mut kube::api::ObjectMeta) {
 }
 
 /// A fingerprint of a desired object (or of any JSON value: a status written, say).
-pub(crate) fn intent(object: &Json) -> u64 {
+pub fn intent(object: &Json) -> u64 {
     let mut hasher = DefaultHasher::new();
     object.to_string().hash(&mut hasher);
     hasher.finish()

@@ -12,8 +12,8 @@ use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop, sleep_until};
-use crate::object_json::text;
-use crate::rgd::rgd_resource;
+use crate::json::text;
+use crate::kinds::rgd_resource;
 
 /// What a watched object says about the wait.
 enum Verdict {

@@ -16,8 +16,8 @@ use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
+use crate::json::text;
 use crate::kinds::ServedKind;
-use crate::object_json::text;
 
 impl DirectEngine {
     /// The members of the ApplySet `id` of every kind in `inventory`, in `namespaces` (for
