@@ -13,6 +13,7 @@ mod apply;
 pub mod direct;
 pub mod json;
 pub mod kinds;
+mod list_watch;
 
 pub use apply::{
     AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome, CACHE_CATCH_UP,

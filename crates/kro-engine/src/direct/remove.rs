@@ -11,13 +11,13 @@ use kro_runtime::{Inventory, ObjectKey, deletion_waves};
 use kro_schema::GroupKind;
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Preconditions, PropagationPolicy};
-use kube::runtime::watcher;
 use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
 use crate::json::text;
 use crate::kinds::ServedKind;
+use crate::list_watch::{Event, ListWatch};
 
 impl DirectEngine {
     /// The members of the ApplySet `id` of every kind in `inventory`, in `namespaces` (for
@@ -212,32 +212,24 @@ async fn wait_gone(
     name: &str,
     uid: &str,
 ) -> Result<(), kube::Error> {
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let stream = watcher::watcher(api, config);
-    let mut stream = std::pin::pin!(stream);
+    let mut stream = ListWatch::new(api, None, Some(format!("metadata.name={name}")));
     let mut present = false;
     let is_it =
         |object: &DynamicObject| uid.is_empty() || object.metadata.uid.as_deref() == Some(uid);
-    while let Some(event) = stream.next().await {
-        match event {
-            Ok(watcher::Event::Init) => present = false,
-            Ok(watcher::Event::InitApply(object) | watcher::Event::Apply(object)) => {
+    loop {
+        match stream.next().await {
+            Ok(Event::Init) => present = false,
+            Ok(Event::InitApply(object) | Event::Apply(object)) => {
                 present |= is_it(&object);
             }
-            Ok(watcher::Event::InitDone) if !present => return Ok(()),
-            Ok(watcher::Event::Delete(object)) if is_it(&object) => return Ok(()),
+            Ok(Event::InitDone) if !present => return Ok(()),
+            Ok(Event::Delete(object)) if is_it(&object) => return Ok(()),
             Ok(_) => {}
-            Err(watcher::Error::InitialListFailed(kube::Error::Api(status)))
-                if status.code == 404 =>
-            {
-                // The kind itself went away (its CRD was deleted): so did the object.
-                return Ok(());
-            }
+            // The kind itself went away (its CRD was deleted): so did the object.
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
             Err(error) => {
                 tracing::debug!(kind = %kind.resource.kind, %name, %error, "watch failed; retrying");
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             }
         }
     }
-    Ok(())
 }

@@ -2,18 +2,17 @@
 //! instance to a kro controller running in the cluster and follow them, through watches,
 //! until the RGD is Active and the instance ACTIVE at its current generation.
 
-use futures_util::StreamExt;
 use kro_graph::CompiledGraph;
 use kro_graph::metadata::RGD_KIND;
 use kro_runtime::ObjectKey;
 use kube::api::{Api, DynamicObject, Patch};
-use kube::runtime::watcher;
 use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop, sleep_until};
 use crate::json::text;
 use crate::kinds::rgd_resource;
+use crate::list_watch::{Event, ListWatch};
 
 /// What a watched object says about the wait.
 enum Verdict {
@@ -167,9 +166,11 @@ impl DirectEngine {
         report: Reporter<'_>,
         verdict: fn(&Json) -> Verdict,
     ) -> Result<Json, DirectError> {
-        let config = watcher::Config::default().fields(&format!("metadata.name={}", key.name));
-        let stream = watcher::watcher(api.clone(), config);
-        let mut stream = std::pin::pin!(stream);
+        let mut stream = ListWatch::new(
+            api.clone(),
+            None,
+            Some(format!("metadata.name={}", key.name)),
+        );
         let mut stop = stop.clone();
         let mut last = "not observed yet".to_owned();
         loop {
@@ -183,18 +184,11 @@ impl DirectEngine {
                 }
             };
             let object = match event {
-                Some(Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object))) => {
-                    object
-                }
-                Some(Ok(_)) => continue,
-                Some(Err(error)) => {
+                Ok(Event::Apply(object) | Event::InitApply(object)) => object,
+                Ok(_) => continue,
+                Err(error) => {
                     tracing::debug!(%error, "watch failed; retrying");
                     continue;
-                }
-                None => {
-                    return Err(DirectError::TimedOut {
-                        waiting: vec![last],
-                    });
                 }
             };
             let object = serde_json::to_value(object).map_err(DirectError::Json)?;

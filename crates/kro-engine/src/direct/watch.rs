@@ -4,15 +4,14 @@
 
 use std::collections::HashSet;
 
-use futures_util::StreamExt;
 use kro_runtime::ObjectKey;
 use kube::api::DynamicObject;
-use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value as Json;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::kinds::ServedKind;
+use crate::list_watch::{Event, ListWatch};
 
 /// Which objects of a kind in a namespace a watch follows.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -111,15 +110,16 @@ impl Watches {
             return;
         }
         let api = kind.api(&self.client, target.namespace.as_deref());
-        let config = match &target.selection {
-            Selection::Members(id) => watcher::Config::default().labels(&format!(
-                "{}={id}",
-                kro_graph::metadata::APPLYSET_PART_OF_LABEL
-            )),
-            Selection::Named(name) => {
-                watcher::Config::default().fields(&format!("metadata.name={name}"))
-            }
-            Selection::All => watcher::Config::default(),
+        let (labels, fields) = match &target.selection {
+            Selection::Members(id) => (
+                Some(format!(
+                    "{}={id}",
+                    kro_graph::metadata::APPLYSET_PART_OF_LABEL
+                )),
+                None,
+            ),
+            Selection::Named(name) => (None, Some(format!("metadata.name={name}"))),
+            Selection::All => (None, None),
         };
         let types = kube::api::TypeMeta {
             api_version: kind.resource.api_version.clone(),
@@ -128,29 +128,28 @@ impl Watches {
         let sender = self.sender.clone();
         let group = kind.resource.group.clone();
         self.tasks.push(tokio::spawn(async move {
-            let stream = watcher::watcher(api, config).default_backoff();
-            let mut stream = std::pin::pin!(stream);
+            let mut stream = ListWatch::new(api, labels, fields);
             let mut listed = HashSet::new();
-            while let Some(event) = stream.next().await {
-                let seen = match event {
-                    Ok(watcher::Event::Apply(object)) => as_json(object, &types).map(Seen::Object),
-                    Ok(watcher::Event::InitApply(object)) => as_json(object, &types)
+            loop {
+                let seen = match stream.next().await {
+                    Ok(Event::Apply(object)) => as_json(object, &types).map(Seen::Object),
+                    Ok(Event::InitApply(object)) => as_json(object, &types)
                         .inspect(|object| {
                             listed.extend(ObjectKey::of(object));
                         })
                         .map(Seen::Object),
-                    Ok(watcher::Event::Delete(object)) => {
+                    Ok(Event::Delete(object)) => {
                         let uid = object.metadata.uid.clone().unwrap_or_default();
                         as_json(object, &types)
                             .as_ref()
                             .and_then(ObjectKey::of)
                             .map(|key| Seen::Gone(key, uid))
                     }
-                    Ok(watcher::Event::Init) => {
+                    Ok(Event::Init) => {
                         listed.clear();
                         None
                     }
-                    Ok(watcher::Event::InitDone) => Some(Seen::Listed {
+                    Ok(Event::InitDone) => Some(Seen::Listed {
                         target: target.clone(),
                         group: group.clone(),
                         present: std::mem::take(&mut listed),
