@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, RECONCILE_ANNOTATION, STATUS_MANAGER};
+use kro_graph::metadata::{RECONCILE_ANNOTATION, STATUS_MANAGER};
 use kro_graph::{CompiledGraph, NodeKind};
-use kro_runtime::{ControllerFacts, DesiredObject, Observed, Plan, PlanOptions, StepFailure, plan};
+use kro_runtime::{ControllerFacts, Observed, Plan, PlanOptions, StepFailure, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
@@ -35,15 +35,16 @@ use crate::metrics::{LiveSource, gvr_label};
 use crate::object_json::{merge_patch, now, text, to_json, without_nulls};
 use crate::queue::{Failures, WorkQueue};
 use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
+use kro_engine::converge::{Rounds, converge};
 use kro_engine::kinds::ServedKind;
 use kro_engine::{Applier, ApplyConfig};
 
 mod cleanup;
+mod drive;
 mod observe;
 mod parent;
 
 use crate::own_writes::OwnWrites;
-use observe::fill;
 
 /// A compiled graph with the caches of the kinds it uses.
 pub(crate) struct GraphVersion {
@@ -402,10 +403,11 @@ impl InstanceController {
             })
     }
 
-    /// Plans and applies until nothing more can be applied: the lowest level whose objects
-    /// changed is applied (all of them at once), and the plan made again with the answers, so
-    /// that a level that is ready lets the next proceed. Stops at the first problem (recorded
-    /// in `problems`), when suspended, or after a bounded number of rounds; the last plan.
+    /// Plans and applies until nothing more can be applied, through the engine's loop
+    /// ([`kro_engine::converge`]): the lowest level whose objects changed is applied (all of
+    /// them at once), and the plan made again with the answers, so that a level that is ready
+    /// lets the next proceed. Stops at the first problem (recorded in `problems`), when
+    /// suspended, or after a bounded number of rounds; the last plan.
     async fn apply_levels(
         &self,
         shared: &Shared,
@@ -416,69 +418,35 @@ impl InstanceController {
         problems: &mut Vec<ResourceError>,
     ) -> Plan {
         let uid = text(instance, "/metadata/uid").to_owned();
-        let limit = 4 * graph.graph.levels.len() + 8;
-        // One set of options for every round: building them clones the kinds' scopes. And
-        // `schema` converted once per version of the instance (the inventory's write makes a
-        // new one), not once per round.
-        let options = plan_options(shared, graph, facts);
-        let mut schema = None;
-        let mut rounds = 0;
-        loop {
-            rounds += 1;
-            let version = text(instance, "/metadata/resourceVersion").to_owned();
-            let converted = match schema.take() {
-                Some((converted_from, value)) if converted_from == version => value,
-                _ => kro_runtime::schema_value(&graph.graph, instance),
-            };
-            schema = Some((version, converted.clone()));
-            let current = kro_runtime::plan_with_schema(
-                &graph.graph,
-                instance,
-                converted,
-                observed,
-                &options,
+        let applyset = match text(instance, "/metadata/labels/applyset.kubernetes.io~1id") {
+            "" => self.parent_id(instance),
+            own => own.to_owned(),
+        };
+        let mut driver = drive::InstanceDriver {
+            controller: self,
+            shared,
+            graph,
+            instance,
+            // One set of options for every round: building them clones the kinds' scopes.
+            options: plan_options(shared, graph, facts),
+            schema: None,
+            uid,
+            applyset,
+            suspended: facts.suspended,
+            problems,
+        };
+        let mut rounds = Rounds::for_graph(&graph.graph);
+        let converged = match converge(&mut driver, &self.applier, observed, &mut rounds).await {
+            Ok(converged) => converged,
+            Err(never) => match never {},
+        };
+        if !converged.unsettled.is_empty() {
+            tracing::warn!(
+                objects = ?converged.unsettled,
+                "objects changed again after every apply (another writer?); left for the next reconcile"
             );
-            if rounds >= limit {
-                return current;
-            }
-            if fill(graph, &current, observed, &self.applier, &uid).await {
-                continue;
-            }
-            if facts.suspended || !problems.is_empty() {
-                return current;
-            }
-            let batch = self.next_batch(&uid, instance, &current, observed, problems);
-            if batch.is_empty() {
-                return current;
-            }
-            if let Err(error) = self
-                .grow_inventory(
-                    shared,
-                    graph,
-                    &current,
-                    instance,
-                    batch.iter().map(|desired| &desired.key),
-                )
-                .await
-            {
-                problems.push(ResourceError::Inventory(Box::new(error)));
-                return current;
-            }
-            tracing::debug!(objects = batch.len(), "applying");
-            for applied in self.applier.apply_level(&uid, &batch, observed).await {
-                match applied.outcome {
-                    Ok(outcome) => {
-                        if let Some(object) = outcome.into_applied() {
-                            observed.insert(object);
-                        }
-                    }
-                    Err(source) => problems.push(ResourceError::Apply {
-                        key: applied.key,
-                        source,
-                    }),
-                }
-            }
         }
+        converged.plan
     }
 
     /// Writes the status `current` says and records the event the outcome deserves: `Active`
@@ -525,57 +493,6 @@ impl InstanceController {
                 .await;
             Err(error)
         }
-    }
-
-    /// The objects of the lowest level that need applying: new, changed since kro last
-    /// applied them, or changed by someone else. Objects another instance owns and objects
-    /// being deleted are left alone.
-    fn next_batch(
-        &self,
-        uid: &str,
-        instance: &Json,
-        current: &Plan,
-        observed: &Observed,
-        problems: &mut Vec<ResourceError>,
-    ) -> Vec<DesiredObject> {
-        let own_set = text(instance, "/metadata/labels/applyset.kubernetes.io~1id").to_owned();
-        let parent_id = if own_set.is_empty() {
-            self.parent_id(instance)
-        } else {
-            own_set
-        };
-        for level in current.desired_by_level() {
-            let mut batch = Vec::new();
-            for desired in level {
-                let existing = observed.get(&desired.key);
-                if let Some(existing) = existing {
-                    if existing.pointer("/metadata/deletionTimestamp").is_some() {
-                        continue;
-                    }
-                    let part_of = text(
-                        existing,
-                        &format!(
-                            "/metadata/labels/{}",
-                            APPLYSET_PART_OF_LABEL.replace('/', "~1")
-                        ),
-                    );
-                    if !part_of.is_empty() && part_of != parent_id {
-                        problems.push(ResourceError::OwnedElsewhere {
-                            key: desired.key.clone(),
-                            applyset: part_of.to_owned(),
-                        });
-                        continue;
-                    }
-                }
-                if self.applier.needs_apply(uid, desired, existing) {
-                    batch.push(desired.clone());
-                }
-            }
-            if !batch.is_empty() {
-                return batch;
-            }
-        }
-        Vec::new()
     }
 
     fn forget(&self, key: &InstanceRef) {

@@ -18,7 +18,7 @@ use std::fmt;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
-use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, DIRECT_MANAGER};
+use kro_graph::metadata::DIRECT_MANAGER;
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{
     AdmissionError, DesiredObject, InstanceState, Inventory, InventoryError, NodeError, NodeState,
@@ -28,10 +28,12 @@ use kube::api::PatchParams;
 use serde_json::{Value as Json, json};
 use tokio::time::Instant;
 
-use crate::apply::{Applier, ApplyConfig, ApplyError, ApplyOutcome};
+use crate::apply::{Applier, ApplyConfig, ApplyError};
+use crate::converge::{Rounds, converge};
 use crate::json::{now, text};
 use crate::kinds::{KindError, Kinds};
 
+mod drive;
 mod parent;
 mod remove;
 mod through_kro;
@@ -659,118 +661,43 @@ impl DirectEngine {
         run.instance = Some(instance.clone());
         options.now = Some(now());
         let mut watches = Watches::new(self.client.clone());
-        let mut reads = BTreeSet::new();
-        let mut reported = HashMap::new();
         let mut stop = stop.clone();
-        let mut unchecked = HashSet::new();
+        let mut driver = drive::DirectDriver {
+            engine: self,
+            graph,
+            instance: &instance,
+            schema: kro_runtime::schema_value(graph, &instance),
+            options,
+            versions: &versions,
+            reads,
+            reported: HashMap::new(),
+            report,
+            stop: stop.clone(),
+            deadline,
+            run,
+            unchecked: HashSet::new(),
+            parent: &parent,
+            inventory: &mut inventory,
+            uid: uid.clone(),
+            applyset: id.clone(),
+            refused: None,
+        };
         // Each round applies something; an object that needs applying again and again (a
         // writer fighting over it) must not keep the deploy busy forever.
-        let mut rounds = 0;
-        let round_limit = 4 * graph.levels.len() + 8;
+        let mut rounds = Rounds::for_graph(graph);
         let current = loop {
-            self.learn_scopes(graph, &mut options.served_scopes).await;
-            let current = plan(graph, &instance, &observed, &options);
-            if stop.is_stopped() {
-                return Err(DirectError::Stopped {
-                    waiting: unsettled(&current),
-                });
-            }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return Err(DirectError::TimedOut {
-                    waiting: unsettled(&current),
-                });
-            }
-            if self
-                .fill(&current, &versions, &mut observed, &mut reads)
-                .await?
-            {
-                continue;
-            }
-            report_changes(&current, &mut reported, report);
-            if let Some(instance) = run.instance.as_mut() {
-                instance["status"] = current.status.to_json();
-            }
-            if let Some(failed) = first_failure(&current) {
-                return Err(failed);
-            }
-            if let Some(error) = current.status.errors.first() {
-                return Err(DirectError::Status {
-                    errors: current
-                        .status
-                        .errors
+            let converged =
+                converge(&mut driver, &self.applier, &mut observed, &mut rounds).await?;
+            if !converged.unsettled.is_empty() {
+                return Err(DirectError::Unsettled(
+                    converged
+                        .unsettled
                         .iter()
                         .map(ToString::to_string)
                         .collect(),
-                    first: error.clone(),
-                });
+                ));
             }
-            if stop.is_stopped() {
-                return Err(DirectError::Stopped {
-                    waiting: unsettled(&current),
-                });
-            }
-            let (level, batch) = self.next_batch(&uid, &id, &current, &observed, &unchecked)?;
-            if !batch.is_empty() {
-                self.grow_inventory(graph, &instance, &parent, &mut inventory, &batch)
-                    .await?;
-                rounds += 1;
-                if rounds > round_limit {
-                    return Err(DirectError::Unsettled(
-                        batch
-                            .iter()
-                            .map(|desired| desired.key.to_string())
-                            .collect(),
-                    ));
-                }
-                let mut refused = None;
-                for applied in self.applier.apply_level(&uid, &batch, &observed).await {
-                    let (object, created) = match applied.outcome {
-                        Ok(ApplyOutcome::Created(object)) => (object, true),
-                        Ok(ApplyOutcome::Updated(object)) => (object, false),
-                        Ok(ApplyOutcome::Unchanged) => continue,
-                        // A dry run stores no CRD and no Namespace, so the objects of a kind
-                        // or in a namespace the graph itself creates cannot be checked; the
-                        // plan goes on without them.
-                        Err(error) if self.config.dry_run && unstored_by_dry_run(&error) => {
-                            report(&Progress::Unchecked {
-                                level,
-                                key: applied.key.clone(),
-                                reason: unchecked_reason(&error),
-                            });
-                            if let Some(desired) =
-                                batch.iter().find(|desired| desired.key == applied.key)
-                            {
-                                observed.insert(desired.object.clone());
-                            }
-                            unchecked.insert(applied.key);
-                            continue;
-                        }
-                        Err(source) => {
-                            // Every answer of the batch is recorded first: what it created
-                            // must be known to a rollback.
-                            refused.get_or_insert(DirectError::Apply {
-                                key: Box::new(applied.key),
-                                level,
-                                source: Box::new(source),
-                            });
-                            continue;
-                        }
-                    };
-                    report(&Progress::Applied {
-                        level,
-                        key: applied.key.clone(),
-                        created,
-                    });
-                    if created && !self.config.dry_run {
-                        run.created.push(object.clone());
-                    }
-                    observed.insert(filed_as(&applied.key, object));
-                }
-                if let Some(refused) = refused {
-                    return Err(refused);
-                }
-                continue;
-            }
+            let current = converged.plan;
             if current.status.state == InstanceState::Active
                 || !self.config.wait
                 || self.config.dry_run
@@ -778,7 +705,7 @@ impl DirectEngine {
                 break current;
             }
             let mut unserved = false;
-            for (target, key) in watch_targets(&current, &reads, &versions, &observed, &id) {
+            for (target, key) in watch_targets(&current, &driver.reads, &versions, &observed, &id) {
                 match self
                     .kinds
                     .resolve(&key.group, version_of(&target.api_version), &key.kind)
@@ -807,6 +734,7 @@ impl DirectEngine {
                 self.learn(&uid, &mut observed, seen);
             }
         };
+        drop(driver);
         drop(watches);
         run.ready = current.status.state == InstanceState::Active;
         let pruned = self
@@ -1064,55 +992,6 @@ impl DirectEngine {
                 serde_json::to_value(object).map_err(DirectError::Json)
             })
             .collect()
-    }
-
-    /// The objects of the lowest level that need applying, with that level. An object that
-    /// exists and belongs to another ApplySet is an error; one being deleted is waited for.
-    fn next_batch(
-        &self,
-        uid: &str,
-        id: &str,
-        current: &Plan,
-        observed: &Observed,
-        unchecked: &HashSet<ObjectKey>,
-    ) -> Result<(usize, Vec<DesiredObject>), DirectError> {
-        for (level, indices) in current.levels.iter().enumerate() {
-            let mut batch = Vec::new();
-            for desired in indices
-                .iter()
-                .filter_map(|index| current.nodes.get(*index))
-                .flat_map(|node| &node.desired)
-            {
-                if unchecked.contains(&desired.key) {
-                    continue;
-                }
-                let existing = observed.get(&desired.key);
-                if let Some(existing) = existing {
-                    if existing.pointer("/metadata/deletionTimestamp").is_some() {
-                        continue;
-                    }
-                    let part_of = existing
-                        .pointer("/metadata/labels")
-                        .and_then(|labels| labels.get(APPLYSET_PART_OF_LABEL))
-                        .and_then(Json::as_str)
-                        .unwrap_or_default();
-                    if !part_of.is_empty() && part_of != id {
-                        return Err(DirectError::OwnedElsewhere {
-                            key: Box::new(desired.key.clone()),
-                            level,
-                            applyset: part_of.to_owned(),
-                        });
-                    }
-                }
-                if self.applier.needs_apply(uid, desired, existing) {
-                    batch.push(desired.clone());
-                }
-            }
-            if !batch.is_empty() {
-                return Ok((level, batch));
-            }
-        }
-        Ok((0, Vec::new()))
     }
 
     /// Records what a watch saw; an answer older than what is held is ignored, and an object

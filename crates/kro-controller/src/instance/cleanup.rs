@@ -7,19 +7,18 @@ use std::time::Duration;
 use futures_util::{StreamExt, stream};
 use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, FINALIZER};
 use kro_runtime::{
-    ControllerFacts, Inventory, ObjectKey, Observed, Plan, deletion_waves, desired_keys, plan,
-    prunable,
+    ControllerFacts, ObjectKey, Observed, Plan, deletion_waves, desired_keys, plan, prunable,
 };
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
-use super::parent::{add_member, waiting_kinds};
 use super::{GraphVersion, InstanceController, plan_options};
 use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
 use crate::manager::Shared;
 use crate::object_json::{text, to_json};
 use crate::watches::{GroupKind, Selection};
+use kro_engine::converge::trimmed_inventory;
 
 impl InstanceController {
     /// Deletes managed objects that left the plan, highest apply order first, then trims the
@@ -63,12 +62,13 @@ impl InstanceController {
                     .await;
             }
         }
-        let namespace = text(instance, "/metadata/namespace").to_owned();
-        let mut inventory = Inventory::default();
-        for key in desired.into_iter().chain(&keep) {
-            add_member(&mut inventory, key, &namespace);
-        }
-        inventory.group_kinds.extend(waiting_kinds(graph, current));
+        let inventory = trimmed_inventory(
+            &graph.graph,
+            current,
+            desired,
+            &keep,
+            text(instance, "/metadata/namespace"),
+        );
         self.write_inventory(shared, instance, &inventory)
             .await
             .map_err(|error| ResourceError::Inventory(Box::new(error)))

@@ -6,13 +6,12 @@
 //! has its inventory written once, not once per level; ApplySet allows a superset, and once
 //! nothing waits it is exactly the kinds of the members.
 
-use kro_graph::NodeKind;
+use kro_engine::converge::{add_member, waiting_kinds};
 use kro_graph::metadata::{
     FINALIZER, KRO_VERSION_LABEL, LABELLER_MANAGER, OWNED_LABEL, PARENT_MANAGER, RGD_ID_LABEL,
     RGD_NAME_LABEL,
 };
-use kro_runtime::{Inventory, NodeState, ObjectKey, Parent, Plan};
-use kro_schema::GroupKind;
+use kro_runtime::{Inventory, ObjectKey, Parent, Plan};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
@@ -194,40 +193,9 @@ impl InstanceController {
         for key in keys {
             add_member(&mut inventory, key, &namespace);
         }
-        inventory.group_kinds.extend(waiting_kinds(graph, current));
+        inventory
+            .group_kinds
+            .extend(waiting_kinds(&graph.graph, current));
         self.write_inventory(shared, instance, &inventory).await
-    }
-}
-
-/// The kinds of the template nodes of `current` that wait (for a level, data or readiness):
-/// their objects are still to come. A skipped node's kind is not among them, nor is a failed
-/// node's (its objects stay members if they exist).
-pub(super) fn waiting_kinds<'a>(
-    graph: &'a GraphVersion,
-    current: &'a Plan,
-) -> impl Iterator<Item = GroupKind> + 'a {
-    current
-        .nodes
-        .iter()
-        .filter(|node| matches!(node.state, NodeState::Waiting(_)))
-        .filter_map(|node| {
-            graph
-                .graph
-                .nodes
-                .iter()
-                .find(|compiled| compiled.id == node.id)
-        })
-        .filter_map(|compiled| match &compiled.kind {
-            NodeKind::Template { gvk, .. } => Some(gvk.group_kind()),
-            _ => None,
-        })
-}
-
-pub(super) fn add_member(inventory: &mut Inventory, key: &ObjectKey, parent_namespace: &str) {
-    inventory.group_kinds.insert(key.group_kind());
-    if let Some(namespace) = &key.namespace
-        && namespace != parent_namespace
-    {
-        inventory.namespaces.insert(namespace.clone());
     }
 }
