@@ -10,6 +10,7 @@
 //! beyond watches, metrics, leader election): the SDK deploys through this crate alone.
 
 mod apply;
+pub mod cleanup;
 pub mod converge;
 pub mod direct;
 pub mod json;

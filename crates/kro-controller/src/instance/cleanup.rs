@@ -5,19 +5,20 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
-use kro_graph::metadata::{APPLYSET_PART_OF_LABEL, FINALIZER};
+use kro_graph::metadata::FINALIZER;
 use kro_runtime::{
     ControllerFacts, ObjectKey, Observed, Plan, deletion_waves, desired_keys, plan, prunable,
 };
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
+use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
 use super::{GraphVersion, InstanceController, plan_options};
 use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
 use crate::manager::Shared;
-use crate::object_json::{text, to_json};
+use crate::object_json::text;
 use crate::watches::{GroupKind, Selection};
+use kro_engine::cleanup::{delete_member, list_members};
 use kro_engine::converge::trimmed_inventory;
 
 impl InstanceController {
@@ -98,7 +99,7 @@ impl InstanceController {
                 }
                 tracing::debug!(kind = %group_kind, "cache not synced; listing members from the server");
             }
-            members.extend(list_members(shared, graph, &group_kind, &id).await?);
+            members.extend(members_of_kind(shared, graph, &group_kind, &id).await?);
         }
         Ok(members)
     }
@@ -117,7 +118,7 @@ impl InstanceController {
         kinds.extend(self.inventory(instance).group_kinds);
         let mut members = Vec::new();
         for group_kind in kinds {
-            members.extend(list_members(shared, graph, &group_kind, &id).await?);
+            members.extend(members_of_kind(shared, graph, &group_kind, &id).await?);
         }
         Ok(members)
     }
@@ -215,8 +216,8 @@ async fn delete_wave(
         if member.pointer("/metadata/deletionTimestamp").is_some() {
             return None;
         }
-        let uid = Some(text(member, "/metadata/uid").to_owned());
         Some(async move {
+            let uid = text(member, "/metadata/uid");
             let outcome = delete_object(shared, graph, &key, uid).await;
             (key, outcome)
         })
@@ -229,7 +230,7 @@ async fn delete_wave(
 
 /// The objects of `group_kind` in the ApplySet `id`, listed from the server; none when the
 /// server does not serve the kind.
-async fn list_members(
+async fn members_of_kind(
     shared: &Shared,
     graph: &GraphVersion,
     group_kind: &GroupKind,
@@ -247,32 +248,18 @@ async fn list_members(
             None => return Ok(Vec::new()),
         },
     };
-    let list = kind
-        .api(&shared.client, None)
-        .list(&ListParams::default().labels(&format!("{APPLYSET_PART_OF_LABEL}={id}")))
+    list_members(&shared.client, &kind, None, id)
         .await
-        .map_err(ReconcileError::api(Request::ListMembers))?;
-    // List answers leave apiVersion and kind out of their items (kube-apiserver does so for
-    // built-in kinds); an object is known by them, so put them back.
-    let types = kube::api::TypeMeta {
-        api_version: kind.resource.api_version.clone(),
-        kind: kind.resource.kind.clone(),
-    };
-    list.items
-        .into_iter()
-        .map(|mut object| {
-            object.types.get_or_insert_with(|| types.clone());
-            to_json(&object)
-        })
-        .collect()
+        .map_err(ReconcileError::api(Request::ListMembers))
 }
 
-/// Deletes one object (with a UID precondition when known); gone already is success.
+/// Deletes one object (see [`delete_member`]), resolving its kind from the graph, the
+/// watches or discovery; a kind no longer served has nothing left to delete.
 async fn delete_object(
     shared: &Shared,
     graph: &GraphVersion,
     key: &ObjectKey,
-    uid: Option<String>,
+    uid: &str,
 ) -> Result<(), kube::Error> {
     let kind = match graph.children.get(&key.group_kind()) {
         Some((kind, _)) => kind.clone(),
@@ -287,21 +274,5 @@ async fn delete_object(
             },
         },
     };
-    let params = DeleteParams {
-        preconditions: uid.map(|uid| Preconditions {
-            uid: Some(uid),
-            resource_version: None,
-        }),
-        propagation_policy: Some(kube::api::PropagationPolicy::Background),
-        ..DeleteParams::default()
-    };
-    match kind
-        .api(&shared.client, key.namespace.as_deref())
-        .delete(&key.name, &params)
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(error),
-    }
+    delete_member(&shared.client, &kind, key, uid).await
 }

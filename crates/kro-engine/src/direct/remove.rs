@@ -6,15 +6,15 @@ use std::collections::{BTreeSet, HashMap};
 
 use futures_util::{StreamExt, stream};
 use kro_graph::CompiledGraph;
-use kro_graph::metadata::APPLYSET_PART_OF_LABEL;
 use kro_runtime::{Inventory, ObjectKey, deletion_waves};
 use kro_schema::GroupKind;
 use kube::Api;
-use kube::api::{DeleteParams, DynamicObject, ListParams, Preconditions, PropagationPolicy};
+use kube::api::DynamicObject;
 use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
+use crate::cleanup::{delete_member, list_members};
 use crate::json::text;
 use crate::kinds::ServedKind;
 use crate::list_watch::{Event, ListWatch};
@@ -32,7 +32,6 @@ impl DirectEngine {
         versions: &HashMap<GroupKind, String>,
     ) -> Result<Vec<Json>, DirectError> {
         let mut members = Vec::new();
-        let selector = format!("{APPLYSET_PART_OF_LABEL}={id}");
         for group_kind in &inventory.group_kinds {
             let known = match versions.get(group_kind) {
                 Some(version) => self
@@ -63,22 +62,14 @@ impl DirectEngine {
                 vec![None]
             };
             for namespace in scopes {
-                let list = kind
-                    .api(&self.client, namespace)
-                    .list(&ListParams::default().labels(&selector))
-                    .await
-                    .map_err(|source| DirectError::ListMembers {
-                        kind: group_kind.to_string(),
-                        source: Box::new(source),
-                    })?;
-                let types = kube::api::TypeMeta {
-                    api_version: kind.resource.api_version.clone(),
-                    kind: kind.resource.kind.clone(),
-                };
-                for mut object in list.items {
-                    object.types.get_or_insert_with(|| types.clone());
-                    members.push(serde_json::to_value(object).map_err(DirectError::Json)?);
-                }
+                members.extend(
+                    list_members(&self.client, &kind, namespace, id)
+                        .await
+                        .map_err(|source| DirectError::ListMembers {
+                            kind: group_kind.to_string(),
+                            source: Box::new(source),
+                        })?,
+                );
             }
         }
         Ok(members)
@@ -168,28 +159,13 @@ impl DirectEngine {
             .resolve(&key.group, version, &key.kind)
             .await
             .map_err(DirectError::Kind)?;
+        delete_member(&self.client, &kind, key, uid)
+            .await
+            .map_err(|source| DirectError::Delete {
+                key: Box::new(key.clone()),
+                source: Box::new(source),
+            })?;
         let api = kind.api(&self.client, key.namespace.as_deref());
-        let params = DeleteParams {
-            preconditions: (!uid.is_empty()).then(|| Preconditions {
-                uid: Some(uid.to_owned()),
-                resource_version: None,
-            }),
-            propagation_policy: Some(PropagationPolicy::Background),
-            ..DeleteParams::default()
-        };
-        match api.delete(&key.name, &params).await {
-            Ok(_) => {}
-            // Gone already, or replaced by a namesake (the UID precondition failed).
-            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {
-                return Ok(());
-            }
-            Err(source) => {
-                return Err(DirectError::Delete {
-                    key: Box::new(key.clone()),
-                    source: Box::new(source),
-                });
-            }
-        }
         let gone = wait_gone(api, &kind, &key.name, uid);
         let mut stop = stop.clone();
         tokio::select! {
