@@ -16,6 +16,8 @@ pub mod direct;
 pub mod json;
 pub mod kinds;
 mod list_watch;
+pub mod progress;
+pub mod stop;
 
 pub use apply::{
     AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome, CACHE_CATCH_UP,

@@ -173,7 +173,7 @@ impl DirectEngine {
                 key: Box::new(key.clone()),
                 source: Box::new(source),
             }),
-            () = super::sleep_until(deadline) => Err(DirectError::DeleteTimedOut {
+            () = crate::stop::sleep_until(deadline) => Err(DirectError::DeleteTimedOut {
                 key: Box::new(key.clone()),
             }),
             () = stop.stopped() => Err(DirectError::Stopped { waiting: Vec::new() }),

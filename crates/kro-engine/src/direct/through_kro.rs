@@ -9,10 +9,11 @@ use kube::api::{Api, DynamicObject, Patch};
 use serde_json::Value as Json;
 use tokio::time::Instant;
 
-use super::{DirectEngine, DirectError, Progress, Reporter, Stop, sleep_until};
+use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
 use crate::json::text;
 use crate::kinds::rgd_resource;
 use crate::list_watch::{Event, ListWatch};
+use crate::stop::sleep_until;
 
 /// What a watched object says about the wait.
 enum Verdict {

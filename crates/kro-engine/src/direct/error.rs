@@ -1,0 +1,222 @@
+//! Why a direct deploy or delete failed, and what a failed deploy leaves.
+
+use kro_runtime::{AdmissionError, InventoryError, NodeError, NodeState, ObjectKey, Plan};
+use serde_json::Value as Json;
+
+use super::ParentRef;
+use crate::apply::ApplyError;
+use crate::kinds::KindError;
+
+/// Why a direct deploy or delete failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DirectError {
+    /// The instance is not valid for the RGD.
+    #[error("the instance: {0}")]
+    Admission(#[from] AdmissionError),
+    /// The parent ConfigMap's name would be too long.
+    #[error(
+        "the parent ConfigMap name {0:?} is longer than 253 characters: use a shorter instance name"
+    )]
+    ParentName(String),
+    /// The parent ConfigMap could not be read or written.
+    #[error("{parent}: {}", api_message(source))]
+    Parent {
+        /// Which.
+        parent: ParentRef,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// The parent ConfigMap's inventory is not one this tool can trust.
+    #[error("{parent}: {source}; refusing to prune or delete from it")]
+    Inventory {
+        /// Which.
+        parent: ParentRef,
+        /// What is wrong.
+        source: InventoryError,
+    },
+    /// No parent ConfigMap for the instance.
+    #[error("{0} does not exist: nothing was deployed for this instance (or it was deleted)")]
+    NotDeployed(ParentRef),
+    /// A node of the graph failed (an expression, a status the RGD reads, a Job that failed).
+    #[error("resource {node} (level {level}): {error}")]
+    Node {
+        /// The node.
+        node: String,
+        /// Its level.
+        level: usize,
+        /// What went wrong, at its place in the RGD.
+        error: NodeError,
+    },
+    /// A status field or an author condition of the RGD failed.
+    #[error("the instance status: {}", errors.join("; "))]
+    Status {
+        /// Each failure, at its place in the RGD.
+        errors: Vec<String>,
+        /// The first, as the planner reported it.
+        first: NodeError,
+    },
+    /// The server refused an object.
+    #[error("{key} (level {level}): {}", apply_message(source))]
+    Apply {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// Its level.
+        level: usize,
+        /// The refusal.
+        source: Box<ApplyError>,
+    },
+    /// The object exists and belongs to another ApplySet (another instance or tool).
+    #[error(
+        "{key} (level {level}) already exists and belongs to ApplySet {applyset}: it is not taken over"
+    )]
+    OwnedElsewhere {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// Its level.
+        level: usize,
+        /// The ApplySet it is part of.
+        applyset: String,
+    },
+    /// An object could not be read.
+    #[error("reading {key}: {}", api_message(source))]
+    Read {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// A kind is not served.
+    #[error(transparent)]
+    Kind(KindError),
+    /// Discovery failed.
+    #[error("discovering {kind}: {}", api_message(source))]
+    Discover {
+        /// The group-kind.
+        kind: String,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// The members of the instance could not be listed.
+    #[error("listing the instance's {kind} objects: {}", api_message(source))]
+    ListMembers {
+        /// The group-kind.
+        kind: String,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// The parents of an instance could not be listed.
+    #[error("listing parent ConfigMaps in {namespace}: {}", api_message(source))]
+    FindParents {
+        /// The namespace.
+        namespace: String,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// An object could not be deleted.
+    #[error("deleting {key}: {}", api_message(source))]
+    Delete {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// An object was still there at the deadline.
+    #[error("{key} was not gone by the deadline")]
+    DeleteTimedOut {
+        /// The object.
+        key: Box<ObjectKey>,
+    },
+    /// The timeout passed; what was still waiting.
+    #[error("timed out waiting for: {}", waiting.join("; "))]
+    TimedOut {
+        /// Each resource still waiting, with its level and reason.
+        waiting: Vec<String>,
+    },
+    /// The caller asked to stop; what was left.
+    #[error("stopped; left waiting: {}", if waiting.is_empty() { "nothing".to_owned() } else { waiting.join("; ") })]
+    Stopped {
+        /// Each resource not done, with its state.
+        waiting: Vec<String>,
+    },
+    /// Objects needed applying round after round (someone else keeps changing them).
+    #[error("these objects are changed again after every apply (another writer?): {}", .0.join(", "))]
+    Unsettled(Vec<String>),
+    /// The cluster does not serve ResourceGraphDefinitions.
+    #[error(
+        "the cluster does not serve ResourceGraphDefinitions (kro.run/v1alpha1): install kro, or deploy without it (--mode direct)"
+    )]
+    KroMissing,
+    /// The server refused an object handed to the controller.
+    #[error("applying {key}: {}", api_message(source))]
+    Submit {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// The controller refused an object for good.
+    #[error("{key}: {reason}")]
+    Refused {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// What its status says.
+        reason: String,
+    },
+    /// An answer could not be represented as JSON (a bug).
+    #[error("an object cannot be represented as JSON: {0}")]
+    Json(#[source] serde_json::Error),
+}
+
+/// The message of an API server's refusal (not kube-rs's wrapping of it).
+pub(super) fn api_message(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn apply_message(error: &ApplyError) -> String {
+    match error {
+        ApplyError::Api(error) => api_message(error),
+        other => other.to_string(),
+    }
+}
+
+/// What rolling back a failed deploy did.
+#[derive(Debug)]
+pub enum Rollback {
+    /// Not asked for.
+    NotAsked,
+    /// What this run created, deleted (in order).
+    Done(Vec<ObjectKey>),
+    /// Rolling back failed too.
+    Failed(Box<DirectError>),
+}
+
+/// A failed deploy: why, what it had created, and the rollback.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct ApplyFailure {
+    /// Why it failed.
+    #[source]
+    pub error: DirectError,
+    /// The instance with the status of the last plan, when it got that far.
+    pub instance: Option<Json>,
+    /// What this run created.
+    pub created: Vec<ObjectKey>,
+    /// What became of it.
+    pub rollback: Rollback,
+}
+
+/// The first failed node, as an error naming it and its level.
+pub(super) fn first_failure(current: &Plan) -> Option<DirectError> {
+    current.nodes.iter().find_map(|node| match &node.state {
+        NodeState::Failed(error) => Some(DirectError::Node {
+            node: node.id.to_string(),
+            level: node.level,
+            error: error.clone(),
+        }),
+        _ => None,
+    })
+}
