@@ -180,7 +180,7 @@ impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composit
             Mode::Direct => {
                 let instance = json!({"metadata": {"name": name, "namespace": namespace}});
                 let parent = ParentRef::of_instance(&graph, &instance, &config.parent_namespace)
-                    .map_err(kro_error)?;
+                    .map_err(|error| kro_error(error.into()))?;
                 engine
                     .delete(&parent, Some(&graph), report, &Stop::never())
                     .await

@@ -43,11 +43,11 @@ mod watch;
 pub use crate::progress::{Progress, Reporter};
 pub use crate::stop::{Stop, StopHandle};
 pub use error::{ApplyFailure, DirectError, Rollback};
-pub use parent::ParentRef;
+pub use parent::{ParentError, ParentRef};
 
+use crate::error::api_message;
 use crate::progress::unsettled;
 use crate::stop::sleep_until;
-use error::api_message;
 use observe::graph_versions;
 use watch::Watches;
 
@@ -424,6 +424,7 @@ impl DirectEngine {
                 &self.params,
             )
             .await
+            .map_err(DirectError::from)
     }
 
     /// Widens the inventory to the namespaces of `batch` before it is applied, so that a
@@ -710,7 +711,7 @@ mod tests {
         let long = "a".repeat(240);
         assert!(matches!(
             ParentRef::of_instance(&graph(), &instance(&long), "default"),
-            Err(DirectError::ParentName(_))
+            Err(ParentError::Name(_))
         ));
     }
 

@@ -13,6 +13,7 @@ mod apply;
 pub mod cleanup;
 pub mod converge;
 pub mod direct;
+pub mod error;
 pub mod json;
 pub mod kinds;
 mod list_watch;

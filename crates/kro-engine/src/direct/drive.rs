@@ -11,13 +11,13 @@ use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::error::first_failure;
-use super::observe::filed_as;
 use super::{
     DirectEngine, DirectError, ParentRef, Progress, Reporter, Run, Stop, unchecked_reason,
     unstored_by_dry_run,
 };
 use crate::apply::{AppliedObject, ApplyOutcome};
 use crate::converge::{Batch, Driver, OwnedElsewhere};
+use crate::json::filed_as;
 use crate::progress::{report_changes, unsettled};
 
 /// One deploy's drive of the loop.

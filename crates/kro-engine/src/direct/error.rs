@@ -1,10 +1,12 @@
 //! Why a direct deploy or delete failed, and what a failed deploy leaves.
 
-use kro_runtime::{AdmissionError, InventoryError, NodeError, NodeState, ObjectKey, Plan};
+use kro_runtime::{AdmissionError, NodeError, NodeState, ObjectKey, Plan};
 use serde_json::Value as Json;
 
 use super::ParentRef;
+use super::parent::ParentError;
 use crate::apply::ApplyError;
+use crate::error::api_message;
 use crate::kinds::KindError;
 
 /// Why a direct deploy or delete failed.
@@ -14,27 +16,9 @@ pub enum DirectError {
     /// The instance is not valid for the RGD.
     #[error("the instance: {0}")]
     Admission(#[from] AdmissionError),
-    /// The parent ConfigMap's name would be too long.
-    #[error(
-        "the parent ConfigMap name {0:?} is longer than 253 characters: use a shorter instance name"
-    )]
-    ParentName(String),
-    /// The parent ConfigMap could not be read or written.
-    #[error("{parent}: {}", api_message(source))]
-    Parent {
-        /// Which.
-        parent: ParentRef,
-        /// The server's answer.
-        source: Box<kube::Error>,
-    },
-    /// The parent ConfigMap's inventory is not one this tool can trust.
-    #[error("{parent}: {source}; refusing to prune or delete from it")]
-    Inventory {
-        /// Which.
-        parent: ParentRef,
-        /// What is wrong.
-        source: InventoryError,
-    },
+    /// The parent ConfigMap could not be named, read, written or trusted.
+    #[error(transparent)]
+    Parent(#[from] ParentError),
     /// No parent ConfigMap for the instance.
     #[error("{0} does not exist: nothing was deployed for this instance (or it was deleted)")]
     NotDeployed(ParentRef),
@@ -105,14 +89,6 @@ pub enum DirectError {
         /// The server's answer.
         source: Box<kube::Error>,
     },
-    /// The parents of an instance could not be listed.
-    #[error("listing parent ConfigMaps in {namespace}: {}", api_message(source))]
-    FindParents {
-        /// The namespace.
-        namespace: String,
-        /// The server's answer.
-        source: Box<kube::Error>,
-    },
     /// An object could not be deleted.
     #[error("deleting {key}: {}", api_message(source))]
     Delete {
@@ -168,18 +144,38 @@ pub enum DirectError {
     Json(#[source] serde_json::Error),
 }
 
-/// The message of an API server's refusal (not kube-rs's wrapping of it).
-pub(super) fn api_message(error: &kube::Error) -> String {
-    match error {
-        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
-        other => other.to_string(),
-    }
-}
-
 fn apply_message(error: &ApplyError) -> String {
     match error {
         ApplyError::Api(error) => api_message(error),
         other => other.to_string(),
+    }
+}
+
+impl DirectError {
+    /// A stable CamelCase reason (for logs, events and scripts); an object's failure reads as
+    /// the instance controller's for the same cause.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            DirectError::Admission(_) => "InvalidInstance",
+            DirectError::Parent(error) => error.reason(),
+            DirectError::NotDeployed(_) => "NotDeployed",
+            DirectError::Node { .. } => "ResourceFailed",
+            DirectError::Status { .. } => "StatusFailed",
+            DirectError::Apply { source, .. } => source.reason(),
+            DirectError::OwnedElsewhere { .. } => "OwnedByAnotherInstance",
+            DirectError::Read { .. } => "ReadFailed",
+            DirectError::Kind(_) => "KindNotServed",
+            DirectError::Discover { .. } => "DiscoveryFailed",
+            DirectError::ListMembers { .. } => "ListFailed",
+            DirectError::Delete { .. } => "DeleteFailed",
+            DirectError::DeleteTimedOut { .. } | DirectError::TimedOut { .. } => "TimedOut",
+            DirectError::Stopped { .. } => "Stopped",
+            DirectError::Unsettled(_) => "Unsettled",
+            DirectError::KroMissing => "KroNotInstalled",
+            DirectError::Submit { .. } => "SubmitFailed",
+            DirectError::Refused { .. } => "Refused",
+            DirectError::Json(_) => "InternalError",
+        }
     }
 }
 
@@ -219,4 +215,44 @@ pub(super) fn first_failure(current: &Plan) -> Option<DirectError> {
         }),
         _ => None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_objects_failure_has_the_reason_the_instance_controller_gives_it() {
+        let key = || {
+            Box::new(ObjectKey {
+                group: String::new(),
+                kind: "ConfigMap".to_owned(),
+                namespace: Some("default".to_owned()),
+                name: "web".to_owned(),
+            })
+        };
+        let owned = DirectError::OwnedElsewhere {
+            key: key(),
+            level: 0,
+            applyset: "applyset-x-v1".to_owned(),
+        };
+        assert_eq!(owned.reason(), "OwnedByAnotherInstance");
+        let refused = DirectError::Apply {
+            key: key(),
+            level: 1,
+            source: Box::new(ApplyError::Api(kube::Error::Api(
+                kube::core::Status::failure("denied", "Forbidden")
+                    .with_code(403)
+                    .boxed(),
+            ))),
+        };
+        assert_eq!(refused.reason(), "ApplyFailed");
+        assert_eq!(
+            refused.to_string(),
+            "ConfigMap/default/web (level 1): denied",
+            "the server's own words"
+        );
+        let parent = DirectError::from(ParentError::Name("x".repeat(254)));
+        assert_eq!(parent.reason(), "ParentNameTooLong");
+    }
 }

@@ -7,11 +7,11 @@ use futures_util::{StreamExt, stream};
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{ObjectKey, Observed, Plan, Read};
 use kro_schema::GroupKind;
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
 use super::watch::{Seen, Selection, Target, Watches};
 use super::{DirectEngine, DirectError};
-use crate::json::text;
+use crate::json::{filed_as, text};
 
 impl DirectEngine {
     /// Starts the watches of what `current` waits for (see [`watch_targets`]); `true` when
@@ -264,19 +264,6 @@ pub(super) fn graph_versions(graph: &CompiledGraph) -> HashMap<kro_schema::Group
             _ => None,
         })
         .collect()
-}
-
-/// `object` as the plan asked for it by `key`: a cluster-scoped object the plan took for
-/// namespaced (its kind's scope unknown) comes back without the namespace, and is filed under
-/// the key asked for, so that it is not read or applied again and again.
-pub(super) fn filed_as(key: &ObjectKey, mut object: Json) -> Json {
-    if let Some(namespace) = &key.namespace
-        && text(&object, "/metadata/namespace").is_empty()
-        && let Some(metadata) = object.get_mut("metadata").and_then(Json::as_object_mut)
-    {
-        metadata.insert("namespace".to_owned(), json!(namespace));
-    }
-    object
 }
 
 /// The version of an apiVersion (`apps/v1` → `v1`).

@@ -9,13 +9,63 @@ use kro_graph::metadata::{
     APPLYSET_ID_LABEL, DIRECT_PARENT_PREFIX, INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL,
     INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL, INSTANCE_VERSION_LABEL, MANAGED_BY_LABEL,
 };
-use kro_runtime::{Inventory, Parent};
+use kro_runtime::{Inventory, InventoryError, Parent};
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, Preconditions};
 use serde_json::{Value as Json, json};
 
-use super::DirectError;
+use crate::error::api_message;
 use crate::json::text;
+
+/// Why the parent ConfigMap could not be named, read, written or trusted.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParentError {
+    /// Its name would be too long.
+    #[error(
+        "the parent ConfigMap name {0:?} is longer than 253 characters: use a shorter instance name"
+    )]
+    Name(String),
+    /// It could not be read or written.
+    #[error("{parent}: {}", api_message(source))]
+    Api {
+        /// Which.
+        parent: ParentRef,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// Its inventory is not one this tool can trust.
+    #[error("{parent}: {source}; refusing to prune or delete from it")]
+    Inventory {
+        /// Which.
+        parent: ParentRef,
+        /// What is wrong.
+        source: InventoryError,
+    },
+    /// The parents of an instance could not be listed.
+    #[error("listing parent ConfigMaps in {namespace}: {}", api_message(source))]
+    Find {
+        /// The namespace.
+        namespace: String,
+        /// The server's answer.
+        source: Box<kube::Error>,
+    },
+    /// An answer could not be represented as JSON (a bug).
+    #[error("an object cannot be represented as JSON: {0}")]
+    Json(#[source] serde_json::Error),
+}
+
+impl ParentError {
+    /// A stable CamelCase reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ParentError::Name(_) => "ParentNameTooLong",
+            ParentError::Api { .. } | ParentError::Find { .. } => "ParentFailed",
+            ParentError::Inventory { .. } => "InventoryUntrusted",
+            ParentError::Json(_) => "InternalError",
+        }
+    }
+}
 
 /// Where the parent ConfigMap of a directly deployed instance is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,12 +87,12 @@ impl ParentRef {
     /// `graph`'s kind; a cluster-scoped instance's parent is put in `parent_namespace`.
     ///
     /// # Errors
-    /// [`DirectError::ParentName`] when the name would be longer than a ConfigMap's may be.
+    /// [`ParentError::Name`] when the name would be longer than a ConfigMap's may be.
     pub fn of_instance(
         graph: &CompiledGraph,
         instance: &Json,
         parent_namespace: &str,
-    ) -> Result<ParentRef, DirectError> {
+    ) -> Result<ParentRef, ParentError> {
         let name = format!(
             "{DIRECT_PARENT_PREFIX}.{}.{}.{}",
             graph.names.kind.to_ascii_lowercase(),
@@ -50,7 +100,7 @@ impl ParentRef {
             text(instance, "/metadata/name")
         );
         if name.len() > 253 {
-            return Err(DirectError::ParentName(name));
+            return Err(ParentError::Name(name));
         }
         let namespace = match text(instance, "/metadata/namespace") {
             "" => parent_namespace,
@@ -82,22 +132,22 @@ impl ParentRef {
     }
 
     /// The parent as the server holds it, if it exists.
-    pub(super) async fn read(&self, client: &kube::Client) -> Result<Option<Json>, DirectError> {
+    pub(super) async fn read(&self, client: &kube::Client) -> Result<Option<Json>, ParentError> {
         let found = self
             .api(client)
             .get_opt(&self.name)
             .await
-            .map_err(|source| DirectError::Parent {
+            .map_err(|source| ParentError::Api {
                 parent: self.clone(),
                 source: Box::new(source),
             })?;
         found
-            .map(|config_map| serde_json::to_value(config_map).map_err(DirectError::Json))
+            .map(|config_map| serde_json::to_value(config_map).map_err(ParentError::Json))
             .transpose()
     }
 
     /// The inventory an existing parent carries, checked as deletion trusts it.
-    pub(super) fn inventory(&self, existing: &Json) -> Result<Inventory, DirectError> {
+    pub(super) fn inventory(&self, existing: &Json) -> Result<Inventory, ParentError> {
         let empty = serde_json::Map::new();
         let map = |pointer: &str| {
             existing
@@ -107,7 +157,7 @@ impl ParentRef {
         };
         self.applyset()
             .inventory(map("/metadata/labels"), map("/metadata/annotations"))
-            .map_err(|source| DirectError::Inventory {
+            .map_err(|source| ParentError::Inventory {
                 parent: self.clone(),
                 source,
             })
@@ -123,7 +173,7 @@ impl ParentRef {
         inventory: &Inventory,
         kro_version: &str,
         params: &PatchParams,
-    ) -> Result<Json, DirectError> {
+    ) -> Result<Json, ParentError> {
         let mut metadata = self.applyset().metadata(inventory, kro_version);
         metadata["name"] = json!(self.name);
         metadata["namespace"] = json!(self.namespace);
@@ -142,15 +192,15 @@ impl ParentRef {
             .api(client)
             .patch(&self.name, params, &Patch::Apply(&body))
             .await
-            .map_err(|source| DirectError::Parent {
+            .map_err(|source| ParentError::Api {
                 parent: self.clone(),
                 source: Box::new(source),
             })?;
-        serde_json::to_value(answer).map_err(DirectError::Json)
+        serde_json::to_value(answer).map_err(ParentError::Json)
     }
 
     /// Deletes the parent (the ConfigMap with `uid`); gone already is success.
-    pub(super) async fn delete(&self, client: &kube::Client, uid: &str) -> Result<(), DirectError> {
+    pub(super) async fn delete(&self, client: &kube::Client, uid: &str) -> Result<(), ParentError> {
         let params = DeleteParams {
             preconditions: Some(Preconditions {
                 uid: Some(uid.to_owned()),
@@ -161,7 +211,7 @@ impl ParentRef {
         match self.api(client).delete(&self.name, &params).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-            Err(source) => Err(DirectError::Parent {
+            Err(source) => Err(ParentError::Api {
                 parent: self.clone(),
                 source: Box::new(source),
             }),
@@ -179,7 +229,7 @@ impl ParentRef {
         namespace: &str,
         name: &str,
         cluster_scoped_only: bool,
-    ) -> Result<Vec<ParentRef>, DirectError> {
+    ) -> Result<Vec<ParentRef>, ParentError> {
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
         let mut selector = format!("{INSTANCE_NAME_LABEL}={name},{APPLYSET_ID_LABEL}");
         if cluster_scoped_only {
@@ -188,7 +238,7 @@ impl ParentRef {
         let list = api
             .list(&ListParams::default().labels(&selector))
             .await
-            .map_err(|source| DirectError::FindParents {
+            .map_err(|source| ParentError::Find {
                 namespace: namespace.to_owned(),
                 source: Box::new(source),
             })?;
