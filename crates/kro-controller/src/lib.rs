@@ -1,9 +1,9 @@
 //! The kro controllers, on kube-rs.
 //!
 //! **Owns:** the ResourceGraphDefinition controller (compilation, CRD lifecycle, conditions);
-//! one dynamic controller per generated kind that reconciles instances; the apply engine
-//! (level-by-level concurrent server-side apply that skips unchanged objects), pruning and
-//! ordered deletion; shared watches and caches; metrics, events, readiness and leader
+//! one dynamic controller per generated kind that reconciles instances (each reconcile a drive
+//! of `kro-engine`'s convergence loop from the watch caches), pruning and ordered deletion;
+//! shared watches and caches; metrics, events, readiness and leader
 //! election; the `<Kind>Set` controller of RGDs with `spec.scaling` (`set`), whose decisions
 //! are pure functions ([`set_plan`]).
 //!
@@ -19,10 +19,10 @@
 //!   (`kro_graph` defines it), and the status it reports; `established`: waiting until a
 //!   CRD is served; `graph_revisions`: releasing upstream kro's GraphRevisions as they are
 //!   deleted, on clusters that ran upstream kro.
-//! - `instance`: the controller of one generated kind (the reconcile loop: plan, apply level
-//!   by level, write status), with `instance/parent` (the instance's finalizer, labels and
-//!   ApplySet inventory), `instance/observe` (what the caches hold for a plan) and
-//!   `instance/cleanup` (pruning and ordered deletion).
+//! - `instance`: the controller of one generated kind (the reconcile: the engine's loop
+//!   driven by `instance/drive`, then prune and the status write), with `instance/parent`
+//!   (the instance's finalizer, labels and ApplySet inventory), `instance/observe` (what the
+//!   caches hold for a plan) and `instance/cleanup` (pruning and ordered deletion).
 //! - The apply engine ([`Applier`]), discovery ([`kinds`]) and direct deploy ([`direct`])
 //!   live in `kro-engine`, re-exported here.
 //! - [`watches`], [`queue`], [`schemas`]: shared watches and caches, the work queue, and the
