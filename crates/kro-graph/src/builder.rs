@@ -75,6 +75,7 @@ pub fn build_graph_with(
         errors: Vec::new(),
         warnings: Vec::new(),
         variables_declared: 0,
+        failed_expressions: std::collections::HashSet::new(),
     };
     builder.build(rgd)
 }
@@ -98,6 +99,9 @@ pub(crate) struct Builder<'c> {
     /// Node variables declared in the environments expressions were checked in: the builder's
     /// work grows with it (see [`crate::graph::BuildStats`]).
     pub(crate) variables_declared: usize,
+    /// The places of expressions that failed to check: each is reported once, whichever
+    /// phase (dependency discovery, type checking) meets it first.
+    pub(crate) failed_expressions: std::collections::HashSet<FieldPath>,
 }
 
 impl Builder<'_> {
@@ -160,10 +164,10 @@ impl Builder<'_> {
         }
         self.resolve_schemas(&mut plans);
         let status_plan = self.collect_status(schema_spec);
+        // An expression that fails here is reported once and left out of its node's
+        // dependencies; the other expressions (of its node, of its dependents, of the status)
+        // are still checked below, so that one run reports every error the RGD has.
         self.find_dependencies(&mut plans, &instance_type, &status_plan);
-        if !self.errors.is_empty() {
-            return Err(self.fail());
-        }
         let Some(dag) = self.order(&plans) else {
             return Err(self.fail());
         };

@@ -25,6 +25,9 @@ impl Builder<'_> {
         path: &FieldPath,
         resource: Option<&str>,
     ) -> Option<CheckedAst> {
+        if self.failed_expressions.contains(path) {
+            return None;
+        }
         let result = env
             .parse(source)
             .map_err(kro_cel::CompileError::from)
@@ -32,6 +35,7 @@ impl Builder<'_> {
         match result {
             Ok(checked) => Some(checked),
             Err(error) => {
+                self.failed_expressions.insert(path.clone());
                 let hints = hints(env, source, &error);
                 self.error(
                     path.clone(),
@@ -184,23 +188,35 @@ impl Builder<'_> {
             Some(ForEachPlan::Dimensions(dimensions)) => {
                 let mut compiled = Vec::new();
                 for (name, standalone) in dimensions {
+                    // A dimension that fails is still declared (as `dyn`), so that the
+                    // template reports only its own errors.
                     let Some(expression) =
                         self.compile(env, &standalone.source, &standalone.path, Some(id), ids)
                     else {
+                        field_env = field_env.with_variable(name, Type::Dyn);
                         continue;
                     };
-                    if let Some((_, element)) = self.element_type(&expression, &standalone.path, id)
-                    {
-                        field_env = field_env.with_variable(name, element);
-                    }
+                    let element = self
+                        .element_type(&expression, &standalone.path, id)
+                        .map_or(Type::Dyn, |(_, element)| element);
+                    field_env = field_env.with_variable(name, element);
                     compiled.push((name.clone(), expression));
                 }
                 Some(CompiledForEach::Dimensions(compiled))
             }
             Some(ForEachPlan::Each(standalone)) => {
                 let expression =
-                    self.compile(env, &standalone.source, &standalone.path, Some(id), ids)?;
-                let (key, element) = self.element_type(&expression, &standalone.path, id)?;
+                    self.compile(env, &standalone.source, &standalone.path, Some(id), ids);
+                let element = expression
+                    .as_ref()
+                    .and_then(|expression| self.element_type(expression, &standalone.path, id));
+                let Some((expression, (key, element))) = expression.zip(element) else {
+                    // Failed (and reported): `each` is still declared, so that the template
+                    // reports only its own errors.
+                    field_env = field_env.with_variable("each", Type::Dyn);
+                    let _ = self.check_fields(plan, &field_env, ids);
+                    return None;
+                };
                 let each_type = format!("__each_{id}");
                 self.types.define(
                     &each_type,

@@ -1093,3 +1093,46 @@ fn a_condition_must_be_a_condition() {
     ));
     assert!(matches!(found[0].kind, BuildErrorKind::NotACondition(_)));
 }
+
+/// An RGD written in the design documents' forms (`forEach: ${spec.workers}`, a status
+/// `${size(workerPods.items)}`) has two errors; both are reported in one run, each once, and
+/// nothing follows from the first (the iterator it would have declared is still known).
+#[test]
+fn every_error_is_reported_in_one_run_even_behind_a_failed_expression() {
+    for (for_each, first) in [
+        ("${spec.workers}", "undeclared reference to 'spec'"),
+        ("${schema.spec.workers}", "must be a list or a map"),
+    ] {
+        let found = errors(&format!(
+            r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {{name: workers}}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: WorkerPool
+    spec:
+      workers: integer | default=3
+    status:
+      count: ${{size(workerPods.items)}}
+  resources:
+    - id: workerPods
+      forEach:
+        - worker: {for_each}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{schema.metadata.name}}-${{worker}}
+"#
+        ));
+        let messages: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(messages.len(), 2, "{for_each}: {messages:#?}");
+        assert!(messages[0].contains(first), "{for_each}: {messages:#?}");
+        assert!(
+            messages[1].contains("status.count") && messages[1].contains("field selection"),
+            "{for_each}: {messages:#?}"
+        );
+    }
+}
