@@ -241,9 +241,7 @@ impl RgdController {
             let live = crate::watches::cached_uids(&self.store);
             self.own_writes.retain(|uid| live.contains(uid));
             self.stop_set_controller(name).await;
-            if let Some(controller) = self.controllers.lock().await.remove(name) {
-                controller.stop(&self.shared).await;
-            }
+            self.stop_instance_controller(name).await;
             return Ok(None);
         };
         let rgd = to_json(&object)?;
@@ -375,16 +373,23 @@ impl RgdController {
         let Some(instances) = self.controllers.lock().await.get(name).cloned() else {
             return Ok(Concluded::Done);
         };
-        let mut sets = self.sets.lock().await;
-        let current = sets.get(name).is_some_and(|(set, listened)| {
-            set.kind.resource == served.resource && Arc::ptr_eq(listened, &instances)
-        });
+        let current = self
+            .sets
+            .lock()
+            .await
+            .get(name)
+            .is_some_and(|(set, listened)| {
+                set.kind.resource == served.resource && Arc::ptr_eq(listened, &instances)
+            });
         if !current {
-            if let Some((old, listened)) = sets.remove(name) {
-                old.stop(&listened).await;
-            }
+            // The old one stops first (with no guard held while it does): its watches of the
+            // same group-kind would otherwise end the new one's.
+            self.stop_set_controller(name).await;
             let set = SetController::start(&self.shared, served, &instances);
-            sets.insert(name.to_owned(), (set, instances));
+            self.sets
+                .lock()
+                .await
+                .insert(name.to_owned(), (set, instances));
         }
         progress.kind_ready.message = format!(
             "{}; kind {} is served and its Sets are reconciled",
@@ -393,9 +398,21 @@ impl RgdController {
         Ok(Concluded::Done)
     }
 
+    /// Stops the `<Kind>Set` controller of the RGD `name`, if one runs (no guard is held while
+    /// it stops).
     async fn stop_set_controller(&self, name: &str) {
-        if let Some((set, instances)) = self.sets.lock().await.remove(name) {
+        let removed = self.sets.lock().await.remove(name);
+        if let Some((set, instances)) = removed {
             set.stop(&instances).await;
+        }
+    }
+
+    /// Stops the instance controller of the RGD `name`, if one runs (no guard is held while
+    /// it stops: its reconciles finish first).
+    async fn stop_instance_controller(&self, name: &str) {
+        let removed = self.controllers.lock().await.remove(name);
+        if let Some(controller) = removed {
+            controller.stop(&self.shared).await;
         }
     }
 
@@ -615,17 +632,20 @@ impl RgdController {
                 reviewed.remove(name);
             }
         }
-        let mut controllers = self.controllers.lock().await;
-        match controllers.get(name) {
+        let running = self.controllers.lock().await.get(name).cloned();
+        match running {
             Some(controller) if controller.kind.resource == served.resource => {
                 controller.update(&self.shared, version);
             }
             _ => {
-                if let Some(old) = controllers.remove(name) {
-                    old.stop(&self.shared).await;
-                }
+                // The old one stops first (with no guard held while it does): it unsubscribes
+                // its group-kind, which would otherwise end the new one's routing.
+                self.stop_instance_controller(name).await;
                 let controller = InstanceController::start(&self.shared, served, version);
-                controllers.insert(name.to_owned(), controller);
+                self.controllers
+                    .lock()
+                    .await
+                    .insert(name.to_owned(), controller);
             }
         }
         if missing.is_empty() {
@@ -678,9 +698,7 @@ impl RgdController {
             }
         }
         self.stop_set_controller(name).await;
-        if let Some(controller) = self.controllers.lock().await.remove(name) {
-            controller.stop(&self.shared).await;
-        }
+        self.stop_instance_controller(name).await;
         if self.shared.settings.allow_crd_deletion {
             self.delete_crds(name).await?;
         }
