@@ -20,14 +20,14 @@ use std::time::Duration;
 use kro_graph::metadata::DIRECT_MANAGER;
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{
-    DesiredObject, InstanceState, Inventory, ObjectKey, Observed, Plan, PlanOptions, Scheduling,
-    admit, desired_keys, plan, prunable,
+    InstanceState, Inventory, ObjectKey, Observed, Plan, PlanOptions, Scheduling, admit,
+    desired_keys, plan, prunable,
 };
 use kube::api::PatchParams;
 use serde_json::{Value as Json, json};
 use tokio::time::Instant;
 
-use crate::apply::{Applier, ApplyConfig, ApplyError};
+use crate::apply::{Applier, ApplyConfig};
 use crate::converge::{Rounds, converge};
 use crate::json::{now, text};
 use crate::kinds::Kinds;
@@ -45,10 +45,10 @@ pub use crate::stop::{Stop, StopHandle};
 pub use error::{ApplyFailure, DirectError, Rollback};
 pub use parent::{ParentError, ParentRef};
 
-use crate::error::api_message;
 use crate::progress::unsettled;
 use crate::stop::sleep_until;
-use observe::graph_versions;
+use drive::{DirectDriver, Run};
+use observe::{Reader, graph_versions};
 use watch::Watches;
 
 /// How long past the timeout a request under way may take before the whole run gives up.
@@ -144,16 +144,6 @@ impl fmt::Debug for DirectEngine {
     }
 }
 
-/// What one run has done so far (for the rollback and the failure report).
-#[derive(Default)]
-struct Run {
-    created: Vec<Json>,
-    parent_created: Option<(ParentRef, String)>,
-    instance: Option<Json>,
-    /// Every resource was ready (what fails after is pruning).
-    ready: bool,
-}
-
 impl DirectEngine {
     /// An engine writing through `client`.
     pub fn new(client: kube::Client, config: DirectConfig) -> Self {
@@ -180,6 +170,16 @@ impl DirectEngine {
     /// How it deploys.
     pub fn config(&self) -> &DirectConfig {
         &self.config
+    }
+
+    /// What reads for its deploys.
+    fn reader(&self) -> Reader<'_> {
+        Reader {
+            client: &self.client,
+            kinds: &self.kinds,
+            applier: &self.applier,
+            concurrency: self.config.concurrency,
+        }
     }
 
     /// Deploys `instance` (an object of `graph`'s kind; admitted here as the API server
@@ -269,9 +269,10 @@ impl DirectEngine {
         // The parent is read and written while the first level's objects are read: those
         // reads need only the objects' names, not the instance's UID.
         let first = plan(graph, &instance, &observed, &options);
+        let reader = self.reader();
         let (written, filled) = tokio::join!(
             self.set_up_parent(graph, &instance, &parent),
-            self.fill(&first, &versions, &mut observed, &mut reads)
+            reader.fill(&first, &versions, &mut observed, &mut reads)
         );
         let (existing, mut inventory, written) = written?;
         filled?;
@@ -290,8 +291,12 @@ impl DirectEngine {
         options.now = Some(now());
         let mut watches = Watches::new(self.client.clone());
         let mut stop = stop.clone();
-        let mut driver = drive::DirectDriver {
-            engine: self,
+        let mut driver = DirectDriver {
+            reader: self.reader(),
+            client: &self.client,
+            kro_version: &self.config.kro_version,
+            params: &self.params,
+            dry_run: self.config.dry_run,
             graph,
             instance: &instance,
             schema: kro_runtime::schema_value(graph, &instance),
@@ -333,6 +338,7 @@ impl DirectEngine {
                 break current;
             }
             let unserved = self
+                .reader()
                 .follow_waits(
                     &mut watches,
                     &current,
@@ -353,7 +359,7 @@ impl DirectEngine {
                 }
             };
             for seen in seen.into_iter().chain(watches.drain()) {
-                self.learn(&uid, &mut observed, seen);
+                self.reader().learn(&uid, &mut observed, seen);
             }
         };
         drop(driver);
@@ -425,32 +431,6 @@ impl DirectEngine {
             )
             .await
             .map_err(DirectError::from)
-    }
-
-    /// Widens the inventory to the namespaces of `batch` before it is applied, so that a
-    /// later run (or `kro delete`) finds them even if this one stops right after.
-    async fn grow_inventory(
-        &self,
-        graph: &CompiledGraph,
-        instance: &Json,
-        parent: &ParentRef,
-        inventory: &mut Inventory,
-        batch: &[DesiredObject],
-    ) -> Result<(), DirectError> {
-        let before = inventory.clone();
-        for desired in batch {
-            inventory.group_kinds.insert(desired.key.group_kind());
-            if let Some(namespace) = &desired.key.namespace
-                && *namespace != parent.namespace
-            {
-                inventory.namespaces.insert(namespace.clone());
-            }
-        }
-        if *inventory != before {
-            self.write_parent(graph, instance, parent, inventory)
-                .await?;
-        }
-        Ok(())
     }
 
     /// Deletes the members that left the plan (highest apply order first) and trims the
@@ -621,34 +601,6 @@ fn template_kinds(graph: &CompiledGraph) -> impl Iterator<Item = kro_schema::Gro
         NodeKind::Template { gvk, .. } => Some(gvk.group_kind()),
         _ => None,
     })
-}
-
-/// Whether a dry run refused an object only because an earlier object of the same run was
-/// not stored: its kind (a CRD of the graph) or its namespace (a Namespace of the graph).
-fn unstored_by_dry_run(error: &ApplyError) -> bool {
-    match error {
-        ApplyError::Kind(_) => true,
-        ApplyError::Api(kube::Error::Api(status)) => {
-            status.code == 404
-                && status
-                    .details
-                    .as_ref()
-                    .is_some_and(|details| details.kind == "namespaces")
-        }
-        _ => false,
-    }
-}
-
-/// Why a dry run could not check an object.
-fn unchecked_reason(error: &ApplyError) -> String {
-    match error {
-        ApplyError::Kind(error) => format!(
-            "{} {} is not served (a dry run stores no CRD)",
-            error.api_version, error.kind
-        ),
-        ApplyError::Api(error) => format!("{} (a dry run stores no Namespace)", api_message(error)),
-        other => other.to_string(),
-    }
 }
 
 /// The namespaces an instance's members may be in.

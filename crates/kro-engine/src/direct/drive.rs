@@ -10,19 +10,25 @@ use kro_schema::GroupKind;
 use serde_json::Value as Json;
 use tokio::time::Instant;
 
-use super::error::first_failure;
-use super::{
-    DirectEngine, DirectError, ParentRef, Progress, Reporter, Run, Stop, unchecked_reason,
-    unstored_by_dry_run,
-};
-use crate::apply::{AppliedObject, ApplyOutcome};
-use crate::converge::{Batch, Driver, OwnedElsewhere};
+use super::error::{DirectError, first_failure};
+use super::observe::Reader;
+use super::parent::ParentRef;
+use crate::apply::{AppliedObject, ApplyError, ApplyOutcome};
+use crate::converge::{Batch, Driver, OwnedElsewhere, add_member};
+use crate::error::api_message;
 use crate::json::filed_as;
-use crate::progress::{report_changes, unsettled};
+use crate::progress::{Progress, Reporter, report_changes, unsettled};
+use crate::stop::Stop;
 
 /// One deploy's drive of the loop.
 pub(super) struct DirectDriver<'a> {
-    pub(super) engine: &'a DirectEngine,
+    pub(super) reader: Reader<'a>,
+    /// What the parent ConfigMap is written through, with what.
+    pub(super) client: &'a kube::Client,
+    pub(super) kro_version: &'a str,
+    pub(super) params: &'a kube::api::PatchParams,
+    /// Writes are sent with `dryRun=All`.
+    pub(super) dry_run: bool,
     pub(super) graph: &'a CompiledGraph,
     /// The instance, admitted, with the parent's UID.
     pub(super) instance: &'a Json,
@@ -61,7 +67,7 @@ impl Driver for DirectDriver<'_> {
     }
 
     async fn plan(&mut self, observed: &Observed) -> Result<Plan, DirectError> {
-        self.engine
+        self.reader
             .learn_scopes(self.graph, &mut self.options.served_scopes)
             .await;
         let current = kro_runtime::plan_with_schema(
@@ -88,7 +94,7 @@ impl Driver for DirectDriver<'_> {
     }
 
     async fn fill(&mut self, current: &Plan, observed: &mut Observed) -> Result<bool, DirectError> {
-        self.engine
+        self.reader
             .fill(current, self.versions, observed, &mut self.reads)
             .await
     }
@@ -140,15 +146,22 @@ impl Driver for DirectDriver<'_> {
         _current: &Plan,
         batch: &Batch,
     ) -> Result<bool, DirectError> {
-        self.engine
-            .grow_inventory(
-                self.graph,
-                self.instance,
-                self.parent,
-                self.inventory,
-                &batch.objects,
-            )
-            .await?;
+        let before = self.inventory.clone();
+        for desired in &batch.objects {
+            add_member(self.inventory, &desired.key, &self.parent.namespace);
+        }
+        if *self.inventory != before {
+            self.parent
+                .write(
+                    self.client,
+                    self.graph,
+                    self.instance,
+                    self.inventory,
+                    self.kro_version,
+                    self.params,
+                )
+                .await?;
+        }
         Ok(true)
     }
 
@@ -161,7 +174,7 @@ impl Driver for DirectDriver<'_> {
             // A dry run stores no CRD and no Namespace, so the objects of a kind or in a
             // namespace the graph itself creates cannot be checked; the plan goes on without
             // them.
-            Err(error) if self.engine.config.dry_run && unstored_by_dry_run(&error) => {
+            Err(error) if self.dry_run && unstored_by_dry_run(&error) => {
                 (self.report)(&Progress::Unchecked {
                     level,
                     key: applied.key.clone(),
@@ -193,7 +206,7 @@ impl Driver for DirectDriver<'_> {
             key: applied.key.clone(),
             created,
         });
-        if created && !self.engine.config.dry_run {
+        if created && !self.dry_run {
             self.run.created.push(object.clone());
         }
         observed.insert(filed_as(&applied.key, object));
@@ -204,5 +217,43 @@ impl Driver for DirectDriver<'_> {
             Some(refused) => Err(refused),
             None => Ok(()),
         }
+    }
+}
+
+/// What one run has done so far (for the rollback and the failure report).
+#[derive(Default)]
+pub(super) struct Run {
+    pub(super) created: Vec<Json>,
+    pub(super) parent_created: Option<(ParentRef, String)>,
+    pub(super) instance: Option<Json>,
+    /// Every resource was ready (what fails after is pruning).
+    pub(super) ready: bool,
+}
+
+/// Whether a dry run refused an object only because an earlier object of the same run was
+/// not stored: its kind (a CRD of the graph) or its namespace (a Namespace of the graph).
+fn unstored_by_dry_run(error: &ApplyError) -> bool {
+    match error {
+        ApplyError::Kind(_) => true,
+        ApplyError::Api(kube::Error::Api(status)) => {
+            status.code == 404
+                && status
+                    .details
+                    .as_ref()
+                    .is_some_and(|details| details.kind == "namespaces")
+        }
+        _ => false,
+    }
+}
+
+/// Why a dry run could not check an object.
+fn unchecked_reason(error: &ApplyError) -> String {
+    match error {
+        ApplyError::Kind(error) => format!(
+            "{} {} is not served (a dry run stores no CRD)",
+            error.api_version, error.kind
+        ),
+        ApplyError::Api(error) => format!("{} (a dry run stores no Namespace)", api_message(error)),
+        other => other.to_string(),
     }
 }

@@ -9,11 +9,23 @@ use kro_runtime::{ObjectKey, Observed, Plan, Read};
 use kro_schema::GroupKind;
 use serde_json::Value as Json;
 
+use super::error::DirectError;
 use super::watch::{Seen, Selection, Target, Watches};
-use super::{DirectEngine, DirectError};
+use crate::apply::Applier;
 use crate::json::{filed_as, text};
+use crate::kinds::Kinds;
 
-impl DirectEngine {
+/// What reads for a deploy: the client, the discovery cache, and the applier whose last writes
+/// a watched object is brought up to.
+pub(super) struct Reader<'a> {
+    pub(super) client: &'a kube::Client,
+    pub(super) kinds: &'a Kinds,
+    pub(super) applier: &'a Applier,
+    /// Objects read at once.
+    pub(super) concurrency: usize,
+}
+
+impl Reader<'_> {
     /// Starts the watches of what `current` waits for (see [`watch_targets`]); `true` when
     /// a kind to watch is not served yet (a CRD still being set up), so that discovery is
     /// asked again in a moment.
@@ -131,7 +143,7 @@ impl DirectEngine {
             .map(|(key, version)| async move { (key, self.get(key, version).await) })
             .collect();
         let answers: Vec<_> = stream::iter(gets)
-            .buffer_unordered(self.config.concurrency.max(1))
+            .buffer_unordered(self.concurrency.max(1))
             .collect()
             .await;
         for (key, answer) in answers {
@@ -159,7 +171,7 @@ impl DirectEngine {
             return Ok(None);
         };
         let found = kind
-            .api(&self.client, key.namespace.as_deref())
+            .api(self.client, key.namespace.as_deref())
             .get_opt(&key.name)
             .await
             .map_err(|source| DirectError::Read {
@@ -187,7 +199,7 @@ impl DirectEngine {
             return Ok(Vec::new());
         };
         let answer = kind
-            .api(&self.client, list.namespace.as_deref())
+            .api(self.client, list.namespace.as_deref())
             .list(&kube::api::ListParams::default())
             .await
             .map_err(|source| DirectError::ListMembers {
