@@ -14,8 +14,8 @@
 //! - `manager`: the controllers of one process, started and stopped together ([`Manager`]);
 //!   `settings`: what they share ([`Settings`]).
 //! - `rgd`: the RGD controller, its reconcile in stages (compile, CRD, instance controller)
-//!   and one status write; [`crd_plan`], `rgd_crd` and [`rgd_status`](mod@rgd_status):
-//!   the CRD it writes, installing the RGD CRD or bringing it to this controller's schema
+//!   and one status write (`rgd/deletion`: an RGD being deleted); [`crd_plan`], `rgd_crd`
+//!   and [`rgd_status`](mod@rgd_status): the CRD it writes, installing the RGD CRD or bringing it to this controller's schema
 //!   (`kro_graph` defines it), and the status it reports; `established`: waiting until a
 //!   CRD is served; `graph_revisions`: releasing upstream kro's GraphRevisions as they are
 //!   deleted, on clusters that ran upstream kro.
@@ -27,7 +27,8 @@
 //!   live in `kro-engine`, re-exported here.
 //! - [`watches`], [`queue`], [`schemas`]: shared watches and caches, the work queue, and the
 //!   schemas read from the API server.
-//! - `set`: the `<Kind>Set` controller (one per RGD with `spec.scaling`);
+//! - `set`: the `<Kind>Set` controller (one per RGD with `spec.scaling`; `set/instances`: the
+//!   requests it makes of its instances);
 //!   [`set_plan`]: what a `<Kind>Set` does next (create, delete, update oldest first),
 //!   as pure functions.
 //! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,

@@ -293,10 +293,9 @@ impl DirectEngine {
         let mut stop = stop.clone();
         let mut driver = DirectDriver {
             reader: self.reader(),
-            client: &self.client,
             kro_version: &self.config.kro_version,
-            params: &self.params,
             dry_run: self.config.dry_run,
+            params: &self.params,
             graph,
             instance: &instance,
             schema: kro_runtime::schema_value(graph, &instance),
@@ -315,8 +314,7 @@ impl DirectEngine {
             applyset: id.clone(),
             refused: None,
         };
-        // Each round applies something; an object that needs applying again and again (a
-        // writer fighting over it) must not keep the deploy busy forever.
+        // An object applied round after round (a writer fighting over it) ends the deploy.
         let mut rounds = Rounds::for_graph(graph);
         let current = loop {
             let converged =

@@ -22,13 +22,14 @@ use crate::stop::Stop;
 
 /// One deploy's drive of the loop.
 pub(super) struct DirectDriver<'a> {
+    /// Reads for the deploy; its client writes the parent ConfigMap too.
     pub(super) reader: Reader<'a>,
-    /// What the parent ConfigMap is written through, with what.
-    pub(super) client: &'a kube::Client,
+    /// The version the parent is labelled with.
     pub(super) kro_version: &'a str,
-    pub(super) params: &'a kube::api::PatchParams,
     /// Writes are sent with `dryRun=All`.
     pub(super) dry_run: bool,
+    /// The parameters of the parent's applies.
+    pub(super) params: &'a kube::api::PatchParams,
     pub(super) graph: &'a CompiledGraph,
     /// The instance, admitted, with the parent's UID.
     pub(super) instance: &'a Json,
@@ -153,7 +154,7 @@ impl Driver for DirectDriver<'_> {
         if *self.inventory != before {
             self.parent
                 .write(
-                    self.client,
+                    self.reader.client,
                     self.graph,
                     self.instance,
                     self.inventory,
