@@ -23,18 +23,17 @@ use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::{Value as Json, json};
-use tokio::task::JoinHandle;
-use tracing::Instrument;
 
 use crate::cache::ObjectCache;
 use crate::crd_plan::RgdIdentity;
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
-use crate::manager::{Shared, stop_tasks};
+use crate::manager::Shared;
 use crate::metrics::{LiveSource, gvr_label};
 use crate::object_json::{merge_patch, now, text, to_json, without_nulls};
 use crate::queue::{Failures, WorkQueue};
 use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
+use crate::worker::{Reconciler, Tasks};
 use kro_engine::converge::{Rounds, converge};
 use kro_engine::kinds::ServedKind;
 use kro_engine::{Applier, ApplyConfig};
@@ -133,7 +132,7 @@ pub(crate) struct InstanceController {
     failures: Failures<InstanceRef>,
     /// kro's writes of the instances the watch has yet to show (they wake no reconcile).
     own_writes: Arc<OwnWrites>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    tasks: Mutex<Tasks>,
     /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
     pub(crate) sets: Arc<RwLock<Option<crate::watches::SetListener>>>,
 }
@@ -182,7 +181,7 @@ impl InstanceController {
                 external,
             },
         );
-        let mut tasks = Vec::new();
+        let mut tasks = Tasks::default();
         let api = kind.api(&shared.client, None);
         // No reconcile reads an instance's managedFields: the cache does not keep them.
         let instances = watcher::watcher(api, watcher::Config::default())
@@ -194,7 +193,7 @@ impl InstanceController {
         let listed = controller.store.clone();
         let sets = Arc::clone(&controller.sets);
         let own_writes = Arc::clone(&controller.own_writes);
-        tasks.push(tokio::spawn(async move {
+        tasks.watch(async move {
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
@@ -229,11 +228,13 @@ impl InstanceController {
                     }
                 }
             }
-        }));
+        });
         for _ in 0..shared.settings.workers.max(1) {
             let shared = Arc::clone(shared);
             let controller = Arc::clone(&controller);
-            tasks.push(tokio::spawn(async move { controller.work(&shared).await }));
+            tasks.worker(async move {
+                crate::worker::work(&*controller, &shared, &shared.settings).await
+            });
         }
         *controller
             .tasks
@@ -277,43 +278,12 @@ impl InstanceController {
         ));
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
-        stop_tasks(tasks).await;
+        tasks.stop().await;
         shared.metrics.forget_kind(&self.gvr);
     }
 
-    async fn work(&self, shared: &Shared) {
-        while let Some(key) = self.queue.next().await {
-            let started = std::time::Instant::now();
-            let span =
-                tracing::info_span!("reconcile", kind = %self.kind.resource.kind, instance = %key);
-            let limit = shared.settings.reconcile_timeout;
-            let outcome =
-                tokio::time::timeout(limit, self.reconcile(shared, &key).instrument(span))
-                    .await
-                    .unwrap_or(Err(ReconcileError::TimedOut(limit)));
-            shared
-                .metrics
-                .instance_reconciled(&self.gvr, started.elapsed(), outcome.is_ok());
-            self.queue.done(&key);
-            match outcome {
-                Ok(requeue) => {
-                    self.failures.forget(&key);
-                    if let Some(delay) = requeue {
-                        self.queue.add_after(key, delay);
-                    }
-                }
-                Err(error) => {
-                    let attempt = self.failures.failed(&key);
-                    let delay = shared.settings.retry_delay(attempt);
-                    tracing::warn!(kind = %self.kind.resource.kind, instance = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
-                    self.queue.add_after(key, delay);
-                }
-            }
-        }
-    }
-
     /// Reconciles one instance; `Some(delay)` asks to be called again.
-    async fn reconcile(
+    async fn reconcile_instance(
         &self,
         shared: &Shared,
         key: &InstanceRef,
@@ -573,6 +543,47 @@ impl InstanceController {
             shared.metrics.instance_state_changed(&self.gvr, &from, to);
         }
         Ok(())
+    }
+}
+
+impl Reconciler for InstanceController {
+    type Key = InstanceRef;
+    type Done = Option<Duration>;
+    type Context = Shared;
+
+    fn queue(&self) -> &WorkQueue<InstanceRef> {
+        &self.queue
+    }
+
+    fn failures(&self) -> &Failures<InstanceRef> {
+        &self.failures
+    }
+
+    fn span(&self, key: &InstanceRef) -> tracing::Span {
+        tracing::info_span!("reconcile", kind = %self.kind.resource.kind, instance = %key)
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        shared: &'a Shared,
+        key: &'a InstanceRef,
+    ) -> impl Future<Output = Result<Option<Duration>, ReconcileError>> + Send + 'a {
+        self.reconcile_instance(shared, key)
+    }
+
+    fn reconciled(&self, shared: &Shared, elapsed: Duration, succeeded: bool) {
+        shared
+            .metrics
+            .instance_reconciled(&self.gvr, elapsed, succeeded);
+    }
+
+    fn succeeded(
+        &self,
+        _shared: &Shared,
+        _key: &InstanceRef,
+        requeue: Option<Duration>,
+    ) -> Option<Duration> {
+        requeue
     }
 }
 

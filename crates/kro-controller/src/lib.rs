@@ -33,7 +33,9 @@
 //!   as pure functions.
 //! - [`events`], [`metrics`], [`leader`], `readiness`: Kubernetes Events, Prometheus metrics,
 //!   leader election, and what `/readyz` reports.
-//! - `retry`: idempotent requests answered 500 or 502 sent again;
+//! - `worker`: the one reconcile worker of every controller (queue, timeout, span, metrics,
+//!   backoff) and the tasks a controller owns; `retry`: idempotent requests answered 500 or
+//!   502 sent again;
 //!   `error`: why reconciles fail; `object_json`: JSON views of objects.
 
 mod access;
@@ -61,6 +63,7 @@ mod set;
 pub mod set_plan;
 mod settings;
 pub mod watches;
+mod worker;
 
 pub use crd_plan::{
     CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd,

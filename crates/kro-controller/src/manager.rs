@@ -26,18 +26,6 @@ pub(crate) struct Shared {
     pub(crate) schemas: crate::schemas::SchemaCache,
 }
 
-/// Stops a controller's tasks: the first is its watch (aborted); the others are workers that
-/// end once its queue is shut down (awaited, so reconciles under way finish).
-pub(crate) async fn stop_tasks(tasks: Vec<JoinHandle<()>>) {
-    let mut tasks = tasks.into_iter();
-    if let Some(watch) = tasks.next() {
-        watch.abort();
-    }
-    for worker in tasks {
-        let _ = worker.await;
-    }
-}
-
 /// Why the controllers could not start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -27,23 +27,22 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::{Value as Json, json};
-use tokio::task::JoinHandle;
-use tracing::Instrument;
 
 use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd};
 use crate::error::{ReconcileError, Request};
 use crate::established::wait_established;
 use crate::events::EventType;
 use crate::instance::{GraphVersion, InstanceController};
-use crate::manager::{Shared, stop_tasks};
+use crate::manager::Shared;
 use crate::object_json::{merge_patch, now, text, to_json};
-use crate::queue::WorkQueue;
+use crate::queue::{Failures, WorkQueue};
 use crate::readiness::Caches;
 use crate::rgd_status::{
     ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
 use crate::set::SetController;
 use crate::watches::ListedChanges;
+use crate::worker::{Reconciler, Tasks};
 use kro_engine::kinds::ServedKind;
 
 mod deletion;
@@ -99,7 +98,9 @@ pub(crate) struct RgdController {
     reviewed: Mutex<HashMap<String, i64>>,
     /// kro's writes of the RGDs the watch has yet to show (they wake no reconcile).
     own_writes: Arc<OwnWrites>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// Failures in a row of each RGD (for the backoff).
+    failures: Failures<String>,
+    tasks: Mutex<Tasks>,
 }
 
 impl RgdController {
@@ -120,13 +121,15 @@ impl RgdController {
             sets: tokio::sync::Mutex::default(),
             reviewed: Mutex::default(),
             own_writes: Arc::default(),
+            failures: Failures::default(),
             tasks: Mutex::default(),
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
             .backoff(crate::watches::WatchBackoff::default());
         let listed = controller.store.clone();
         let own_writes = Arc::clone(&controller.own_writes);
-        let mut tasks = vec![tokio::spawn(async move {
+        let mut tasks = Tasks::default();
+        tasks.watch(async move {
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
@@ -159,10 +162,13 @@ impl RgdController {
                     Err(error) => tracing::warn!(%error, "RGD watch failed; retrying"),
                 }
             }
-        })];
+        });
         for _ in 0..workers.max(1) {
             let controller = Arc::clone(&controller);
-            tasks.push(tokio::spawn(async move { controller.work().await }));
+            tasks.worker(async move {
+                let shared = Arc::clone(&controller.shared);
+                crate::worker::work(&*controller, &shared, &shared.settings).await;
+            });
         }
         *controller
             .tasks
@@ -183,7 +189,7 @@ impl RgdController {
     pub(crate) async fn stop(&self) {
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
-        stop_tasks(tasks).await;
+        tasks.stop().await;
         let sets: Vec<_> = self.sets.lock().await.drain().collect();
         for (_, (set, instances)) in sets {
             set.stop(&instances).await;
@@ -205,40 +211,9 @@ impl RgdController {
         }
     }
 
-    async fn work(&self) {
-        let mut failures: HashMap<String, u32> = HashMap::new();
-        while let Some(name) = self.queue.next().await {
-            let started = std::time::Instant::now();
-            let span = tracing::info_span!("reconcile", rgd = %name);
-            let limit = self.shared.settings.reconcile_timeout;
-            let outcome = tokio::time::timeout(limit, self.reconcile(&name).instrument(span))
-                .await
-                .unwrap_or(Err(ReconcileError::TimedOut(limit)));
-            self.shared
-                .metrics
-                .rgd_reconciled(started.elapsed(), outcome.is_ok());
-            self.queue.done(&name);
-            match outcome {
-                Ok(requeue) => {
-                    failures.remove(&name);
-                    if let Some(delay) = requeue {
-                        self.queue.add_after(name, delay);
-                    }
-                }
-                Err(error) => {
-                    let attempt = failures.entry(name.clone()).or_insert(0);
-                    *attempt = attempt.saturating_add(1);
-                    let delay = self.shared.settings.retry_delay(*attempt);
-                    tracing::warn!(rgd = %name, reason = error.reason(), %error, ?delay, "reconcile failed");
-                    self.queue.add_after(name, delay);
-                }
-            }
-        }
-    }
-
     /// Reconciles one RGD: its finalizer, then the stages (compile, CRD, instance
     /// controller), then one status write with what the stages found.
-    async fn reconcile(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
+    async fn reconcile_rgd(&self, name: &str) -> Result<Option<Duration>, ReconcileError> {
         let Some(object) = self.store.get(&ObjectRef::new_with(name, rgd_resource())) else {
             let live = crate::watches::cached_uids(&self.store);
             self.own_writes.retain(|uid| live.contains(uid));
@@ -693,6 +668,45 @@ impl RgdController {
             answered.metadata.resource_version.as_deref(),
         );
         Ok(())
+    }
+}
+
+impl Reconciler for RgdController {
+    type Key = String;
+    type Done = Option<Duration>;
+    type Context = Shared;
+
+    fn queue(&self) -> &WorkQueue<String> {
+        &self.queue
+    }
+
+    fn failures(&self) -> &Failures<String> {
+        &self.failures
+    }
+
+    fn span(&self, name: &String) -> tracing::Span {
+        tracing::info_span!("reconcile", rgd = %name)
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        _shared: &'a Shared,
+        name: &'a String,
+    ) -> impl Future<Output = Result<Option<Duration>, ReconcileError>> + Send + 'a {
+        self.reconcile_rgd(name)
+    }
+
+    fn reconciled(&self, shared: &Shared, elapsed: Duration, succeeded: bool) {
+        shared.metrics.rgd_reconciled(elapsed, succeeded);
+    }
+
+    fn succeeded(
+        &self,
+        _shared: &Shared,
+        _name: &String,
+        requeue: Option<Duration>,
+    ) -> Option<Duration> {
+        requeue
     }
 }
 

@@ -21,13 +21,11 @@ use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde_json::{Value as Json, json};
-use tokio::task::JoinHandle;
-use tracing::Instrument;
 
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
 use crate::instance::InstanceController;
-use crate::manager::{Shared, stop_tasks};
+use crate::manager::Shared;
 use crate::metrics::gvr_label;
 use crate::object_json::{now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
@@ -35,6 +33,7 @@ use crate::set_plan::{
     AwaitedWrites, Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set,
 };
 use crate::watches::{InstanceRef, ListedChanges, SetListener};
+use crate::worker::{Reconciler, Tasks};
 use kro_engine::kinds::ServedKind;
 
 mod instances;
@@ -66,7 +65,7 @@ pub(crate) struct SetController {
     awaited: Mutex<HashMap<InstanceRef, (AwaitedWrites, Instant)>>,
     /// The kind as metrics label it (`group/version, Resource=plural`).
     gvr: String,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    tasks: Mutex<Tasks>,
 }
 
 impl SetController {
@@ -104,7 +103,8 @@ impl SetController {
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
             .backoff(crate::watches::WatchBackoff::default());
         let kind_name = kind.resource.kind.clone();
-        let mut tasks = vec![tokio::spawn(async move {
+        let mut tasks = Tasks::default();
+        tasks.watch(async move {
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
@@ -119,11 +119,13 @@ impl SetController {
                     }
                 }
             }
-        })];
+        });
         for _ in 0..shared.settings.workers.max(1) {
             let shared = Arc::clone(shared);
             let controller = Arc::clone(&controller);
-            tasks.push(tokio::spawn(async move { controller.work(&shared).await }));
+            tasks.worker(async move {
+                crate::worker::work(&*controller, &shared, &shared.settings).await
+            });
         }
         *controller
             .tasks
@@ -140,49 +142,15 @@ impl SetController {
             .unwrap_or_else(PoisonError::into_inner) = None;
         self.queue.shut_down();
         let tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(PoisonError::into_inner));
-        stop_tasks(tasks).await;
-    }
-
-    async fn work(&self, shared: &Shared) {
-        while let Some(key) = self.queue.next().await {
-            let started = std::time::Instant::now();
-            let span =
-                tracing::info_span!("reconcile", kind = %self.kind.resource.kind, set = %key);
-            let limit = shared.settings.reconcile_timeout;
-            let outcome =
-                tokio::time::timeout(limit, self.reconcile(shared, &key).instrument(span))
-                    .await
-                    .unwrap_or(Err(ReconcileError::TimedOut(limit)));
-            shared
-                .metrics
-                .set_reconciled(&self.gvr, started.elapsed(), outcome.is_ok());
-            self.queue.done(&key);
-            match outcome {
-                Ok(rolling) => {
-                    let in_progress = {
-                        let mut sets = self.rolling.lock().unwrap_or_else(PoisonError::into_inner);
-                        if rolling {
-                            sets.insert(key.clone());
-                        } else {
-                            sets.remove(&key);
-                        }
-                        sets.len()
-                    };
-                    shared.metrics.set_rollouts(&self.gvr, in_progress);
-                    self.failures.forget(&key);
-                }
-                Err(error) => {
-                    let attempt = self.failures.failed(&key);
-                    let delay = shared.settings.retry_delay(attempt);
-                    tracing::warn!(kind = %self.kind.resource.kind, set = %key, reason = error.reason(), %error, ?delay, "reconcile failed");
-                    self.queue.add_after(key, delay);
-                }
-            }
-        }
+        tasks.stop().await;
     }
 
     /// Reconciles one Set; `true` while its rollout is in progress.
-    async fn reconcile(&self, shared: &Shared, key: &InstanceRef) -> Result<bool, ReconcileError> {
+    async fn reconcile_set(
+        &self,
+        shared: &Shared,
+        key: &InstanceRef,
+    ) -> Result<bool, ReconcileError> {
         let reference = ObjectRef::new_with(&key.name, self.kind.resource.clone());
         let reference = match &key.namespace {
             Some(namespace) => reference.within(namespace),
@@ -482,6 +450,52 @@ impl SetController {
         .await
         .map_err(ReconcileError::api(Request::WriteStatus))?;
         Ok(())
+    }
+}
+
+impl Reconciler for SetController {
+    type Key = InstanceRef;
+    /// Whether the Set is rolling out.
+    type Done = bool;
+    type Context = Shared;
+
+    fn queue(&self) -> &WorkQueue<InstanceRef> {
+        &self.queue
+    }
+
+    fn failures(&self) -> &Failures<InstanceRef> {
+        &self.failures
+    }
+
+    fn span(&self, key: &InstanceRef) -> tracing::Span {
+        tracing::info_span!("reconcile", kind = %self.kind.resource.kind, set = %key)
+    }
+
+    fn reconcile<'a>(
+        &'a self,
+        shared: &'a Shared,
+        key: &'a InstanceRef,
+    ) -> impl Future<Output = Result<bool, ReconcileError>> + Send + 'a {
+        self.reconcile_set(shared, key)
+    }
+
+    fn reconciled(&self, shared: &Shared, elapsed: Duration, succeeded: bool) {
+        shared.metrics.set_reconciled(&self.gvr, elapsed, succeeded);
+    }
+
+    /// Counts the Sets rolling out; a Set is reconciled again when its instances change.
+    fn succeeded(&self, shared: &Shared, key: &InstanceRef, rolling: bool) -> Option<Duration> {
+        let in_progress = {
+            let mut sets = self.rolling.lock().unwrap_or_else(PoisonError::into_inner);
+            if rolling {
+                sets.insert(key.clone());
+            } else {
+                sets.remove(key);
+            }
+            sets.len()
+        };
+        shared.metrics.set_rollouts(&self.gvr, in_progress);
+        None
     }
 }
 
