@@ -42,6 +42,7 @@ mod watch;
 
 pub use crate::progress::{Progress, Reporter};
 pub use crate::stop::{Stop, StopHandle};
+use error::within;
 pub use error::{ApplyFailure, DirectError, Rollback};
 pub use parent::{ParentError, ParentRef};
 
@@ -50,9 +51,6 @@ use crate::stop::sleep_until;
 use drive::{DirectDriver, Run};
 use observe::{Reader, graph_versions};
 use watch::Watches;
-
-/// How long past the timeout a request under way may take before the whole run gives up.
-pub(crate) const REQUEST_GRACE: Duration = Duration::from_secs(2);
 
 /// How soon discovery is asked again about a kind the plan waits on and the server does not
 /// serve yet.
@@ -200,21 +198,8 @@ impl DirectEngine {
         stop: &Stop,
     ) -> Result<Deployed, ApplyFailure> {
         let mut run = Run::default();
-        // The wait loop reports a timeout with what was waiting; this bounds the requests
-        // (a server that stops answering) a moment later, so the timeout always holds.
-        let outcome = match self.config.timeout {
-            Some(timeout) => tokio::time::timeout(
-                timeout + REQUEST_GRACE,
-                self.deploy(graph, instance, report, stop, &mut run),
-            )
-            .await
-            .unwrap_or_else(|_| {
-                Err(DirectError::TimedOut {
-                    waiting: vec!["an answer from the API server".to_owned()],
-                })
-            }),
-            None => self.deploy(graph, instance, report, stop, &mut run).await,
-        };
+        let deploying = self.deploy(graph, instance, report, stop, &mut run);
+        let outcome = within(self.config.timeout, deploying).await;
         let error = match outcome {
             Ok(deployed) => return Ok(deployed),
             Err(error) => error,
@@ -531,16 +516,7 @@ impl DirectEngine {
     ) -> Result<Vec<ObjectKey>, DirectError> {
         let deadline = self.config.timeout.map(|timeout| Instant::now() + timeout);
         let removal = self.remove_all(parent, graph, report, stop, deadline);
-        match self.config.timeout {
-            Some(timeout) => tokio::time::timeout(timeout + REQUEST_GRACE, removal)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(DirectError::TimedOut {
-                        waiting: vec!["an answer from the API server".to_owned()],
-                    })
-                }),
-            None => removal.await,
-        }
+        within(self.config.timeout, removal).await
     }
 
     async fn remove_all(

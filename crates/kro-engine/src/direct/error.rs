@@ -1,5 +1,7 @@
 //! Why a direct deploy or delete failed, and what a failed deploy leaves.
 
+use std::time::Duration;
+
 use kro_runtime::{AdmissionError, NodeError, NodeState, ObjectKey, Plan};
 use serde_json::Value as Json;
 
@@ -176,6 +178,28 @@ impl DirectError {
             DirectError::Refused { .. } => "Refused",
             DirectError::Json(_) => "InternalError",
         }
+    }
+}
+
+/// How long past the timeout a request under way may take before the whole run gives up.
+pub(super) const REQUEST_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `work` within `timeout` and [`REQUEST_GRACE`] (no limit without a timeout). The run's
+/// own wait reports a timeout with what was waiting; this bounds the requests (a server that
+/// stops answering) a moment later, so the timeout always holds.
+pub(super) async fn within<T>(
+    timeout: Option<Duration>,
+    work: impl Future<Output = Result<T, DirectError>>,
+) -> Result<T, DirectError> {
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout + REQUEST_GRACE, work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(DirectError::TimedOut {
+                    waiting: vec!["an answer from the API server".to_owned()],
+                })
+            }),
+        None => work.await,
     }
 }
 

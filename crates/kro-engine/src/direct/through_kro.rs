@@ -45,16 +45,7 @@ impl DirectEngine {
     ) -> Result<Json, DirectError> {
         let deadline = self.config.timeout.map(|timeout| Instant::now() + timeout);
         let handing = self.hand_to_kro(rgd, graph, instance, report, stop, deadline);
-        match self.config.timeout {
-            Some(timeout) => tokio::time::timeout(timeout + super::REQUEST_GRACE, handing)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(DirectError::TimedOut {
-                        waiting: vec!["an answer from the API server".to_owned()],
-                    })
-                }),
-            None => handing.await,
-        }
+        super::error::within(self.config.timeout, handing).await
     }
 
     /// Deletes the instance `name` (in `namespace`, for a namespaced kind) of `graph`'s kind
