@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use kro_graph::CompiledGraph;
 use serde_json::Value as Json;
 
+use crate::apply_order::apply_orders;
 use crate::metadata::{APPLY_ORDER_ANNOTATION, NODE_ID_LABEL};
 use crate::observed::ObjectKey;
-use crate::plan::apply_orders;
 
 /// Objects deleted together.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,6 +24,7 @@
 //! ```
 
 mod admission;
+mod apply_order;
 mod applyset;
 mod converge;
 mod deletion;
@@ -38,6 +39,7 @@ mod selector;
 mod status;
 
 pub use admission::{AdmissionError, Admitted, admit};
+pub use apply_order::apply_orders;
 pub use applyset::{Inventory, InventoryError, Parent};
 pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
@@ -46,7 +48,7 @@ pub use metadata::{applyset_id, is_label_value};
 pub use observed::{ListKey, ObjectKey, Observed, group_of};
 pub use plan::{
     DEFAULT_MAX_COLLECTION_SIZE, DesiredObject, NodeError, NodePlan, NodeState, Plan, PlanOptions,
-    Read, Scheduling, Skip, Wait, apply_orders, plan, plan_with_schema, schema_value,
+    Read, Scheduling, Skip, Wait, plan, plan_with_schema, schema_value,
 };
 pub use prune::{desired_keys, prunable};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
