@@ -45,10 +45,10 @@ pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
 pub use kind_readiness::{KindReadiness, kind_readiness};
 pub use metadata::{applyset_id, is_label_value};
-pub use observed::{ListKey, ObjectKey, Observed, group_of};
+pub use observed::{ListKey, ObjectKey, Observed, Read, group_of};
 pub use plan::{
     DEFAULT_MAX_COLLECTION_SIZE, DesiredObject, NodeError, NodePlan, NodeState, Plan, PlanOptions,
-    Read, Scheduling, Skip, Wait, plan, plan_with_schema, schema_value,
+    Scheduling, Skip, Wait, plan, plan_with_schema, schema_value,
 };
 pub use prune::{desired_keys, prunable};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};

@@ -1,4 +1,5 @@
-//! What the caller has seen of the cluster: objects by identity, and which lists were read.
+//! What the caller has seen of the cluster: objects by identity, and which lists were read;
+//! and the [`Read`]s the planner asks for when something it needs has not been seen yet.
 //!
 //! The controller fills an [`Observed`] with the responses of its applies and reads; `kro
 //! render` fills one from files and marks it [complete](Observed::complete) (whatever is not
@@ -87,6 +88,15 @@ impl ListKey {
     pub fn group_kind(&self) -> GroupKind {
         GroupKind::new(&self.group, &self.kind)
     }
+}
+
+/// A read the caller should make before planning again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Read {
+    /// One object (an externalRef by name).
+    Object(ObjectKey),
+    /// A list (an externalRef by selector).
+    List(ListKey),
 }
 
 /// Objects seen in the cluster, and which reads were made.

@@ -17,7 +17,7 @@ use crate::apply_order::apply_orders;
 use crate::evaluate::{Problem, Scope, evaluate_condition};
 use crate::foreach::expand;
 use crate::metadata::applyset_id;
-use crate::observed::{ListKey, ObjectKey, Observed};
+use crate::observed::{ObjectKey, Observed, Read};
 
 mod node_state;
 mod nodes;
@@ -100,15 +100,6 @@ impl Default for PlanOptions {
             served_scopes: std::collections::BTreeMap::new(),
         }
     }
-}
-
-/// A read the caller should make before planning again.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Read {
-    /// One object (an externalRef by name).
-    Object(ObjectKey),
-    /// A list (an externalRef by selector).
-    List(ListKey),
 }
 
 /// An object kro should apply.

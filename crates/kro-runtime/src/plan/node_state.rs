@@ -4,9 +4,8 @@ use std::fmt;
 
 use kro_graph::{FieldPath, NodeId};
 
-use super::Read;
 use crate::evaluate::{FieldProblem, Problem};
-use crate::observed::{ListKey, ObjectKey};
+use crate::observed::{ListKey, ObjectKey, Read};
 
 /// Where a node stands in this plan.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,14 +6,14 @@ use kro_graph::{CompiledNode, FieldPath};
 use serde_json::Value as Json;
 
 use super::{
-    DesiredObject, NodeError, NodePlan, NodeState, Planner, Read, Wait, field_problem_state,
-    ready_state, resource_path, uses_each, value_path,
+    DesiredObject, NodeError, NodePlan, NodeState, Planner, Wait, field_problem_state, ready_state,
+    resource_path, uses_each, value_path,
 };
 use crate::evaluate::{Scope, render};
 use crate::foreach::Iteration;
 use crate::kind_readiness::{KindReadiness, kind_readiness};
 use crate::metadata;
-use crate::observed::{ListKey, ObjectKey};
+use crate::observed::{ListKey, ObjectKey, Read};
 use crate::selector::LabelSelector;
 
 impl Planner<'_> {
