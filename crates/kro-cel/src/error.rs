@@ -515,17 +515,6 @@ impl EvalError {
             reason: reason.into(),
         })
     }
-
-    /// A "no such overload" error for the given runtime arguments.
-    pub fn no_such_overload(function: &str, arguments: &[&crate::Value]) -> Self {
-        EvalError::new(EvalErrorKind::NoSuchOverload {
-            function: function.to_string(),
-            arguments: arguments
-                .iter()
-                .map(|value| value.type_name().to_string())
-                .collect(),
-        })
-    }
 }
 
 impl From<EvalErrorKind> for EvalError {

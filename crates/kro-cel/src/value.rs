@@ -386,6 +386,20 @@ impl Value {
     }
 }
 
+// Lives with `Value` rather than in `error`, so that errors do not depend on values.
+impl EvalError {
+    /// A "no such overload" error for the given runtime arguments.
+    pub fn no_such_overload(function: &str, arguments: &[&Value]) -> Self {
+        EvalError::new(EvalErrorKind::NoSuchOverload {
+            function: function.to_string(),
+            arguments: arguments
+                .iter()
+                .map(|value| value.type_name().to_string())
+                .collect(),
+        })
+    }
+}
+
 /// Orders two numbers of any numeric types: integers exactly, integers against doubles as
 /// doubles.
 fn compare_numbers(a: &Value, b: &Value) -> Option<Ordering> {
