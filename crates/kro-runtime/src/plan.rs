@@ -243,13 +243,20 @@ pub fn plan_with_schema(
     options: &PlanOptions,
 ) -> Plan {
     let (mut plan, planner) = Planner::new(graph, instance, schema, observed, options).run();
-    plan.status = crate::status::compute(
-        &planner,
-        &plan,
+    let nodes: Vec<(&NodeId, &NodeState)> = plan
+        .nodes
+        .iter()
+        .map(|node| (&node.id, &node.state))
+        .collect();
+    let status = crate::status::compute(
+        graph,
+        &planner.values,
+        &nodes,
         instance,
         &options.controller,
         options.now.as_deref(),
     );
+    plan.status = status;
     plan
 }
 

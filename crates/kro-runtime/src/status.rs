@@ -2,17 +2,17 @@
 //! conditions (kro's four built-in ones, or the author's own), with upstream kro's types,
 //! reasons and messages.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
 use kro_cel::{Key, Value};
-use kro_graph::{CompiledGraph, FieldPath, PathSegment, StatusField};
+use kro_graph::{CompiledGraph, FieldPath, NodeId, PathSegment, StatusField};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
 use crate::evaluate::{Problem, Scope, evaluate, set, to_json};
-use crate::plan::{NodeError, NodeState, Plan, Planner, Wait};
+use crate::plan::{NodeError, NodeState, Wait};
 
 /// `status.state` of an instance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,22 +297,23 @@ fn enclosing_list(path: &FieldPath) -> Option<&[PathSegment]> {
         .map(|index| &segments[..index])
 }
 
-/// Computes the status after a plan.
+/// Computes the status after a plan of `graph`: `values` holds `schema` and the value of every
+/// node that has one, `nodes` each node's id and state in the RGD's order.
 pub(crate) fn compute(
-    planner: &Planner<'_>,
-    plan: &Plan,
+    graph: &CompiledGraph,
+    values: &HashMap<String, Value>,
+    nodes: &[(&NodeId, &NodeState)],
     instance: &Json,
     facts: &ControllerFacts,
     now: Option<&str>,
 ) -> InstanceStatus {
-    let graph = planner.graph;
     let instance_facts = InstanceFacts::of(instance);
     let mut fields = Map::new();
     let mut pending = Vec::new();
     let mut errors = Vec::new();
     let mut unresolved: Vec<&FieldPath> = Vec::new();
     let status_root = FieldPath::root().key("status");
-    let scope = Scope::new(&planner.values);
+    let scope = Scope::new(values);
     for field in &graph.status {
         match field {
             StatusField::Expression(field) => {
@@ -346,7 +347,7 @@ pub(crate) fn compute(
                 // A declared `integer | scale` field receives the spec's scale value once the
                 // instance is ready (docs/scaling.md); other declarations are left unset.
                 let is_scale = graph.scale.status_replicas.as_deref() == Some(&path.to_string());
-                if is_scale && plan.is_ready() {
+                if is_scale && nodes.iter().all(|(_, state)| state.is_settled()) {
                     let spec_value = graph
                         .scale
                         .spec_replicas
@@ -388,12 +389,11 @@ pub(crate) fn compute(
     fields.remove("state");
     fields.remove("conditions");
 
-    let resources_ready = resources_ready(planner, plan, facts);
+    let resources_ready = resources_ready(nodes, facts);
     let node_failed = facts.resources.is_err()
-        || plan
-            .nodes
+        || nodes
             .iter()
-            .any(|node| matches!(node.state, NodeState::Failed(_)));
+            .any(|(_, state)| matches!(state, NodeState::Failed(_)));
     let mut builtin = vec![
         match &facts.managed {
             Ok(()) => Condition::builtin(
@@ -448,7 +448,7 @@ pub(crate) fn compute(
     let mut conditions = builtin.clone();
     if !graph.status_conditions.is_empty() {
         let (authored, failures, incomplete) =
-            author_conditions(planner, instance, &builtin, &instance_facts, now);
+            author_conditions(graph, values, instance, &builtin, &instance_facts, now);
         conditions = authored;
         if incomplete {
             let produced: BTreeSet<String> = conditions
@@ -493,8 +493,8 @@ fn is_conditions_path(path: &FieldPath) -> bool {
     path.starts_with(&schema_status_path().key("conditions"))
 }
 
-/// `ResourcesReady` from the plan and the controller's facts.
-fn resources_ready(planner: &Planner<'_>, plan: &Plan, facts: &ControllerFacts) -> Condition {
+/// `ResourcesReady` from the nodes' states and the controller's facts.
+fn resources_ready(nodes: &[(&NodeId, &NodeState)], facts: &ControllerFacts) -> Condition {
     if facts.deleting {
         return Condition::builtin(
             RESOURCES_READY,
@@ -519,11 +519,10 @@ fn resources_ready(planner: &Planner<'_>, plan: &Plan, facts: &ControllerFacts) 
             format!("resource error: {message}"),
         );
     }
-    let failed: Vec<String> = plan
-        .nodes
+    let failed: Vec<String> = nodes
         .iter()
-        .filter_map(|node| match &node.state {
-            NodeState::Failed(error) => Some(format!("resource {}: {error}", node.id)),
+        .filter_map(|(id, state)| match state {
+            NodeState::Failed(error) => Some(format!("resource {id}: {error}")),
             _ => None,
         })
         .collect();
@@ -535,19 +534,16 @@ fn resources_ready(planner: &Planner<'_>, plan: &Plan, facts: &ControllerFacts) 
             format!("resource error: {}", failed.join("; ")),
         );
     }
-    let waiting: Vec<String> = plan
-        .nodes
+    let waiting: Vec<String> = nodes
         .iter()
-        .filter_map(|node| match &node.state {
-            NodeState::Waiting(wait) => Some(format!("{}: {wait}", node.id)),
+        .filter_map(|(id, state)| match state {
+            NodeState::Waiting(wait) => Some(format!("{id}: {wait}")),
             _ => None,
         })
         .collect();
-    let _ = planner;
-    let terminating = plan
-        .nodes
+    let terminating = nodes
         .iter()
-        .any(|node| matches!(node.state, NodeState::Waiting(Wait::Terminating(_))));
+        .any(|(_, state)| matches!(state, NodeState::Waiting(Wait::Terminating(_))));
     if terminating {
         return Condition::builtin(
             RESOURCES_READY,
@@ -636,13 +632,13 @@ fn sort_conditions(conditions: &mut [Condition]) {
 /// Evaluates `schema.status.conditions`: the conditions, the failures, and whether some entry
 /// was pending or failed (then earlier conditions of the types not produced are kept).
 fn author_conditions(
-    planner: &Planner<'_>,
+    graph: &CompiledGraph,
+    values: &HashMap<String, Value>,
     instance: &Json,
     builtin: &[Condition],
     facts: &InstanceFacts,
     now: Option<&str>,
 ) -> (Vec<Condition>, Vec<NodeError>, bool) {
-    let graph: &CompiledGraph = planner.graph;
     // `schema` with the built-in conditions of this round, so that
     // `runtime.condition(schema, 'ResourcesReady')` reads them.
     let mut with_conditions = instance.clone();
@@ -664,7 +660,7 @@ fn author_conditions(
         );
     }
     let schema = kro_cel::from_json(&with_conditions, None, None).unwrap_or(Value::Null);
-    let scope = Scope::new(&planner.values)
+    let scope = Scope::new(values)
         .with("schema", schema)
         .with(kro_cel::RUNTIME_VARIABLE, kro_cel::runtime_value());
     let mut produced: Vec<Condition> = Vec::new();
