@@ -11,12 +11,42 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::ast::{Ast, Call, Comprehension, Expr, ExprId, ExprKind, Literal, Select, operators};
-use crate::env::Env;
 use crate::error::{CheckError, Issue, TypeErrorKind};
+use crate::functions::Function;
 use crate::source::Span;
-use crate::types::{FieldLookup, Type};
+use crate::types::{FieldLookup, Type, TypeProvider};
 
 use unify::{Substitution, freshen};
+
+/// What the checker needs from an environment: the declarations names, calls and types are
+/// resolved against, and the cap on reported errors. [`Env`](crate::Env) implements it, so the
+/// checker does not depend on the environment; the planner resolves the names of unchecked
+/// programs through it too.
+pub(crate) trait Declarations {
+    /// The declared type of a variable, by its fully qualified name.
+    fn variable(&self, name: &str) -> Option<&Type>;
+
+    /// A function by its fully qualified name.
+    fn function(&self, name: &str) -> Option<&Function>;
+
+    /// The object-type provider, if any.
+    fn type_provider(&self) -> Option<&dyn TypeProvider>;
+
+    /// The type of `field` on the object type `type_name`.
+    fn field_type(&self, type_name: &str, field: &str) -> FieldLookup;
+
+    /// The full name and type a type name denotes, if it denotes one.
+    fn lookup_type_name(&self, name: &str) -> Option<(String, Type)>;
+
+    /// The container names are resolved in.
+    fn container(&self) -> &str;
+
+    /// The fully qualified names `name` may refer to, most specific first.
+    fn candidate_names(&self, name: &str) -> Vec<String>;
+
+    /// The cap on reported type errors.
+    fn max_check_errors(&self) -> usize;
+}
 
 /// What a name or call in a checked expression was resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,8 +105,8 @@ impl CheckedAst {
     }
 }
 
-/// Type-checks `ast` against `env`.
-pub(crate) fn check(env: &Env, ast: &Ast) -> Result<CheckedAst, CheckError> {
+/// Type-checks `ast` against the declarations of `env`.
+pub(crate) fn check(env: &dyn Declarations, ast: &Ast) -> Result<CheckedAst, CheckError> {
     let mut checker = Checker {
         env,
         substitution: Substitution::default(),
@@ -107,7 +137,7 @@ pub(crate) fn check(env: &Env, ast: &Ast) -> Result<CheckedAst, CheckError> {
 }
 
 struct Checker<'e> {
-    env: &'e Env,
+    env: &'e dyn Declarations,
     substitution: Substitution,
     types: HashMap<ExprId, Type>,
     references: HashMap<ExprId, Reference>,

@@ -6,13 +6,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::ast::Ast;
-use crate::checker::{self, CheckedAst};
+use crate::checker::{self, CheckedAst, Declarations};
 use crate::cost::DEFAULT_COST_LIMIT;
 use crate::error::{CheckError, CompileError, ParseError};
 use crate::functions::{Function, Library, ObjectType};
 use crate::interpreter::Program;
 use crate::parser::{self, ParserConfig};
-use crate::types::{FieldLookup, Type, TypeProvider};
+use crate::types::{FieldLookup, Type, TypeProvider, builtin_type};
 
 /// Everything needed to compile and run expressions: variables and their types, functions
 /// with their overloads and implementations, object types, the container for name
@@ -192,13 +192,13 @@ impl Env {
 
     /// Plans a checked expression for evaluation.
     pub fn program(&self, checked: &CheckedAst) -> Program {
-        Program::plan(self, &checked.ast, Some(checked))
+        Program::plan(self, self.cost_limit, &checked.ast, Some(checked))
     }
 
     /// Plans an expression that was parsed but not checked; names and overloads are resolved
     /// at run time.
     pub fn program_unchecked(&self, ast: &Ast) -> Program {
-        Program::plan(self, ast, None)
+        Program::plan(self, self.cost_limit, ast, None)
     }
 
     /// The declared type of a variable (by its fully qualified name).
@@ -293,24 +293,38 @@ impl Env {
     }
 }
 
-/// The built-in type names usable as values (`type(x) == int`).
-pub(crate) fn builtin_type(name: &str) -> Option<Type> {
-    Some(match name {
-        "int" => Type::Int,
-        "uint" => Type::Uint,
-        "double" => Type::Double,
-        "bool" => Type::Bool,
-        "string" => Type::String,
-        "bytes" => Type::Bytes,
-        "null_type" => Type::Null,
-        "list" => Type::list(Type::Dyn),
-        "map" => Type::map(Type::Dyn, Type::Dyn),
-        "type" => Type::type_of(Type::Dyn),
-        "optional_type" => Type::optional(Type::Dyn),
-        "google.protobuf.Timestamp" => Type::Timestamp,
-        "google.protobuf.Duration" => Type::Duration,
-        _ => return None,
-    })
+impl Declarations for Env {
+    fn variable(&self, name: &str) -> Option<&Type> {
+        Env::variable(self, name)
+    }
+
+    fn function(&self, name: &str) -> Option<&Function> {
+        Env::function(self, name)
+    }
+
+    fn type_provider(&self) -> Option<&dyn TypeProvider> {
+        Env::type_provider(self)
+    }
+
+    fn field_type(&self, type_name: &str, field: &str) -> FieldLookup {
+        Env::field_type(self, type_name, field)
+    }
+
+    fn lookup_type_name(&self, name: &str) -> Option<(String, Type)> {
+        Env::lookup_type_name(self, name)
+    }
+
+    fn container(&self) -> &str {
+        Env::container(self)
+    }
+
+    fn candidate_names(&self, name: &str) -> Vec<String> {
+        Env::candidate_names(self, name)
+    }
+
+    fn max_check_errors(&self) -> usize {
+        Env::max_check_errors(self)
+    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::ast::Ast;
-use crate::checker::CheckedAst;
+use crate::checker::{CheckedAst, Declarations};
 use crate::cost::{Budget, MAP_CREATE_COST, traversal_cost};
-use crate::env::Env;
 use crate::error::{EvalError, EvalErrorKind, EvalResult};
 use crate::source::{Source, Span};
 use crate::stdlib::{operators, optionals};
@@ -88,7 +87,14 @@ struct ProgramInner {
 }
 
 impl Program {
-    pub(crate) fn plan(env: &Env, ast: &Ast, checked: Option<&CheckedAst>) -> Program {
+    /// Plans `ast` (with its check results, if it was checked), resolving names and calls
+    /// against `env`; each evaluation may spend up to `cost_limit`.
+    pub(crate) fn plan(
+        env: &dyn Declarations,
+        cost_limit: Option<u64>,
+        ast: &Ast,
+        checked: Option<&CheckedAst>,
+    ) -> Program {
         let mut planner = planner::Planner::new(env, checked);
         let root = planner.plan(&ast.expr);
         Program {
@@ -96,7 +102,7 @@ impl Program {
                 root,
                 globals: planner.globals,
                 slot_count: planner.max_slots as usize,
-                cost_limit: env.cost_limit(),
+                cost_limit,
                 source: ast.source.clone(),
                 output_type: checked.map(|checked| checked.output_type().clone()),
             }),

@@ -170,6 +170,26 @@ pub trait TypeProvider: Send + Sync + fmt::Debug {
     }
 }
 
+/// The built-in type names usable as values (`type(x) == int`).
+pub(crate) fn builtin_type(name: &str) -> Option<Type> {
+    Some(match name {
+        "int" => Type::Int,
+        "uint" => Type::Uint,
+        "double" => Type::Double,
+        "bool" => Type::Bool,
+        "string" => Type::String,
+        "bytes" => Type::Bytes,
+        "null_type" => Type::Null,
+        "list" => Type::list(Type::Dyn),
+        "map" => Type::map(Type::Dyn, Type::Dyn),
+        "type" => Type::type_of(Type::Dyn),
+        "optional_type" => Type::optional(Type::Dyn),
+        "google.protobuf.Timestamp" => Type::Timestamp,
+        "google.protobuf.Duration" => Type::Duration,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::types::TypeProvider;
+use crate::env::Env;
 
 fn check_type(env: &Env, text: &str) -> Type {
     let ast = env

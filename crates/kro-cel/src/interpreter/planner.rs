@@ -4,18 +4,18 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::ast::{Call, Comprehension, Expr, ExprKind, Literal, operators as names};
-use crate::checker::{CheckedAst, Reference};
-use crate::env::{Env, builtin_type};
+use crate::checker::{CheckedAst, Declarations, Reference};
 use crate::error::{EvalError, EvalErrorKind};
 use crate::functions::Overload;
 use crate::source::Span;
 use crate::stdlib::operators::Relation;
+use crate::types::builtin_type;
 use crate::value::{Key, Value};
 
 use super::node::{Arithmetic, Fold, NameOption, Node, PathRoot};
 
 pub(crate) struct Planner<'a> {
-    env: &'a Env,
+    env: &'a dyn Declarations,
     checked: Option<&'a CheckedAst>,
     /// Comprehension variables in scope, innermost last.
     scopes: Vec<(String, u32)>,
@@ -30,7 +30,7 @@ fn key(name: &str) -> Key {
 }
 
 impl<'a> Planner<'a> {
-    pub(crate) fn new(env: &'a Env, checked: Option<&'a CheckedAst>) -> Self {
+    pub(crate) fn new(env: &'a dyn Declarations, checked: Option<&'a CheckedAst>) -> Self {
         Planner {
             env,
             checked,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::env::Env;
 use crate::error::EvalErrorKind;
 
 fn eval(text: &str) -> EvalResult<Value> {
