@@ -167,7 +167,7 @@ impl Builder<'_> {
         // An expression that fails here is reported once and left out of its node's
         // dependencies; the other expressions (of its node, of its dependents, of the status)
         // are still checked below, so that one run reports every error the RGD has.
-        self.find_dependencies(&mut plans, &instance_type, &status_plan);
+        self.find_dependencies(&mut plans, &instance_type, &status_plan.sources());
         let Some(dag) = self.order(&plans) else {
             return Err(self.fail());
         };

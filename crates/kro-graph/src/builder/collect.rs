@@ -7,7 +7,6 @@ use kro_cel::{Env, Type};
 use kro_schema::Gvk;
 use serde_json::Value as Json;
 
-use super::status::StatusPlan;
 use super::{Builder, resource_path};
 use crate::api::{ForEach, ResourceGraphDefinition, ResourceSpec};
 use crate::error::BuildErrorKind;
@@ -511,11 +510,13 @@ impl Builder<'_> {
         )
     }
 
+    /// Fills each node's dependencies from the ids its expressions read, and checks the status
+    /// expressions (`status_sources`, each with where it was written) the same way.
     pub(super) fn find_dependencies(
         &mut self,
         plans: &mut [NodePlan],
         instance_type: &Type,
-        status: &StatusPlan,
+        status_sources: &[(FieldPath, String)],
     ) {
         let ids: HashSet<String> = plans.iter().map(|plan| plan.id.clone()).collect();
         for plan in plans.iter_mut() {
@@ -567,7 +568,6 @@ impl Builder<'_> {
             }
             plan.dependencies = dependencies;
         }
-        let status_sources = status.sources();
         let env = self.discovery_env(
             &ids,
             status_sources.iter().map(|(_, source)| source.as_str()),
@@ -575,7 +575,7 @@ impl Builder<'_> {
             &[],
         );
         for (path, source) in status_sources {
-            let _ = self.references(&env, &source, &path, None, &ids);
+            let _ = self.references(&env, source, path, None, &ids);
         }
     }
 }
