@@ -34,6 +34,58 @@ pub struct Ast {
     pub next_id: u32,
 }
 
+/// Makes the nodes of one expression as it is parsed: hands out fresh ids and keeps the calls
+/// that macros expanded. The parser and the macros it runs share one.
+#[derive(Debug)]
+pub(crate) struct NodeFactory {
+    next_id: u32,
+    /// For each node a macro produced, the call as written.
+    pub(crate) macro_calls: HashMap<ExprId, Expr>,
+}
+
+impl NodeFactory {
+    /// A factory whose first node gets id 1.
+    pub(crate) fn new() -> Self {
+        NodeFactory {
+            next_id: 1,
+            macro_calls: HashMap::new(),
+        }
+    }
+
+    /// One more than the largest id handed out so far.
+    pub(crate) fn next_id(&self) -> u32 {
+        self.next_id
+    }
+
+    /// A fresh id.
+    pub(crate) fn new_id(&mut self) -> ExprId {
+        let id = ExprId(self.next_id);
+        self.next_id += 1;
+        id
+    }
+
+    /// A node of `kind` with a fresh id.
+    pub(crate) fn node(&mut self, span: Span, kind: ExprKind) -> Expr {
+        Expr {
+            id: self.new_id(),
+            span,
+            kind,
+        }
+    }
+
+    /// A global call of `function` with a fresh id.
+    pub(crate) fn call(&mut self, span: Span, function: &str, args: Vec<Expr>) -> Expr {
+        self.node(
+            span,
+            ExprKind::Call(Call {
+                target: None,
+                function: function.to_string(),
+                args,
+            }),
+        )
+    }
+}
+
 /// One node of the tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expr {

@@ -14,6 +14,10 @@ mod condition;
 
 pub use condition::{ConditionError, ConditionSyntaxError};
 
+/// The result of one step of parsing or macro expansion: the value, or where the text is
+/// wrong and how.
+pub(crate) type PResult<T> = Result<T, (Span, SyntaxErrorKind)>;
+
 /// What is wrong with an expression's text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

@@ -14,10 +14,9 @@ pub(crate) use extensions::{MAX_FUNCTION, MIN_FUNCTION, SORT_BY_KEYS_FUNCTION};
 use extensions::NEW_CONDITION;
 
 use crate::ast::{
-    Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapExpr, Select, operators,
+    Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapExpr, NodeFactory, Select, operators,
 };
-use crate::error::{MacroError, MacroProblem, SyntaxErrorKind};
-use crate::parser::{PResult, Parser};
+use crate::error::{MacroError, MacroProblem, PResult, SyntaxErrorKind};
 use crate::source::Span;
 
 /// The accumulator's name in expanded comprehensions; it is not a valid identifier, so user
@@ -150,7 +149,7 @@ fn is_ident(expr: &Expr, name: &str) -> bool {
 }
 
 /// Expands `call` if it is a macro, else returns it unchanged.
-pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
+pub(crate) fn expand(nodes: &mut NodeFactory, call: Expr) -> PResult<Expr> {
     let ExprKind::Call(details) = &call.kind else {
         return Ok(call);
     };
@@ -162,21 +161,21 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
         return Ok(call);
     };
     let which = match which {
-        Recognised::Has => return expand_has(parser, call, args),
+        Recognised::Has => return expand_has(nodes, call, args),
         Recognised::OptionalMap { flat } => {
-            return expand_optional_map(parser, call, target, args, flat);
+            return expand_optional_map(nodes, call, target, args, flat);
         }
         Recognised::Extremum { greatest } => {
-            return extensions::expand_extremum(parser, call, args, greatest);
+            return extensions::expand_extremum(nodes, call, args, greatest);
         }
-        Recognised::SortBy => return extensions::expand_sort_by(parser, call, target, args),
-        Recognised::Block => return block::expand_block(parser, &call, args),
+        Recognised::SortBy => return extensions::expand_sort_by(nodes, call, target, args),
+        Recognised::Block => return block::expand_block(nodes, &call, args),
         Recognised::BlockVariable => {
             let function = details.function.clone();
-            return block::expand_variable(parser, &call, &function, &args);
+            return block::expand_variable(nodes, &call, &function, &args);
         }
         Recognised::NewCondition => {
-            return extensions::expand_new_condition(parser, call, target, args);
+            return extensions::expand_new_condition(nodes, call, target, args);
         }
         Recognised::Fold(which) => which,
     };
@@ -209,7 +208,7 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
     let rest: Vec<Expr> = args.collect();
     let range = match target {
         Some(target) if which != Macro::Bind => *target,
-        _ => parser.node(
+        _ => nodes.node(
             span,
             ExprKind::List(ListExpr {
                 elements: Vec::new(),
@@ -217,19 +216,19 @@ pub(crate) fn expand(parser: &mut Parser<'_>, call: Expr) -> PResult<Expr> {
             }),
         ),
     };
-    let mut builder = Builder { parser, span };
+    let mut builder = Builder { nodes, span };
     let comprehension = builder.comprehension(which, variables, range, rest);
     let expanded = builder
-        .parser
+        .nodes
         .node(span, ExprKind::Comprehension(Box::new(comprehension)));
-    parser.macro_calls.insert(expanded.id, call);
+    nodes.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }
 
 /// `opt.optMap(x, e)` becomes `opt.hasValue() ? optional.of(cel.bind(x, opt.value(), e)) :
 /// optional.none()`; `optFlatMap` the same without wrapping `e` in `optional.of`.
 fn expand_optional_map(
-    parser: &mut Parser<'_>,
+    nodes: &mut NodeFactory,
     call: Expr,
     target: Option<Box<Expr>>,
     args: Vec<Expr>,
@@ -251,8 +250,8 @@ fn expand_optional_map(
         ));
     };
     let target = *target;
-    let member = |parser: &mut Parser<'_>, target: Expr, function: &str| {
-        parser.node(
+    let member = |nodes: &mut NodeFactory, target: Expr, function: &str| {
+        nodes.node(
             span,
             ExprKind::Call(Call {
                 target: Some(Box::new(target)),
@@ -262,10 +261,10 @@ fn expand_optional_map(
         )
     };
     let mut target_copy = target.clone();
-    renumber(parser, &mut target_copy);
-    let has_value = member(parser, target, "hasValue");
-    let value = member(parser, target_copy, "value");
-    let mut builder = Builder { parser, span };
+    renumber(nodes, &mut target_copy);
+    let has_value = member(nodes, target, "hasValue");
+    let value = member(nodes, target_copy, "value");
+    let mut builder = Builder { nodes, span };
     let empty_range = builder.empty_list();
     let step = builder.ident(&variable);
     let condition = builder.literal(Literal::Bool(false));
@@ -280,7 +279,7 @@ fn expand_optional_map(
         result: body,
     };
     let bound = builder
-        .parser
+        .nodes
         .node(span, ExprKind::Comprehension(Box::new(bound)));
     let present = if flat {
         bound
@@ -289,58 +288,58 @@ fn expand_optional_map(
     };
     let absent = builder.call("optional.none", Vec::new());
     let expanded = builder.call(operators::CONDITIONAL, vec![has_value, present, absent]);
-    parser.macro_calls.insert(expanded.id, call);
+    nodes.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }
 
 /// Gives a copied subtree fresh ids, so that every node of the tree stays unique.
-fn renumber(parser: &mut Parser<'_>, expr: &mut Expr) {
-    crate::stack::guard(|| renumber_unguarded(parser, expr));
+fn renumber(nodes: &mut NodeFactory, expr: &mut Expr) {
+    crate::stack::guard(|| renumber_unguarded(nodes, expr));
 }
 
-fn renumber_unguarded(parser: &mut Parser<'_>, expr: &mut Expr) {
-    expr.id = parser.new_id();
+fn renumber_unguarded(nodes: &mut NodeFactory, expr: &mut Expr) {
+    expr.id = nodes.new_id();
     match &mut expr.kind {
         ExprKind::Literal(_) | ExprKind::Ident(_) => {}
-        ExprKind::Select(select) => renumber(parser, &mut select.operand),
+        ExprKind::Select(select) => renumber(nodes, &mut select.operand),
         ExprKind::Call(call) => {
             if let Some(target) = &mut call.target {
-                renumber(parser, target);
+                renumber(nodes, target);
             }
             for arg in &mut call.args {
-                renumber(parser, arg);
+                renumber(nodes, arg);
             }
         }
         ExprKind::List(list) => {
             for element in &mut list.elements {
-                renumber(parser, element);
+                renumber(nodes, element);
             }
         }
         ExprKind::Map(map) => {
             for entry in &mut map.entries {
-                entry.id = parser.new_id();
-                renumber(parser, &mut entry.key);
-                renumber(parser, &mut entry.value);
+                entry.id = nodes.new_id();
+                renumber(nodes, &mut entry.key);
+                renumber(nodes, &mut entry.value);
             }
         }
         ExprKind::Struct(object) => {
             for field in &mut object.fields {
-                field.id = parser.new_id();
-                renumber(parser, &mut field.value);
+                field.id = nodes.new_id();
+                renumber(nodes, &mut field.value);
             }
         }
         ExprKind::Comprehension(comprehension) => {
-            renumber(parser, &mut comprehension.iter_range);
-            renumber(parser, &mut comprehension.accu_init);
-            renumber(parser, &mut comprehension.loop_condition);
-            renumber(parser, &mut comprehension.loop_step);
-            renumber(parser, &mut comprehension.result);
+            renumber(nodes, &mut comprehension.iter_range);
+            renumber(nodes, &mut comprehension.accu_init);
+            renumber(nodes, &mut comprehension.loop_condition);
+            renumber(nodes, &mut comprehension.loop_step);
+            renumber(nodes, &mut comprehension.result);
         }
     }
 }
 
 /// `has(a.b)` becomes the presence test on `a.b`.
-fn expand_has(parser: &mut Parser<'_>, call: Expr, mut args: Vec<Expr>) -> PResult<Expr> {
+fn expand_has(nodes: &mut NodeFactory, call: Expr, mut args: Vec<Expr>) -> PResult<Expr> {
     let invalid = (
         call.span,
         SyntaxErrorKind::InvalidMacro(MacroError {
@@ -361,7 +360,7 @@ fn expand_has(parser: &mut Parser<'_>, call: Expr, mut args: Vec<Expr>) -> PResu
     else {
         return Err(invalid);
     };
-    let expanded = parser.node(
+    let expanded = nodes.node(
         span,
         ExprKind::Select(Select {
             operand,
@@ -369,22 +368,22 @@ fn expand_has(parser: &mut Parser<'_>, call: Expr, mut args: Vec<Expr>) -> PResu
             test_only: true,
         }),
     );
-    parser.macro_calls.insert(expanded.id, call);
+    nodes.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }
 
-struct Builder<'p, 'c> {
-    parser: &'p mut Parser<'c>,
+struct Builder<'p> {
+    nodes: &'p mut NodeFactory,
     span: Span,
 }
 
-impl Builder<'_, '_> {
+impl Builder<'_> {
     fn literal(&mut self, literal: Literal) -> Expr {
-        self.parser.node(self.span, ExprKind::Literal(literal))
+        self.nodes.node(self.span, ExprKind::Literal(literal))
     }
 
     fn ident(&mut self, name: &str) -> Expr {
-        self.parser
+        self.nodes
             .node(self.span, ExprKind::Ident(name.to_string()))
     }
 
@@ -393,11 +392,11 @@ impl Builder<'_, '_> {
     }
 
     fn call(&mut self, function: &str, args: Vec<Expr>) -> Expr {
-        self.parser.call(self.span, function, args)
+        self.nodes.call(self.span, function, args)
     }
 
     fn empty_list(&mut self) -> Expr {
-        self.parser.node(
+        self.nodes.node(
             self.span,
             ExprKind::List(ListExpr {
                 elements: Vec::new(),
@@ -408,7 +407,7 @@ impl Builder<'_, '_> {
 
     fn append(&mut self, element: Expr) -> Expr {
         let accumulator = self.accumulator();
-        let list = self.parser.node(
+        let list = self.nodes.node(
             self.span,
             ExprKind::List(ListExpr {
                 elements: vec![element],
@@ -506,7 +505,7 @@ impl Builder<'_, '_> {
                 );
                 let predicate = filtered.then(&mut take);
                 let transform = take();
-                let init = self.parser.node(
+                let init = self.nodes.node(
                     self.span,
                     ExprKind::Map(MapExpr {
                         entries: Vec::new(),

@@ -5,14 +5,13 @@
 //! against [`ParserConfig::max_recursion_depth`], so the checker and the interpreter, which
 //! recurse over the tree, cannot overflow the stack on hostile input.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::ast::{
-    Ast, Call, Expr, ExprId, ExprKind, FieldInit, ListExpr, Literal, MapEntry, MapExpr, Select,
-    StructExpr, operators,
+    Ast, Call, Expr, ExprKind, FieldInit, ListExpr, Literal, MapEntry, MapExpr, NodeFactory,
+    Select, StructExpr, operators,
 };
-use crate::error::{Issue, ParseError, SyntaxErrorKind};
+use crate::error::{Issue, PResult, ParseError, SyntaxErrorKind};
 use crate::lexer::{Punct, Spanned, Token, is_reserved, tokenize};
 use crate::macros;
 use crate::source::{Source, Span};
@@ -93,10 +92,9 @@ pub fn parse_with(text: &str, config: &ParserConfig) -> Result<Ast, ParseError> 
     let mut parser = Parser {
         tokens,
         position: 0,
-        next_id: 1,
         depth: 0,
         config,
-        macro_calls: HashMap::new(),
+        nodes: NodeFactory::new(),
     };
     let expr = parser.expr().map_err(|(span, kind)| fail(span, kind))?;
     let trailing = parser.peek();
@@ -114,20 +112,17 @@ pub fn parse_with(text: &str, config: &ParserConfig) -> Result<Ast, ParseError> 
     Ok(Ast {
         expr,
         source,
-        macro_calls: parser.macro_calls,
-        next_id: parser.next_id,
+        next_id: parser.nodes.next_id(),
+        macro_calls: parser.nodes.macro_calls,
     })
 }
-
-pub(crate) type PResult<T> = Result<T, (Span, SyntaxErrorKind)>;
 
 pub(crate) struct Parser<'c> {
     tokens: Vec<Spanned>,
     position: usize,
-    next_id: u32,
     depth: u32,
     config: &'c ParserConfig,
-    pub(crate) macro_calls: HashMap<ExprId, Expr>,
+    nodes: NodeFactory,
 }
 
 impl Parser<'_> {
@@ -197,31 +192,6 @@ impl Parser<'_> {
         self.depth -= levels;
     }
 
-    pub(crate) fn new_id(&mut self) -> ExprId {
-        let id = ExprId(self.next_id);
-        self.next_id += 1;
-        id
-    }
-
-    pub(crate) fn node(&mut self, span: Span, kind: ExprKind) -> Expr {
-        Expr {
-            id: self.new_id(),
-            span,
-            kind,
-        }
-    }
-
-    pub(crate) fn call(&mut self, span: Span, function: &str, args: Vec<Expr>) -> Expr {
-        self.node(
-            span,
-            ExprKind::Call(Call {
-                target: None,
-                function: function.to_string(),
-                args,
-            }),
-        )
-    }
-
     /// `Expr = ConditionalOr ['?' ConditionalOr ':' Expr]`
     fn expr(&mut self) -> PResult<Expr> {
         crate::stack::guard(|| self.expr_unguarded())
@@ -236,7 +206,7 @@ impl Parser<'_> {
             let then = self.logical(Punct::OrOr)?;
             self.expect(Punct::Colon)?;
             let otherwise = self.expr()?;
-            Ok(self.call(
+            Ok(self.nodes.call(
                 operator,
                 operators::CONDITIONAL,
                 vec![condition, then, otherwise],
@@ -286,7 +256,8 @@ impl Parser<'_> {
         let right = operands.split_off(middle);
         let left = self.balance(function, operands, &spans[..middle - 1]);
         let right = self.balance(function, right, &spans[middle..]);
-        self.call(spans[middle - 1], function, vec![left, right])
+        self.nodes
+            .call(spans[middle - 1], function, vec![left, right])
     }
 
     /// A left-associative chain of binary operators at one precedence level.
@@ -302,7 +273,7 @@ impl Parser<'_> {
             self.descend(1, span)?;
             levels += 1;
             let right = next(self)?;
-            left = self.call(span, function, vec![left, right]);
+            left = self.nodes.call(span, function, vec![left, right]);
         }
         self.ascend(levels);
         Ok(left)
@@ -370,7 +341,7 @@ impl Parser<'_> {
             operators::NEGATE
         };
         while let Some(span) = spans.pop() {
-            operand = self.call(span, function, vec![operand]);
+            operand = self.nodes.call(span, function, vec![operand]);
         }
         self.ascend(levels);
         Ok(operand)
@@ -398,7 +369,7 @@ impl Parser<'_> {
                 ));
             }
         };
-        Ok(self.node(span, ExprKind::Literal(literal)))
+        Ok(self.nodes.node(span, ExprKind::Literal(literal)))
     }
 
     /// `Member = Primary | Member '.' SELECTOR ['(' args ')'] | Member '[' Expr ']' | ...`
@@ -428,7 +399,7 @@ impl Parser<'_> {
                 } else {
                     operators::INDEX
                 };
-                operand = self.call(span, function, vec![operand, index]);
+                operand = self.nodes.call(span, function, vec![operand, index]);
             } else if self.at(Punct::LeftBrace) {
                 let Some(type_name) = operand.qualified_name() else {
                     break;
@@ -461,11 +432,13 @@ impl Parser<'_> {
             }
         };
         if optional {
-            let field = self.node(
+            let field = self.nodes.node(
                 name_token.span,
                 ExprKind::Literal(Literal::String(Arc::from(name.as_str()))),
             );
-            return Ok(self.call(dot, operators::OPTIONAL_SELECT, vec![operand, field]));
+            return Ok(self
+                .nodes
+                .call(dot, operators::OPTIONAL_SELECT, vec![operand, field]));
         }
         if !quoted && self.at(Punct::LeftParen) {
             self.advance();
@@ -473,7 +446,7 @@ impl Parser<'_> {
             let span = dot.to(self.previous_span());
             return self.member_call(operand, name, args, span);
         }
-        Ok(self.node(
+        Ok(self.nodes.node(
             dot,
             ExprKind::Select(Select {
                 operand: Box::new(operand),
@@ -490,7 +463,7 @@ impl Parser<'_> {
         args: Vec<Expr>,
         span: Span,
     ) -> PResult<Expr> {
-        let call = self.node(
+        let call = self.nodes.node(
             span,
             ExprKind::Call(Call {
                 target: Some(Box::new(target)),
@@ -499,7 +472,7 @@ impl Parser<'_> {
             }),
         );
         if self.config.enable_macros {
-            return macros::expand(self, call);
+            return macros::expand(&mut self.nodes, call);
         }
         Ok(call)
     }
@@ -562,7 +535,7 @@ impl Parser<'_> {
                 return Err(self.unexpected("an expression"));
             }
         }?;
-        Ok(self.node(span, kind))
+        Ok(self.nodes.node(span, kind))
     }
 
     fn ident_or_call(&mut self, name: String, span: Span) -> PResult<Expr> {
@@ -574,7 +547,7 @@ impl Parser<'_> {
             self.advance();
             let args = self.arguments(Punct::RightParen)?;
             let span = span.to(self.previous_span());
-            let call = self.node(
+            let call = self.nodes.node(
                 span,
                 ExprKind::Call(Call {
                     target: None,
@@ -583,11 +556,11 @@ impl Parser<'_> {
                 }),
             );
             if self.config.enable_macros {
-                return macros::expand(self, call);
+                return macros::expand(&mut self.nodes, call);
             }
             return Ok(call);
         }
-        Ok(self.node(span, ExprKind::Ident(name)))
+        Ok(self.nodes.node(span, ExprKind::Ident(name)))
     }
 
     fn list_literal(&mut self, open: Span) -> PResult<Expr> {
@@ -603,7 +576,7 @@ impl Parser<'_> {
             }
         }
         let close = self.expect(Punct::RightBracket)?;
-        Ok(self.node(
+        Ok(self.nodes.node(
             open.to(close),
             ExprKind::List(ListExpr {
                 elements,
@@ -620,7 +593,7 @@ impl Parser<'_> {
             let key = self.expr()?;
             let colon = self.expect(Punct::Colon)?;
             let value = self.expr()?;
-            let id = self.new_id();
+            let id = self.nodes.new_id();
             entries.push(MapEntry {
                 id,
                 span: if optional { start } else { colon },
@@ -633,7 +606,9 @@ impl Parser<'_> {
             }
         }
         let close = self.expect(Punct::RightBrace)?;
-        Ok(self.node(open.to(close), ExprKind::Map(MapExpr { entries })))
+        Ok(self
+            .nodes
+            .node(open.to(close), ExprKind::Map(MapExpr { entries })))
     }
 
     fn struct_literal(&mut self, type_name: String, name_span: Span) -> PResult<Expr> {
@@ -657,7 +632,7 @@ impl Parser<'_> {
             }
             self.expect(Punct::Colon)?;
             let value = self.expr()?;
-            let id = self.new_id();
+            let id = self.nodes.new_id();
             fields.push(FieldInit {
                 id,
                 span: if optional { start } else { name_token.span },
@@ -670,7 +645,7 @@ impl Parser<'_> {
             }
         }
         let close = self.expect(Punct::RightBrace)?;
-        Ok(self.node(
+        Ok(self.nodes.node(
             name_span.to(close),
             ExprKind::Struct(StructExpr { type_name, fields }),
         ))

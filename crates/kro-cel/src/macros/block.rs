@@ -4,9 +4,8 @@
 //! comprehensions. The block expands into nested `cel.bind`s, whose bindings are evaluated
 //! when reached and whose errors surface only when used.
 
-use crate::ast::{Comprehension, Expr, ExprKind, ListExpr, Literal};
-use crate::error::{MacroError, MacroProblem, SyntaxErrorKind};
-use crate::parser::{PResult, Parser};
+use crate::ast::{Comprehension, Expr, ExprKind, ListExpr, Literal, NodeFactory};
+use crate::error::{MacroError, MacroProblem, PResult, SyntaxErrorKind};
 
 /// The variable `cel.index(n)` stands for.
 pub(crate) fn index_variable(index: u64) -> String {
@@ -35,7 +34,7 @@ fn non_negative_literal(expr: &Expr) -> Option<u64> {
 /// `cel.index(N)`, `cel.iterVar(N, M)` or `cel.accuVar(N, M)` become the identifiers
 /// `@indexN`, `@it:N:M` and `@ac:N:M`.
 pub(super) fn expand_variable(
-    parser: &mut Parser<'_>,
+    nodes: &mut NodeFactory,
     call: &Expr,
     function: &str,
     args: &[Expr],
@@ -65,13 +64,13 @@ pub(super) fn expand_variable(
             ));
         }
     };
-    Ok(parser.node(call.span, ExprKind::Ident(identifier)))
+    Ok(nodes.node(call.span, ExprKind::Ident(identifier)))
 }
 
 /// `cel.block([e0, ..., en], result)` becomes `cel.bind(@index0, e0, ... cel.bind(@indexn, en,
 /// result))`.
 pub(super) fn expand_block(
-    parser: &mut Parser<'_>,
+    nodes: &mut NodeFactory,
     call: &Expr,
     mut args: Vec<Expr>,
 ) -> PResult<Expr> {
@@ -104,15 +103,15 @@ pub(super) fn expand_block(
     let mut expanded = result;
     for (index, binding) in elements.into_iter().enumerate().rev() {
         let variable = index_variable(index as u64);
-        let empty = parser.node(
+        let empty = nodes.node(
             span,
             ExprKind::List(ListExpr {
                 elements: Vec::new(),
                 optional_indices: Vec::new(),
             }),
         );
-        let never = parser.node(span, ExprKind::Literal(Literal::Bool(false)));
-        let step = parser.node(span, ExprKind::Ident(variable.clone()));
+        let never = nodes.node(span, ExprKind::Literal(Literal::Bool(false)));
+        let step = nodes.node(span, ExprKind::Ident(variable.clone()));
         let comprehension = Comprehension {
             iter_var: "#unused".to_string(),
             iter_var2: None,
@@ -123,7 +122,7 @@ pub(super) fn expand_block(
             loop_step: step,
             result: expanded,
         };
-        expanded = parser.node(span, ExprKind::Comprehension(Box::new(comprehension)));
+        expanded = nodes.node(span, ExprKind::Comprehension(Box::new(comprehension)));
     }
     Ok(expanded)
 }

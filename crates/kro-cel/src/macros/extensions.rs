@@ -10,9 +10,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::ast::{Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapEntry, MapExpr};
-use crate::error::{ConditionSyntaxError, MacroError, MacroProblem, SyntaxErrorKind};
-use crate::parser::{PResult, Parser};
+use crate::ast::{
+    Call, Comprehension, Expr, ExprKind, ListExpr, Literal, MapEntry, MapExpr, NodeFactory,
+};
+use crate::error::{ConditionSyntaxError, MacroError, MacroProblem, PResult, SyntaxErrorKind};
 use crate::source::Span;
 
 use super::{ACCUMULATOR, Builder, Macro};
@@ -76,7 +77,7 @@ fn is_numeric_list_literal(arg: &Expr) -> bool {
 /// `math.@max(a, b)`, and three or more arguments become `math.@max([a, b, c ...])`;
 /// `math.least` likewise with `math.@min`. Literal arguments must be numbers.
 pub(super) fn expand_extremum(
-    parser: &mut Parser<'_>,
+    nodes: &mut NodeFactory,
     call: Expr,
     args: Vec<Expr>,
     greatest: bool,
@@ -106,7 +107,7 @@ pub(super) fn expand_extremum(
             if many.len() == 2 {
                 args
             } else {
-                let list = parser.node(
+                let list = nodes.node(
                     span,
                     ExprKind::List(ListExpr {
                         elements: args,
@@ -117,8 +118,8 @@ pub(super) fn expand_extremum(
             }
         }
     };
-    let expanded = parser.call(span, function, args);
-    parser.macro_calls.insert(expanded.id, call);
+    let expanded = nodes.call(span, function, args);
+    nodes.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }
 
@@ -127,7 +128,7 @@ pub(super) fn expand_extremum(
 /// is evaluated once, each element's key is computed by a `map` comprehension, and the
 /// internal function sorts the elements by their keys.
 pub(super) fn expand_sort_by(
-    parser: &mut Parser<'_>,
+    nodes: &mut NodeFactory,
     call: Expr,
     target: Option<Box<Expr>>,
     args: Vec<Expr>,
@@ -164,14 +165,14 @@ pub(super) fn expand_sort_by(
     if variable == ACCUMULATOR {
         return Err(invalid(span, NAME, MacroProblem::ReservedAccumulatorName));
     }
-    let mut builder = Builder { parser, span };
+    let mut builder = Builder { nodes, span };
     let range = builder.ident(SORT_BY_INPUT);
     let keys = builder.comprehension(Macro::Map, vec![variable], range, vec![key]);
     let keys = builder
-        .parser
+        .nodes
         .node(span, ExprKind::Comprehension(Box::new(keys)));
     let input = builder.ident(SORT_BY_INPUT);
-    let sorted = builder.parser.node(
+    let sorted = builder.nodes.node(
         span,
         ExprKind::Call(Call {
             target: Some(Box::new(input)),
@@ -192,8 +193,8 @@ pub(super) fn expand_sort_by(
         loop_step: step,
         result: sorted,
     };
-    let expanded = parser.node(span, ExprKind::Comprehension(Box::new(bound)));
-    parser.macro_calls.insert(expanded.id, call);
+    let expanded = nodes.node(span, ExprKind::Comprehension(Box::new(bound)));
+    nodes.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }
 
@@ -203,7 +204,7 @@ pub(super) fn expand_sort_by(
 /// String-literal values are checked as evaluation would check them: `type` non-empty and
 /// `status` one of `True`, `False` and `Unknown`.
 pub(super) fn expand_new_condition(
-    parser: &mut Parser<'_>,
+    nodes: &mut NodeFactory,
     call: Expr,
     target: Option<Box<Expr>>,
     args: Vec<Expr>,
@@ -251,12 +252,12 @@ pub(super) fn expand_new_condition(
                 _ => {}
             }
         }
-        let key = parser.node(
+        let key = nodes.node(
             entry.key.span,
             ExprKind::Literal(Literal::String(Arc::from(name.as_str()))),
         );
         entries.push(MapEntry {
-            id: parser.new_id(),
+            id: nodes.new_id(),
             span: entry.span,
             key,
             value: entry.value.clone(),
@@ -272,8 +273,8 @@ pub(super) fn expand_new_condition(
             ConditionSyntaxError::MissingKey(missing),
         ));
     }
-    let rewritten = parser.node(argument.span, ExprKind::Map(MapExpr { entries }));
-    let expanded = parser.node(
+    let rewritten = nodes.node(argument.span, ExprKind::Map(MapExpr { entries }));
+    let expanded = nodes.node(
         span,
         ExprKind::Call(Call {
             target: Some(target),
@@ -281,7 +282,7 @@ pub(super) fn expand_new_condition(
             args: vec![rewritten],
         }),
     );
-    parser.macro_calls.insert(expanded.id, call);
+    nodes.macro_calls.insert(expanded.id, call);
     Ok(expanded)
 }
 
