@@ -247,6 +247,12 @@ fn gunzip(compressed: &[u8]) -> Result<Vec<u8>, CatalogError> {
 #[cfg(test)]
 mod tests;
 
+impl resolve::ReferencedDefinitions for Catalog {
+    fn referenced_definition(&self, schema: &Schema) -> Option<(&str, &Schema)> {
+        Catalog::referenced_definition(self, schema)
+    }
+}
+
 impl crate::cel_types::Definitions for Catalog {
     fn definition(&self, name: &str) -> Option<&Schema> {
         Catalog::definition(self, name)

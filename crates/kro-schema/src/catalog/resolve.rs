@@ -1,7 +1,16 @@
 //! The resolved view: schemas with every `$ref` replaced by the definition it names.
+//!
+//! Inlining asks [`ReferencedDefinitions`] for the definitions, which the catalog
+//! implements, so this module depends on no catalog type.
 
-use super::Catalog;
 use crate::openapi::{AdditionalProperties, Schema};
+
+/// Where inlining finds the definition a `$ref` names.
+pub(super) trait ReferencedDefinitions {
+    /// The definition `schema.reference` names, with its name, if `schema` is a reference
+    /// to one.
+    fn referenced_definition(&self, schema: &Schema) -> Option<(&str, &Schema)>;
+}
 
 /// How many references deep inlining goes before it keeps a `$ref`: far deeper than any
 /// Kubernetes type nests, and a bound on the recursion for documents made of long chains of
@@ -10,45 +19,49 @@ const MAX_REFERENCE_DEPTH: usize = 128;
 
 /// `schema`, the definition `name`, with every reference inlined.
 pub(super) fn inline_definition<'c>(
-    catalog: &'c Catalog,
+    definitions: &'c impl ReferencedDefinitions,
     name: &'c str,
     schema: &Schema,
 ) -> Schema {
     let mut resolved = schema.clone();
     let mut stack = vec![name];
-    inline(catalog, &mut resolved, &mut stack);
+    inline(definitions, &mut resolved, &mut stack);
     resolved
 }
 
 /// `schema` with every reference inlined; a reference to a definition that is already being
 /// inlined (a recursive type such as `JSONSchemaProps`) is kept as it is.
-pub(super) fn inline_schema(catalog: &Catalog, schema: &Schema) -> Schema {
+pub(super) fn inline_schema(definitions: &impl ReferencedDefinitions, schema: &Schema) -> Schema {
     let mut resolved = schema.clone();
-    inline(catalog, &mut resolved, &mut Vec::new());
+    inline(definitions, &mut resolved, &mut Vec::new());
     resolved
 }
 
-fn inline<'c>(catalog: &'c Catalog, schema: &mut Schema, stack: &mut Vec<&'c str>) {
-    if let Some((name, definition)) = catalog.referenced_definition(schema) {
+fn inline<'c>(
+    definitions: &'c impl ReferencedDefinitions,
+    schema: &mut Schema,
+    stack: &mut Vec<&'c str>,
+) {
+    if let Some((name, definition)) = definitions.referenced_definition(schema) {
         if stack.len() >= MAX_REFERENCE_DEPTH || stack.contains(&name) {
             return;
         }
         let mut resolved = definition.clone();
         stack.push(name);
-        inline(catalog, &mut resolved, stack);
+        inline(definitions, &mut resolved, stack);
         stack.pop();
         overlay_reference_site(&mut resolved, schema);
         *schema = resolved;
         return;
     }
     for property in schema.properties.values_mut() {
-        inline(catalog, property, stack);
+        inline(definitions, property, stack);
     }
     if let Some(items) = &mut schema.items {
-        inline(catalog, items, stack);
+        inline(definitions, items, stack);
     }
     if let Some(AdditionalProperties::Schema(values)) = &mut schema.additional_properties {
-        inline(catalog, values, stack);
+        inline(definitions, values, stack);
     }
     for alternative in schema
         .all_of
@@ -56,10 +69,10 @@ fn inline<'c>(catalog: &'c Catalog, schema: &mut Schema, stack: &mut Vec<&'c str
         .chain(&mut schema.one_of)
         .chain(&mut schema.any_of)
     {
-        inline(catalog, alternative, stack);
+        inline(definitions, alternative, stack);
     }
     if let Some(not) = &mut schema.not {
-        inline(catalog, not, stack);
+        inline(definitions, not, stack);
     }
 }
 
