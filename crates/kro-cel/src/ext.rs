@@ -10,6 +10,7 @@
 //! (`net.IP`, `net.CIDR`, `kubernetes.URL`, `kubernetes.Quantity`, `kubernetes.Semver`,
 //! `kubernetes.NamedFormat`) and parsing rules.
 
+mod args;
 mod encoders;
 mod k8s_format;
 mod k8s_ip;
@@ -32,13 +33,12 @@ mod strings;
 #[cfg(test)]
 mod testing;
 
-use crate::error::{EvalError, EvalResult};
 use crate::functions::Library;
-use crate::value::{OpaqueValue, Value};
 
+pub(crate) use args::{int_arg, opaque_arg, string_arg};
 pub use k8s_format::is_go_date;
 pub use kro_json::push_go_json_string;
-pub(crate) use kro_omit::not_comparable as omit_not_comparable;
+pub(crate) use kro_omit::omit_not_comparable;
 pub use kro_omit::{OMIT_TYPE_NAME, is_omit, omit_value};
 pub use kro_runtime::{
     CONDITION_TYPE_NAME, RUNTIME_TYPE_NAME, RUNTIME_VARIABLE, condition_type,
@@ -117,37 +117,6 @@ pub fn library(name: &str) -> Option<Library> {
         "kro.omit" => Some(kro_omit::library()),
         "kro.runtime" => Some(kro_runtime::library()),
         _ => None,
-    }
-}
-
-/// The library value of type `T` inside an opaque value, or a "no such overload" error
-/// naming `function` (the checker rules this out; it guards dynamic calls).
-pub(crate) fn opaque_arg<'a, T: OpaqueValue>(
-    function: &str,
-    value: &'a Value,
-) -> EvalResult<&'a T> {
-    match value {
-        Value::Opaque(opaque) => opaque
-            .as_any()
-            .downcast_ref::<T>()
-            .ok_or_else(|| EvalError::no_such_overload(function, &[value])),
-        other => Err(EvalError::no_such_overload(function, &[other])),
-    }
-}
-
-/// The string argument, or a "no such overload" error naming `function`.
-pub(crate) fn string_arg<'a>(function: &str, value: &'a Value) -> EvalResult<&'a str> {
-    match value {
-        Value::String(text) => Ok(text),
-        other => Err(EvalError::no_such_overload(function, &[other])),
-    }
-}
-
-/// The int argument, or a "no such overload" error naming `function`.
-pub(crate) fn int_arg(function: &str, value: &Value) -> EvalResult<i64> {
-    match value {
-        Value::Int(number) => Ok(*number),
-        other => Err(EvalError::no_such_overload(function, &[other])),
     }
 }
 

@@ -51,7 +51,7 @@ pub fn is_omit(value: &Value) -> bool {
 }
 
 /// The error for `omit() == x`: the sentinel cannot be compared.
-pub(crate) fn not_comparable() -> EvalError {
+pub(crate) fn omit_not_comparable() -> EvalError {
     EvalError::invalid_argument(
         "_==_",
         "omit() is a field-removal sentinel and cannot be compared",
