@@ -3,10 +3,8 @@
 //! Errors keep their cause (`#[source]`) all the way: the runtime's `ControllerFacts` hold them
 //! as `StepFailure`s, and they become text only in a condition message or an event.
 
-use kro_runtime::ObjectKey;
-
 use crate::schemas::SchemaReadError;
-use kro_engine::ApplyError;
+use kro_engine::error::ObjectError;
 use kro_engine::kinds::KindError;
 
 /// Why a reconcile failed (it is retried with backoff).
@@ -95,10 +93,6 @@ pub(crate) enum Request {
     WriteStatus,
     /// Applying kro's metadata (finalizer, labels, ApplySet inventory) to an instance.
     ApplyInstanceMetadata,
-    /// Listing the objects of an instance's ApplySet.
-    ListMembers,
-    /// Discovering the resources of an API group.
-    Discover,
     /// Creating, updating, adopting, releasing or deleting an instance of a `<Kind>Set`.
     WriteSetInstance,
 }
@@ -114,58 +108,22 @@ impl std::fmt::Display for Request {
             Request::ReviewAccess => "reviewing the controller's access",
             Request::WriteStatus => "writing the status",
             Request::ApplyInstanceMetadata => "applying the instance's metadata",
-            Request::ListMembers => "listing by the ApplySet label",
-            Request::Discover => "discovering kinds",
             Request::WriteSetInstance => "writing an instance of the Set",
         })
     }
 }
 
 /// Why the objects of an instance could not be reconciled: what its `ResourcesReady`
-/// condition and `ReconcileFailed` event say.
+/// condition and `ReconcileFailed` event say. Apart from the inventory on the instance itself,
+/// these are the engine's [`ObjectError`]s, which `kro apply` reports in the same words.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ResourceError {
     /// The ApplySet inventory on the instance could not be written.
     #[error("updating the ApplySet inventory: {0}")]
     Inventory(#[source] Box<ReconcileError>),
-    /// An object could not be applied.
-    #[error("applying {key}: {source}")]
-    Apply {
-        /// The object.
-        key: ObjectKey,
-        /// Why.
-        #[source]
-        source: ApplyError,
-    },
-    /// An object the plan wants already belongs to another instance's ApplySet.
-    #[error("{key} belongs to another instance (ApplySet {applyset})")]
-    OwnedElsewhere {
-        /// The object.
-        key: ObjectKey,
-        /// The ApplySet it is part of.
-        applyset: String,
-    },
-    /// The objects of the instance's ApplySet could not be listed.
-    #[error("listing managed objects: {0}")]
-    ListMembers(#[source] Box<ReconcileError>),
-    /// An object that left the plan could not be deleted.
-    #[error("pruning {key}: {source}")]
-    Prune {
-        /// The object.
-        key: ObjectKey,
-        /// Why.
-        #[source]
-        source: kube::Error,
-    },
-    /// An object of an instance being deleted could not be deleted.
-    #[error("deleting {key}: {source}")]
-    Delete {
-        /// The object.
-        key: ObjectKey,
-        /// Why.
-        #[source]
-        source: kube::Error,
-    },
+    /// An object (or the objects of a kind) could not be read, applied, pruned or deleted.
+    #[error(transparent)]
+    Object(#[from] ObjectError),
 }
 
 impl ResourceError {
@@ -173,12 +131,15 @@ impl ResourceError {
     pub(crate) fn reason(&self) -> &'static str {
         match self {
             ResourceError::Inventory(_) => "InventoryUpdateFailed",
-            ResourceError::Apply { .. } => "ApplyFailed",
-            ResourceError::OwnedElsewhere { .. } => "OwnedByAnotherInstance",
-            ResourceError::ListMembers(_) => "ListFailed",
-            ResourceError::Prune { .. } => "PruneFailed",
-            ResourceError::Delete { .. } => "DeleteFailed",
+            ResourceError::Object(error) => error.reason(),
         }
+    }
+}
+
+/// A reconcile that failed on one object.
+impl From<ObjectError> for ReconcileError {
+    fn from(error: ObjectError) -> Self {
+        ReconcileError::Resources(vec![ResourceError::Object(error)].into())
     }
 }
 
@@ -211,6 +172,7 @@ impl std::error::Error for ResourceErrors {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kro_runtime::ObjectKey;
 
     fn status(code: u16) -> kube::Error {
         kube::Error::Api(
@@ -237,26 +199,28 @@ mod tests {
         assert!(!is_transient(&kube::Error::SerdeError(bad_json)));
     }
 
-    fn key(name: &str) -> ObjectKey {
-        ObjectKey {
+    fn key(name: &str) -> Box<ObjectKey> {
+        Box::new(ObjectKey {
             group: String::new(),
             kind: "ConfigMap".to_owned(),
             namespace: Some("default".to_owned()),
             name: name.to_owned(),
-        }
+        })
     }
 
     #[test]
     fn every_problem_of_a_reconcile_is_kept_with_its_reason() {
         let error = ReconcileError::Resources(ResourceErrors::from(vec![
-            ResourceError::OwnedElsewhere {
+            ResourceError::Object(ObjectError::OwnedElsewhere {
                 key: key("a"),
+                level: None,
                 applyset: "applyset-x".to_owned(),
-            },
-            ResourceError::OwnedElsewhere {
+            }),
+            ResourceError::Object(ObjectError::OwnedElsewhere {
                 key: key("b"),
+                level: None,
                 applyset: "applyset-y".to_owned(),
-            },
+            }),
         ]));
         assert_eq!(error.reason(), "OwnedByAnotherInstance");
         let ReconcileError::Resources(problems) = &error else {
@@ -265,8 +229,8 @@ mod tests {
         assert!(matches!(
             &problems.0[..],
             [
-                ResourceError::OwnedElsewhere { key: a, .. },
-                ResourceError::OwnedElsewhere { key: b, .. },
+                ResourceError::Object(ObjectError::OwnedElsewhere { key: a, .. }),
+                ResourceError::Object(ObjectError::OwnedElsewhere { key: b, .. }),
             ] if a.name == "a" && b.name == "b"
         ));
         assert_eq!(

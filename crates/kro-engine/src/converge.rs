@@ -17,6 +17,7 @@ use kro_schema::GroupKind;
 use serde_json::Value as Json;
 
 use crate::apply::{AppliedObject, Applier};
+use crate::error::ObjectError;
 
 /// The objects of one level to apply next.
 #[derive(Debug, Default)]
@@ -39,6 +40,16 @@ pub struct OwnedElsewhere {
     pub level: usize,
     /// The ApplySet it is part of.
     pub applyset: String,
+}
+
+impl From<OwnedElsewhere> for ObjectError {
+    fn from(found: OwnedElsewhere) -> Self {
+        ObjectError::OwnedElsewhere {
+            key: Box::new(found.key),
+            level: Some(found.level),
+            applyset: found.applyset,
+        }
+    }
 }
 
 /// The ApplySet `object` is a member of (its `applyset.kubernetes.io/part-of` label), if any.

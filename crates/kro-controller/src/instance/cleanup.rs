@@ -20,6 +20,7 @@ use crate::object_json::text;
 use crate::watches::{GroupKind, Selection};
 use kro_engine::cleanup::{delete_member, list_members};
 use kro_engine::converge::trimmed_inventory;
+use kro_engine::error::ObjectError;
 
 impl InstanceController {
     /// Deletes managed objects that left the plan, highest apply order first, then trims the
@@ -32,10 +33,7 @@ impl InstanceController {
         current: &Plan,
     ) -> Result<(), ResourceError> {
         let uid = text(instance, "/metadata/uid").to_owned();
-        let members = self
-            .members(shared, graph, instance)
-            .await
-            .map_err(|error| ResourceError::ListMembers(Box::new(error)))?;
+        let members = self.members(shared, graph, instance).await?;
         let desired = desired_keys(current);
         let mut keep = Vec::new();
         let mut prune = Vec::new();
@@ -49,7 +47,11 @@ impl InstanceController {
         for wave in deletion_waves(&prune, Some(&graph.graph)) {
             for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
                 if let Err(source) = outcome {
-                    return Err(ResourceError::Prune { key, source });
+                    return Err(ObjectError::Prune {
+                        key: Box::new(key),
+                        source: Box::new(source),
+                    }
+                    .into());
                 }
                 tracing::info!(object = %key, "pruned");
                 shared
@@ -85,7 +87,7 @@ impl InstanceController {
         shared: &Shared,
         graph: &GraphVersion,
         instance: &Json,
-    ) -> Result<Vec<Json>, ReconcileError> {
+    ) -> Result<Vec<Json>, ObjectError> {
         let id = self.parent_id(instance);
         let mut members = Vec::new();
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
@@ -112,7 +114,7 @@ impl InstanceController {
         shared: &Shared,
         graph: &GraphVersion,
         instance: &Json,
-    ) -> Result<Vec<Json>, ReconcileError> {
+    ) -> Result<Vec<Json>, ObjectError> {
         let id = self.parent_id(instance);
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
         kinds.extend(self.inventory(instance).group_kinds);
@@ -162,9 +164,11 @@ impl InstanceController {
         if let Some(wave) = waves.first() {
             for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
                 if let Err(source) = outcome {
-                    return Err(ReconcileError::Resources(
-                        vec![ResourceError::Delete { key, source }].into(),
-                    ));
+                    return Err(ObjectError::Delete {
+                        key: Box::new(key),
+                        source: Box::new(source),
+                    }
+                    .into());
                 }
                 tracing::info!(object = %key, order = wave.order, "deleted");
                 shared
@@ -235,22 +239,25 @@ async fn members_of_kind(
     graph: &GraphVersion,
     group_kind: &GroupKind,
     id: &str,
-) -> Result<Vec<Json>, ReconcileError> {
+) -> Result<Vec<Json>, ObjectError> {
     let kind = match graph.children.get(group_kind) {
         Some((kind, _)) => kind.clone(),
-        None => match shared
-            .kinds
-            .discover(group_kind)
-            .await
-            .map_err(ReconcileError::api(Request::Discover))?
-        {
+        None => match shared.kinds.discover(group_kind).await.map_err(|source| {
+            ObjectError::Discover {
+                kind: group_kind.to_string(),
+                source: Box::new(source),
+            }
+        })? {
             Some(kind) => kind,
             None => return Ok(Vec::new()),
         },
     };
     list_members(&shared.client, &kind, None, id)
         .await
-        .map_err(ReconcileError::api(Request::ListMembers))
+        .map_err(|source| ObjectError::ListMembers {
+            kind: group_kind.to_string(),
+            source: Box::new(source),
+        })
 }
 
 /// Deletes one object (see [`delete_member`]), resolving its kind from the graph, the

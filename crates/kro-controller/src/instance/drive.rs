@@ -15,6 +15,7 @@ use super::{GraphVersion, InstanceController};
 use crate::error::ResourceError;
 use crate::manager::Shared;
 use crate::object_json::text;
+use kro_engine::error::ObjectError;
 
 /// One reconcile's drive of the loop.
 pub(super) struct InstanceDriver<'a> {
@@ -81,10 +82,7 @@ impl Driver for InstanceDriver<'_> {
         self.problems.extend(
             found
                 .into_iter()
-                .map(|found| ResourceError::OwnedElsewhere {
-                    key: found.key,
-                    applyset: found.applyset,
-                }),
+                .map(|found| ResourceError::Object(found.into())),
         );
         Ok(())
     }
@@ -117,10 +115,13 @@ impl Driver for InstanceDriver<'_> {
                     observed.insert(object);
                 }
             }
-            Err(source) => self.problems.push(ResourceError::Apply {
-                key: applied.key,
-                source,
-            }),
+            Err(source) => self
+                .problems
+                .push(ResourceError::Object(ObjectError::Apply {
+                    key: Box::new(applied.key),
+                    level: None,
+                    source: Box::new(source),
+                })),
         }
     }
 

@@ -15,7 +15,7 @@ use super::observe::Reader;
 use super::parent::ParentRef;
 use crate::apply::{AppliedObject, ApplyError, ApplyOutcome};
 use crate::converge::{Batch, Driver, OwnedElsewhere, add_member};
-use crate::error::api_message;
+use crate::error::{ObjectError, api_message};
 use crate::json::filed_as;
 use crate::progress::{Progress, Reporter, report_changes, unsettled};
 use crate::stop::Stop;
@@ -133,11 +133,7 @@ impl Driver for DirectDriver<'_> {
 
     fn owned_elsewhere(&mut self, found: Vec<OwnedElsewhere>) -> Result<(), DirectError> {
         match found.into_iter().next() {
-            Some(found) => Err(DirectError::OwnedElsewhere {
-                key: Box::new(found.key),
-                level: found.level,
-                applyset: found.applyset,
-            }),
+            Some(found) => Err(ObjectError::from(found).into()),
             None => Ok(()),
         }
     }
@@ -194,11 +190,14 @@ impl Driver for DirectDriver<'_> {
             Err(source) => {
                 // Every answer of the batch is recorded first: what it created must be known
                 // to a rollback.
-                self.refused.get_or_insert(DirectError::Apply {
-                    key: Box::new(applied.key),
-                    level,
-                    source: Box::new(source),
-                });
+                self.refused.get_or_insert(
+                    ObjectError::Apply {
+                        key: Box::new(applied.key),
+                        level: Some(level),
+                        source: Box::new(source),
+                    }
+                    .into(),
+                );
                 return;
             }
         };

@@ -7,8 +7,7 @@ use serde_json::Value as Json;
 
 use super::ParentRef;
 use super::parent::ParentError;
-use crate::apply::ApplyError;
-use crate::error::api_message;
+use crate::error::{ObjectError, api_message};
 use crate::kinds::KindError;
 
 /// Why a direct deploy or delete failed.
@@ -42,63 +41,12 @@ pub enum DirectError {
         /// The first, as the planner reported it.
         first: NodeError,
     },
-    /// The server refused an object.
-    #[error("{key} (level {level}): {}", apply_message(source))]
-    Apply {
-        /// The object.
-        key: Box<ObjectKey>,
-        /// Its level.
-        level: usize,
-        /// The refusal.
-        source: Box<ApplyError>,
-    },
-    /// The object exists and belongs to another ApplySet (another instance or tool).
-    #[error(
-        "{key} (level {level}) already exists and belongs to ApplySet {applyset}: it is not taken over"
-    )]
-    OwnedElsewhere {
-        /// The object.
-        key: Box<ObjectKey>,
-        /// Its level.
-        level: usize,
-        /// The ApplySet it is part of.
-        applyset: String,
-    },
-    /// An object could not be read.
-    #[error("reading {key}: {}", api_message(source))]
-    Read {
-        /// The object.
-        key: Box<ObjectKey>,
-        /// The server's answer.
-        source: Box<kube::Error>,
-    },
+    /// An object of the instance could not be read, applied or deleted.
+    #[error(transparent)]
+    Object(#[from] ObjectError),
     /// A kind is not served.
     #[error(transparent)]
     Kind(KindError),
-    /// Discovery failed.
-    #[error("discovering {kind}: {}", api_message(source))]
-    Discover {
-        /// The group-kind.
-        kind: String,
-        /// The server's answer.
-        source: Box<kube::Error>,
-    },
-    /// The members of the instance could not be listed.
-    #[error("listing the instance's {kind} objects: {}", api_message(source))]
-    ListMembers {
-        /// The group-kind.
-        kind: String,
-        /// The server's answer.
-        source: Box<kube::Error>,
-    },
-    /// An object could not be deleted.
-    #[error("deleting {key}: {}", api_message(source))]
-    Delete {
-        /// The object.
-        key: Box<ObjectKey>,
-        /// The server's answer.
-        source: Box<kube::Error>,
-    },
     /// An object was still there at the deadline.
     #[error("{key} was not gone by the deadline")]
     DeleteTimedOut {
@@ -146,13 +94,6 @@ pub enum DirectError {
     Json(#[source] serde_json::Error),
 }
 
-fn apply_message(error: &ApplyError) -> String {
-    match error {
-        ApplyError::Api(error) => api_message(error),
-        other => other.to_string(),
-    }
-}
-
 impl DirectError {
     /// A stable CamelCase reason (for logs, events and scripts); an object's failure reads as
     /// the instance controller's for the same cause.
@@ -163,13 +104,8 @@ impl DirectError {
             DirectError::NotDeployed(_) => "NotDeployed",
             DirectError::Node { .. } => "ResourceFailed",
             DirectError::Status { .. } => "StatusFailed",
-            DirectError::Apply { source, .. } => source.reason(),
-            DirectError::OwnedElsewhere { .. } => "OwnedByAnotherInstance",
-            DirectError::Read { .. } => "ReadFailed",
+            DirectError::Object(error) => error.reason(),
             DirectError::Kind(_) => "KindNotServed",
-            DirectError::Discover { .. } => "DiscoveryFailed",
-            DirectError::ListMembers { .. } => "ListFailed",
-            DirectError::Delete { .. } => "DeleteFailed",
             DirectError::DeleteTimedOut { .. } | DirectError::TimedOut { .. } => "TimedOut",
             DirectError::Stopped { .. } => "Stopped",
             DirectError::Unsettled(_) => "Unsettled",
@@ -244,6 +180,7 @@ pub(super) fn first_failure(current: &Plan) -> Option<DirectError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apply::ApplyError;
 
     #[test]
     fn an_objects_failure_has_the_reason_the_instance_controller_gives_it() {
@@ -255,25 +192,25 @@ mod tests {
                 name: "web".to_owned(),
             })
         };
-        let owned = DirectError::OwnedElsewhere {
+        let owned = DirectError::from(ObjectError::OwnedElsewhere {
             key: key(),
-            level: 0,
+            level: Some(0),
             applyset: "applyset-x-v1".to_owned(),
-        };
+        });
         assert_eq!(owned.reason(), "OwnedByAnotherInstance");
-        let refused = DirectError::Apply {
+        let refused = DirectError::from(ObjectError::Apply {
             key: key(),
-            level: 1,
+            level: Some(1),
             source: Box::new(ApplyError::Api(kube::Error::Api(
                 kube::core::Status::failure("denied", "Forbidden")
                     .with_code(403)
                     .boxed(),
             ))),
-        };
+        });
         assert_eq!(refused.reason(), "ApplyFailed");
         assert_eq!(
             refused.to_string(),
-            "ConfigMap/default/web (level 1): denied",
+            "applying ConfigMap/default/web (level 1): denied",
             "the server's own words"
         );
         let parent = DirectError::from(ParentError::Name("x".repeat(254)));

@@ -12,6 +12,7 @@ use serde_json::Value as Json;
 use super::error::DirectError;
 use super::watch::{Seen, Selection, Target, Watches};
 use crate::apply::Applier;
+use crate::error::ObjectError;
 use crate::json::{filed_as, text};
 use crate::kinds::Kinds;
 
@@ -174,7 +175,7 @@ impl Reader<'_> {
             .api(self.client, key.namespace.as_deref())
             .get_opt(&key.name)
             .await
-            .map_err(|source| DirectError::Read {
+            .map_err(|source| ObjectError::Read {
                 key: Box::new(key.clone()),
                 source: Box::new(source),
             })?;
@@ -202,7 +203,7 @@ impl Reader<'_> {
             .api(self.client, list.namespace.as_deref())
             .list(&kube::api::ListParams::default())
             .await
-            .map_err(|source| DirectError::ListMembers {
+            .map_err(|source| ObjectError::List {
                 kind: list.group_kind().to_string(),
                 source: Box::new(source),
             })?;

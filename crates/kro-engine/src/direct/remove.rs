@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
 use crate::cleanup::{delete_member, list_members};
+use crate::error::ObjectError;
 use crate::json::text;
 use crate::kinds::ServedKind;
 use crate::list_watch::{Event, ListWatch};
@@ -44,7 +45,7 @@ impl DirectEngine {
             let found = match known {
                 Some(kind) => Some(kind),
                 None => self.kinds.discover(group_kind).await.map_err(|source| {
-                    DirectError::Discover {
+                    ObjectError::Discover {
                         kind: group_kind.to_string(),
                         source: Box::new(source),
                     }
@@ -65,7 +66,7 @@ impl DirectEngine {
                 members.extend(
                     list_members(&self.client, &kind, namespace, id)
                         .await
-                        .map_err(|source| DirectError::ListMembers {
+                        .map_err(|source| ObjectError::ListMembers {
                             kind: group_kind.to_string(),
                             source: Box::new(source),
                         })?,
@@ -161,7 +162,7 @@ impl DirectEngine {
             .map_err(DirectError::Kind)?;
         delete_member(&self.client, &kind, key, uid)
             .await
-            .map_err(|source| DirectError::Delete {
+            .map_err(|source| ObjectError::Delete {
                 key: Box::new(key.clone()),
                 source: Box::new(source),
             })?;
@@ -169,10 +170,10 @@ impl DirectEngine {
         let gone = wait_gone(api, &kind, &key.name, uid);
         let mut stop = stop.clone();
         tokio::select! {
-            gone = gone => gone.map_err(|source| DirectError::Delete {
+            gone = gone => gone.map_err(|source| DirectError::from(ObjectError::Delete {
                 key: Box::new(key.clone()),
                 source: Box::new(source),
-            }),
+            })),
             () = crate::stop::sleep_until(deadline) => Err(DirectError::DeleteTimedOut {
                 key: Box::new(key.clone()),
             }),
