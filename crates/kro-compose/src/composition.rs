@@ -12,8 +12,9 @@ use serde_json::{Map, Value as Json, json};
 
 pub use nest::{InstanceRef, Nested};
 
-use crate::template::{Kind, ObjectRef, Template, TemplateError, ToJson};
-use crate::{FromPath, KroSchema, Ref, SimpleSchema, Value, simple_schema};
+use crate::reference::{FromPath, Ref, Typed};
+use crate::schema::{KroSchema, SimpleSchema, simple_schema};
+use crate::template::{Kind, ObjectRef, Template, TemplateError, ToJson, Value};
 
 /// Why a composition is not a valid RGD.
 #[derive(Debug, thiserror::Error)]
@@ -193,7 +194,7 @@ impl<R> Resource<R> {
     /// let names = maps.collection::<ConfigMap>().map(|map| map.metadata().name()).join(",");
     /// assert_eq!(names.expression(), "maps.map(x1, x1.metadata.name).join(\",\")");
     /// ```
-    pub fn collection<K: crate::Typed<Ref = R>>(&self) -> Ref<Vec<K>> {
+    pub fn collection<K: Typed<Ref = R>>(&self) -> Ref<Vec<K>> {
         Ref::raw_path(self.id.clone())
     }
 

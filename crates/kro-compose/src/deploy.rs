@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value as Json, json};
 
-use crate::{ComposeError, Composition, KroSchema};
+use crate::composition::{ComposeError, Composition};
+use crate::schema::KroSchema;
 
 /// How a composition is deployed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -50,7 +50,9 @@
 
 use std::cell::Cell;
 
-use crate::{FromPath, KroSchema, Ref};
+use crate::reference::{FromPath, Ref, Typed};
+use crate::schema::KroSchema;
+use crate::template::CelAs;
 
 /// A value usable where a `T` is expected: a reference to one, or a Rust literal of it.
 pub trait Operand<T> {
@@ -360,7 +362,7 @@ fn with_variable<E: FromPath, R>(body: impl FnOnce(E) -> Ref<R>) -> (String, Ref
     (name, result)
 }
 
-impl<T: crate::Typed> Ref<Vec<T>> {
+impl<T: Typed> Ref<Vec<T>> {
     /// `size(self)`.
     pub fn size(&self) -> Ref<i64> {
         Ref::atom(format!("size({})", self.expression()))
@@ -482,6 +484,9 @@ text_through_string!(i8, i16, i32, i64, u8, u16, u32, f32, f64, bool);
 /// A unit enum with `#[derive(KroSchema)]`: a string in CEL. Its variants are operands
 /// (`tier.environment().eq(Environment::Prod)`) and its references read as text.
 pub trait StringEnum: KroSchema {}
+
+/// A string enum's reference may be set where a string is expected.
+impl<T: StringEnum> CelAs<String> for T {}
 
 impl<T: StringEnum> CelText for Ref<T> {
     fn cel_text(&self) -> String {

@@ -52,81 +52,16 @@ pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
 #[cfg(feature = "deploy")]
 pub use kro_engine::direct::{DirectConfig, Progress};
 pub use reference::{
-    FromPath, Ref, dimension, each_index, each_item, instance_name, instance_namespace, spec,
-    status,
+    FromPath, Ref, Typed, dimension, each_index, each_item, instance_name, instance_namespace,
+    spec, status,
 };
-pub use schema::{Field, Markers, SchemaType, SimpleSchema, Types, simple_schema};
+pub use schema::{Field, KroSchema, Markers, SchemaType, SimpleSchema, Types, simple_schema};
 pub use template::{
     CelAs, IntOrString, Kind, ObjectRef, Quantity, Template, TemplateError, ToJson, Value, With,
 };
-
-/// A type references to which are typed: a reference to a value of it is a `Self::Ref`.
-pub trait Typed {
-    /// How a reference to a value of this type is typed: [`Ref<Self>`] for scalars and
-    /// collections, a generated `<Struct>Ref` with a method per field for structs (the spec
-    /// and status structs, and the built-in kinds' definitions in [`k8s`]).
-    type Ref: FromPath;
-
-    /// The reference reading `path` (an `Option` reads it as a field that may be absent).
-    fn reference(path: String) -> Self::Ref {
-        Self::Ref::from_path(path)
-    }
-}
-
-impl Typed for serde_json::Value {
-    type Ref = Ref<serde_json::Value>;
-}
-
-impl Typed for IntOrString {
-    type Ref = Ref<IntOrString>;
-}
-
-impl Typed for Quantity {
-    type Ref = Ref<Quantity>;
-}
-
-/// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and
-/// maps of them, and structs and unit enums with `#[derive(KroSchema)]`.
-pub trait KroSchema: Typed + ToJson {
-    /// What a value for a field of this type is given as: a [`Value`] (a literal or a
-    /// reference), or for a struct its generated `<Struct>Values` with a value per field.
-    type Values: ToJson;
-
-    /// Its SimpleSchema type; structs used in lists or maps are added to `types` under their
-    /// name.
-    fn schema_type(types: &mut Types) -> SchemaType;
-
-    /// The name of a struct, under which it is a custom type when a list or map holds it;
-    /// `None` for every other type.
-    fn type_name() -> Option<&'static str> {
-        None
-    }
-}
 
 /// What the derive macro's generated code uses; not for users.
 #[doc(hidden)]
 pub mod __private {
     pub use serde_json;
-}
-
-/// No status: a composition whose instances have only the status kro gives every instance.
-impl Typed for () {
-    type Ref = ();
-}
-
-impl FromPath for () {
-    fn from_path(_: String) -> Self {}
-}
-
-impl ToJson for () {
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::Value::Object(serde_json::Map::new())
-    }
-}
-
-impl KroSchema for () {
-    type Values = ();
-    fn schema_type(_: &mut Types) -> SchemaType {
-        SchemaType::Object(Vec::new())
-    }
 }

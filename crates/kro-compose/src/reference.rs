@@ -1,5 +1,6 @@
 //! Typed references into an instance: `spec::<WebAppSpec>().replicas()` is a [`Ref<i64>`]
-//! whose CEL is `schema.spec.replicas`.
+//! whose CEL is `schema.spec.replicas`. Owns [`Ref`], [`FromPath`] and [`Typed`], the lowest
+//! layer of the crate: it imports none of the crate's other modules.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -17,6 +18,32 @@ pub trait FromPath {
     {
         Self::from_path(path)
     }
+}
+
+/// A type references to which are typed: a reference to a value of it is a `Self::Ref`.
+pub trait Typed {
+    /// How a reference to a value of this type is typed: [`Ref<Self>`] for scalars and
+    /// collections, a generated `<Struct>Ref` with a method per field for structs (the spec
+    /// and status structs, and the built-in kinds' definitions in [`k8s`](crate::k8s)).
+    type Ref: FromPath;
+
+    /// The reference reading `path` (an `Option` reads it as a field that may be absent).
+    fn reference(path: String) -> Self::Ref {
+        Self::Ref::from_path(path)
+    }
+}
+
+impl Typed for serde_json::Value {
+    type Ref = Ref<serde_json::Value>;
+}
+
+/// No status: a composition whose instances have only the status kro gives every instance.
+impl Typed for () {
+    type Ref = ();
+}
+
+impl FromPath for () {
+    fn from_path(_: String) -> Self {}
 }
 
 /// A reference to a value of type `T`: CEL reading it (a path into the instance or a
@@ -158,7 +185,7 @@ impl<T> serde::Serialize for Ref<T> {
 /// # use kro_compose::*;
 /// assert_eq!(dimension::<String>("region").expression(), "region");
 /// ```
-pub fn dimension<T: crate::Typed>(name: &str) -> T::Ref {
+pub fn dimension<T: Typed>(name: &str) -> T::Ref {
     T::Ref::from_path(name.to_owned())
 }
 
@@ -171,7 +198,7 @@ pub fn dimension<T: crate::Typed>(name: &str) -> T::Ref {
 /// struct Queue { name: String }
 /// assert_eq!(each_item::<Queue>().name().expression(), "each.item.name");
 /// ```
-pub fn each_item<T: crate::Typed>() -> T::Ref {
+pub fn each_item<T: Typed>() -> T::Ref {
     T::Ref::from_path("each.item".to_owned())
 }
 
@@ -214,7 +241,7 @@ pub fn instance_namespace() -> Ref<String> {
 /// let app = spec::<AppSpec>();
 /// assert_eq!(app.replicas().expression(), "schema.spec.replicas");
 /// ```
-pub fn spec<T: crate::Typed>() -> T::Ref {
+pub fn spec<T: Typed>() -> T::Ref {
     T::Ref::from_path("schema.spec".to_owned())
 }
 
@@ -226,6 +253,6 @@ pub fn spec<T: crate::Typed>() -> T::Ref {
 /// struct AppStatus { url: String }
 /// assert_eq!(status::<AppStatus>().url().expression(), "schema.status.url");
 /// ```
-pub fn status<T: crate::Typed>() -> T::Ref {
+pub fn status<T: Typed>() -> T::Ref {
     T::Ref::from_path("schema.status".to_owned())
 }

@@ -1,11 +1,31 @@
 //! SimpleSchema from Rust types: each field's type and markers, nested structs as nested
-//! maps, structs inside lists and maps as custom types.
+//! maps, structs inside lists and maps as custom types. Owns [`KroSchema`], the trait the
+//! derive implements, and its implementations for the scalars, lists, maps and `Option`.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
-use crate::KroSchema;
+use crate::reference::{FromPath, Ref, Typed};
+use crate::template::{ToJson, Value};
+
+/// A type that has a SimpleSchema type and typed references: the scalars, strings, lists and
+/// maps of them, and structs and unit enums with `#[derive(KroSchema)]`.
+pub trait KroSchema: Typed + ToJson {
+    /// What a value for a field of this type is given as: a [`Value`] (a literal or a
+    /// reference), or for a struct its generated `<Struct>Values` with a value per field.
+    type Values: ToJson;
+
+    /// Its SimpleSchema type; structs used in lists or maps are added to `types` under their
+    /// name.
+    fn schema_type(types: &mut Types) -> SchemaType;
+
+    /// The name of a struct, under which it is a custom type when a list or map holds it;
+    /// `None` for every other type.
+    fn type_name() -> Option<&'static str> {
+        None
+    }
+}
 
 /// A SimpleSchema type.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,11 +210,11 @@ pub(crate) fn quote(text: &str) -> String {
 macro_rules! named {
     ($name:literal: $($ty:ty),*) => {
         $(
-            impl crate::Typed for $ty {
-                type Ref = crate::Ref<$ty>;
+            impl Typed for $ty {
+                type Ref = Ref<$ty>;
             }
             impl KroSchema for $ty {
-                type Values = crate::Value<$ty>;
+                type Values = Value<$ty>;
                 fn schema_type(_: &mut Types) -> SchemaType {
                     SchemaType::Named($name.to_owned())
                 }
@@ -208,33 +228,33 @@ named!("float": f32, f64);
 named!("string": String);
 named!("boolean": bool);
 
-impl<T: crate::Typed> crate::Typed for Vec<T> {
-    type Ref = crate::Ref<Vec<T>>;
+impl<T: Typed> Typed for Vec<T> {
+    type Ref = Ref<Vec<T>>;
 }
 
 impl<T: KroSchema> KroSchema for Vec<T> {
-    type Values = crate::Value<Vec<T>>;
+    type Values = Value<Vec<T>>;
     fn schema_type(types: &mut Types) -> SchemaType {
         SchemaType::Named(format!("[]{}", element::<T>(types)))
     }
 }
 
-impl<T: crate::Typed> crate::Typed for BTreeMap<String, T> {
-    type Ref = crate::Ref<BTreeMap<String, T>>;
+impl<T: Typed> Typed for BTreeMap<String, T> {
+    type Ref = Ref<BTreeMap<String, T>>;
 }
 
 impl<T: KroSchema> KroSchema for BTreeMap<String, T> {
-    type Values = crate::Value<BTreeMap<String, T>>;
+    type Values = Value<BTreeMap<String, T>>;
     fn schema_type(types: &mut Types) -> SchemaType {
         SchemaType::Named(format!("map[string]{}", element::<T>(types)))
     }
 }
 
-impl<T: crate::Typed> crate::Typed for Option<T> {
+impl<T: Typed> Typed for Option<T> {
     type Ref = T::Ref;
 
     fn reference(path: String) -> Self::Ref {
-        crate::FromPath::from_optional_path(path)
+        FromPath::from_optional_path(path)
     }
 }
 
@@ -242,6 +262,14 @@ impl<T: KroSchema> KroSchema for Option<T> {
     type Values = T::Values;
     fn schema_type(types: &mut Types) -> SchemaType {
         T::schema_type(types)
+    }
+}
+
+/// No status: an empty object.
+impl KroSchema for () {
+    type Values = ();
+    fn schema_type(_: &mut Types) -> SchemaType {
+        SchemaType::Object(Vec::new())
     }
 }
 

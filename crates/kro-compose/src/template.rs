@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value as Json};
 
-use crate::{FromPath, Ref};
+use crate::reference::{FromPath, Ref, Typed};
 
 /// A field of a template: unset (left out of the object), a literal, or a CEL expression.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -116,6 +116,13 @@ impl ToJson for Json {
     }
 }
 
+/// No status: an empty object.
+impl ToJson for () {
+    fn to_json(&self) -> Json {
+        Json::Object(Map::new())
+    }
+}
+
 impl<T: ToJson> ToJson for Vec<T> {
     fn to_json(&self) -> Json {
         Json::Array(self.iter().map(ToJson::to_json).collect())
@@ -142,6 +149,10 @@ pub enum IntOrString {
     String(String),
 }
 
+impl Typed for IntOrString {
+    type Ref = Ref<IntOrString>;
+}
+
 impl ToJson for IntOrString {
     fn to_json(&self) -> Json {
         match self {
@@ -154,6 +165,10 @@ impl ToJson for IntOrString {
 /// A Kubernetes quantity (`500m`, `1Gi`), as its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quantity(pub String);
+
+impl Typed for Quantity {
+    type Ref = Ref<Quantity>;
+}
 
 impl ToJson for Quantity {
     fn to_json(&self) -> Json {
@@ -181,7 +196,6 @@ cel_as!(bool: bool);
 cel_as!(String: String);
 cel_as!(IntOrString: i8, i16, i32, i64, u8, u16, u32, String, IntOrString);
 cel_as!(Quantity: i8, i16, i32, i64, u8, u16, u32, String, Quantity);
-impl<T: crate::expr::StringEnum> CelAs<String> for T {}
 impl<U> CelAs<Json> for U {}
 impl<U: CelAs<T>, T> CelAs<Value<T>> for U {}
 impl<U: CelAs<E>, E> CelAs<Vec<E>> for Vec<U> {}

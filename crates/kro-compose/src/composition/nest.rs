@@ -12,7 +12,9 @@ use std::marker::PhantomData;
 use serde_json::{Map, Value as Json};
 
 use super::{Composition, Mistake, Resource, ResourceEntry};
-use crate::{Field, FromPath, KroSchema, SchemaType, ToJson, Typed, Types, Value};
+use crate::reference::{FromPath, Typed};
+use crate::schema::{Field, KroSchema, SchemaType, Types};
+use crate::template::{ToJson, Value};
 
 /// A composition nested in another, as [`Composition::nest`] returns it: references to its
 /// status, typed by its status struct.

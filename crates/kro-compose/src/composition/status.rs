@@ -5,7 +5,8 @@
 use serde_json::{Map, Value as Json};
 
 use super::{Composition, Mistake};
-use crate::{Field, KroSchema, SchemaType, ToJson, Types};
+use crate::schema::{Field, KroSchema, SchemaType, Types};
+use crate::template::ToJson;
 
 impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     /// The status: a value for every field of the status struct, each an expression
