@@ -12,9 +12,10 @@ use serde_json::{Map, Value as Json, json};
 
 pub use nest::{InstanceRef, Nested};
 
+use crate::object::ObjectRef;
 use crate::reference::{FromPath, Ref, Typed};
 use crate::schema::{KroSchema, SimpleSchema, simple_schema};
-use crate::template::{Kind, ObjectRef, Template, TemplateError, ToJson, Value};
+use crate::template::{Kind, Template, TemplateError, ToJson, Value};
 
 /// Why a composition is not a valid RGD.
 #[derive(Debug, thiserror::Error)]

@@ -39,6 +39,7 @@ mod composition;
 mod deploy;
 pub mod expr;
 pub mod k8s;
+mod object;
 mod reference;
 mod schema;
 mod template;
@@ -51,13 +52,14 @@ pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
 /// direct engine's own types.
 #[cfg(feature = "deploy")]
 pub use kro_engine::direct::{DirectConfig, Progress};
+pub use object::ObjectRef;
 pub use reference::{
     FromPath, Ref, Typed, dimension, each_index, each_item, instance_name, instance_namespace,
     spec, status,
 };
 pub use schema::{Field, KroSchema, Markers, SchemaType, SimpleSchema, Types, simple_schema};
 pub use template::{
-    CelAs, IntOrString, Kind, ObjectRef, Quantity, Template, TemplateError, ToJson, Value, With,
+    CelAs, IntOrString, Kind, Quantity, Template, TemplateError, ToJson, Value, With,
 };
 
 /// What the derive macro's generated code uses; not for users.

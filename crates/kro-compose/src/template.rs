@@ -2,7 +2,7 @@
 //! [`Value`]: unset, a Rust literal, or a reference ([`Ref`]) whose type fits the field (a
 //! `Ref<String>` cannot go into an integer field: that is a compile error). The built-in
 //! kinds' templates are generated from the Kubernetes catalog ([`crate::k8s`]); any JSON is a
-//! template too, and [`Template::with`] sets any field by path.
+//! template too ([`crate::object`]), and [`Template::with`] sets any field by path.
 
 use std::collections::BTreeMap;
 
@@ -423,50 +423,6 @@ impl<T: Template> Template for With<T> {
             set_path(&mut object, path, value.clone()?)?;
         }
         Ok(object)
-    }
-}
-
-impl Template for Json {
-    type Ref = ObjectRef;
-
-    fn to_template(&self) -> Result<Json, TemplateError> {
-        Ok(self.clone())
-    }
-}
-
-/// References into an object of any kind: by path, and its metadata.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ObjectRef {
-    path: String,
-}
-
-impl FromPath for ObjectRef {
-    fn from_path(path: String) -> Self {
-        ObjectRef { path }
-    }
-}
-
-impl ObjectRef {
-    /// A reference to the field at `path` (`status.readyReplicas`), of the type given.
-    ///
-    /// ```
-    /// # use kro_compose::{FromPath, ObjectRef};
-    /// let bucket = ObjectRef::from_path("bucket".to_owned());
-    /// assert_eq!(bucket.path::<String>("status.url").expression(), "bucket.status.url");
-    /// ```
-    pub fn path<T>(&self, path: &str) -> Ref<T> {
-        Ref::raw_path(format!("{}.{path}", self.path))
-    }
-
-    /// `metadata`.
-    ///
-    /// ```
-    /// # use kro_compose::{FromPath, ObjectRef};
-    /// let bucket = ObjectRef::from_path("bucket".to_owned());
-    /// assert_eq!(bucket.metadata().name().expression(), "bucket.metadata.name");
-    /// ```
-    pub fn metadata(&self) -> crate::k8s::apimachinery::pkg::apis::meta::v1::ObjectMetaRef {
-        FromPath::from_path(format!("{}.metadata", self.path))
     }
 }
 
