@@ -1,7 +1,5 @@
 //! The command line: one `Cli` with a `Command` per subcommand.
 
-use std::time::Duration;
-
 use clap::{Parser, Subcommand};
 
 /// kro turns ResourceGraphDefinitions into Kubernetes APIs and reconciles their instances.
@@ -53,81 +51,4 @@ pub enum Command {
     Graph(crate::commands::graph::Args),
     /// Show what kro would apply for an instance, level by level, and the status it would write.
     Render(crate::commands::render::Args),
-}
-
-/// A duration written `250ms`, `2s` or `1m`.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration: use a number with ms, s or m"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(number)),
-        "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number.saturating_mul(60))),
-        _ => Err(format!(
-            "{text:?} is not a duration: use a number with ms, s or m"
-        )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_duration;
-    use std::time::Duration;
-
-    #[test]
-    fn durations_take_a_unit() {
-        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("5").is_err());
-        assert!(parse_duration("fast").is_err());
-    }
-}
-
-/// Names this program in every request `config` makes, as kube-apiserver's audit log and
-/// request metrics show clients: `kro/v<version> (<os>/<arch>) <command>`, in client-go's
-/// form (`kubectl/v1.33.0 (linux/amd64) kubernetes/…`). Without it a kube-rs client sends no
-/// `User-Agent` at all.
-pub(crate) fn identify(config: &mut kube::Config, command: &str) {
-    let agent = format!(
-        "kro/v{} ({}/{}) {command}",
-        env!("CARGO_PKG_VERSION"),
-        std::env::consts::OS,
-        std::env::consts::ARCH
-    );
-    if let Ok(value) = axum::http::HeaderValue::from_str(&agent) {
-        config
-            .headers
-            .retain(|(name, _)| name != axum::http::header::USER_AGENT);
-        config.headers.push((axum::http::header::USER_AGENT, value));
-    }
-}
-
-#[cfg(test)]
-mod identify_tests {
-    #[test]
-    fn the_user_agent_names_the_version_and_command() {
-        let mut config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
-        super::identify(&mut config, "apply");
-        super::identify(&mut config, "controller");
-        let agents: Vec<_> = config
-            .headers
-            .iter()
-            .filter(|(name, _)| name == axum::http::header::USER_AGENT)
-            .map(|(_, value)| value.to_str().expect("ASCII").to_owned())
-            .collect();
-        assert_eq!(agents.len(), 1, "one User-Agent: {agents:?}");
-        assert!(
-            agents[0].starts_with(&format!("kro/v{} (", env!("CARGO_PKG_VERSION")))
-                && agents[0].ends_with(") controller"),
-            "{}",
-            agents[0]
-        );
-    }
 }

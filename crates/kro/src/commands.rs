@@ -14,6 +14,8 @@ pub mod validate;
 
 use std::process::ExitCode;
 
+use clap::CommandFactory;
+
 use crate::cli::{Cli, Command};
 
 /// Runs the chosen subcommand and returns the process exit code.
@@ -23,7 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Apiserver(args) => apiserver::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Delete(args) => delete::run(args),
-        Command::Completions(args) => completions::run(args),
+        Command::Completions(args) => completions::run(args, Cli::command()),
         Command::Controller(args) => controller::run(*args),
         Command::Dev(args) => dev::run(args),
         Command::Eval(args) => eval::run(args),

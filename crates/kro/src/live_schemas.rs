@@ -42,7 +42,7 @@ async fn fetch_async(
     let mut config = Config::from_custom_kubeconfig(file, &options)
         .await
         .with_context(|| format!("{}: cannot use the kubeconfig", kubeconfig.display()))?;
-    crate::cli::identify(&mut config, "schemas");
+    crate::kube_client::identify(&mut config, "schemas");
     let server = config.cluster_url.to_string();
     let client = Client::try_from(config).context("creating the API client")?;
     kro_controller::read_schemas(&client, &format!("the API server at {server}"), gvks)

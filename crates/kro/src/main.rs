@@ -3,6 +3,8 @@
 
 mod cli;
 mod commands;
+mod duration;
+mod kube_client;
 mod live_schemas;
 mod output;
 mod progress;

@@ -37,19 +37,19 @@ pub struct Args {
     #[arg(long, value_name = "LIST", default_value = "all")]
     simulators: kro_apiserver::Simulators,
     /// How long a new pod waits before it is bound to the simulated node (`100ms`, `2s`).
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::duration::parse_duration)]
     pod_schedule_delay: Duration,
     /// How long a bound pod takes to be Running and Ready.
-    #[arg(long, value_name = "DURATION", default_value = "300ms", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "300ms", value_parser = crate::duration::parse_duration)]
     pod_ready_delay: Duration,
     /// How long a Job's pod runs before it succeeds.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = crate::duration::parse_duration)]
     job_pod_duration: Duration,
     /// How long a LoadBalancer Service waits for its ingress address.
-    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = crate::duration::parse_duration)]
     load_balancer_delay: Duration,
     /// How long a PersistentVolumeClaim waits to be Bound.
-    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "200ms", value_parser = crate::duration::parse_duration)]
     volume_bind_delay: Duration,
     /// Pods whose labels match this selector fail instead of becoming ready (`app=broken`):
     /// `restartPolicy: Never` pods end Failed, others crash-loop.
@@ -66,7 +66,7 @@ pub struct Args {
 #[derive(Debug, Clone, clap::Args)]
 pub struct FaultArgs {
     /// Latency added before every resource request is handled (`50ms`, `1s`).
-    #[arg(long, value_name = "DURATION", default_value = "0ms", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "0ms", value_parser = crate::duration::parse_duration)]
     latency: Duration,
     /// Fraction of resource requests (0 to 1) answered with an injected error.
     #[arg(long, value_name = "RATE", value_parser = parse_rate)]

@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(short = 'i', long = "instance", value_name = "FILE")]
     instance: PathBuf,
     /// How long to wait for every resource to be ready.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     timeout: Duration,
     /// Apply what can be applied without waiting for readiness, and exit.
     #[arg(long)]
@@ -172,7 +172,7 @@ impl Target {
                 .await
                 .context("no kubeconfig and not in a cluster")?,
         };
-        crate::cli::identify(&mut config, command);
+        crate::kube_client::identify(&mut config, command);
         kube::Client::try_from(config).context("creating the API client")
     }
 

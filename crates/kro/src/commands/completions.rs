@@ -4,10 +4,7 @@
 use std::io;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
 use clap_complete::Shell;
-
-use crate::cli::Cli;
 
 /// Flags of `kro completions`.
 #[derive(Debug, clap::Args)]
@@ -17,10 +14,10 @@ pub struct Args {
     shell: Shell,
 }
 
-/// Writes the completion script for the chosen shell to standard output.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+/// Writes the completion script of `command` (the whole `kro` command line) for the chosen
+/// shell to standard output.
+pub fn run(args: Args, mut command: clap::Command) -> anyhow::Result<ExitCode> {
     let Args { shell } = args;
-    let mut command = Cli::command();
     clap_complete::generate(shell, &mut command, "kro", &mut io::stdout());
     Ok(ExitCode::SUCCESS)
 }

@@ -66,13 +66,13 @@ pub struct Args {
     #[arg(long, value_name = "NAMESPACE", env = "KRO_LEADER_ELECTION_NAMESPACE")]
     leader_election_namespace: Option<String>,
     /// How long other replicas wait after the last renewal before taking the Lease.
-    #[arg(long, visible_alias = "leader-election-lease-duration", value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, visible_alias = "leader-election-lease-duration", value_name = "DURATION", default_value = "15s", value_parser = crate::duration::parse_duration)]
     lease_duration: Duration,
     /// How long the leader tries to renew the Lease before it stops leading.
-    #[arg(long, visible_alias = "leader-election-renew-deadline", value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, visible_alias = "leader-election-renew-deadline", value_name = "DURATION", default_value = "10s", value_parser = crate::duration::parse_duration)]
     renew_deadline: Duration,
     /// How often replicas try to take the Lease, and the leader renews it.
-    #[arg(long, visible_alias = "leader-election-retry-period", value_name = "DURATION", default_value = "2s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, visible_alias = "leader-election-retry-period", value_name = "DURATION", default_value = "2s", value_parser = crate::duration::parse_duration)]
     retry_period: Duration,
     /// How long one reconcile may take. One that takes longer (a request the API server holds,
     /// a level whose applies do not return) is abandoned and retried with backoff, so that a
@@ -80,7 +80,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_reconcile_timeout)]
     reconcile_timeout: Duration,
     /// How long reconciles under way may take to finish when stopping.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::duration::parse_duration)]
     graceful_shutdown_timeout: Duration,
     /// API requests per second on average (0, the default here, limits nothing; upstream's
     /// default is 100).
@@ -300,7 +300,7 @@ pub async fn client(
             .await
             .context("no kubeconfig and not in a cluster")?,
     };
-    crate::cli::identify(&mut config, "controller");
+    crate::kube_client::identify(&mut config, "controller");
     match rate {
         Some(rate) => Ok(kube::client::ClientBuilder::try_from(config)
             .context("creating the API client")?
@@ -577,7 +577,7 @@ pub async fn shutdown_signal() -> anyhow::Result<()> {
 /// `--reconcile-timeout`: a duration above zero (a reconcile allowed no time would never
 /// finish one).
 fn parse_reconcile_timeout(text: &str) -> Result<Duration, String> {
-    let timeout = crate::cli::parse_duration(text)?;
+    let timeout = crate::duration::parse_duration(text)?;
     if timeout.is_zero() {
         return Err("a reconcile needs some time: give a duration above zero".to_owned());
     }

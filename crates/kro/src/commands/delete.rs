@@ -34,7 +34,7 @@ pub struct Args {
     )]
     instance: Option<PathBuf>,
     /// How long to wait for everything to be gone.
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     timeout: Duration,
 }
 

@@ -101,7 +101,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let mut config = kube::Config::from_custom_kubeconfig(file, &Default::default())
         .await
         .context("using the kubeconfig")?;
-    crate::cli::identify(&mut config, "dev");
+    crate::kube_client::identify(&mut config, "dev");
     if args.no_controllers {
         println!(
             "kro dev: API server at {} (controllers off)\n  export KUBECONFIG={}",

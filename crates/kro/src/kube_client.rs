@@ -1,0 +1,43 @@
+//! The kube clients this binary makes: the `User-Agent` naming kro and the command.
+
+/// Names this program in every request `config` makes, as kube-apiserver's audit log and
+/// request metrics show clients: `kro/v<version> (<os>/<arch>) <command>`, in client-go's
+/// form (`kubectl/v1.33.0 (linux/amd64) kubernetes/…`). Without it a kube-rs client sends no
+/// `User-Agent` at all.
+pub(crate) fn identify(config: &mut kube::Config, command: &str) {
+    let agent = format!(
+        "kro/v{} ({}/{}) {command}",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    );
+    if let Ok(value) = axum::http::HeaderValue::from_str(&agent) {
+        config
+            .headers
+            .retain(|(name, _)| name != axum::http::header::USER_AGENT);
+        config.headers.push((axum::http::header::USER_AGENT, value));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_user_agent_names_the_version_and_command() {
+        let mut config = kube::Config::new("http://127.0.0.1:1".parse().expect("a URL"));
+        super::identify(&mut config, "apply");
+        super::identify(&mut config, "controller");
+        let agents: Vec<_> = config
+            .headers
+            .iter()
+            .filter(|(name, _)| name == axum::http::header::USER_AGENT)
+            .map(|(_, value)| value.to_str().expect("ASCII").to_owned())
+            .collect();
+        assert_eq!(agents.len(), 1, "one User-Agent: {agents:?}");
+        assert!(
+            agents[0].starts_with(&format!("kro/v{} (", env!("CARGO_PKG_VERSION")))
+                && agents[0].ends_with(") controller"),
+            "{}",
+            agents[0]
+        );
+    }
+}
