@@ -15,8 +15,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, PoisonError, RwLock};
 
+use futures_util::FutureExt;
 use kro_graph::metadata::APPLYSET_PART_OF_LABEL;
 use kube::api::DynamicObject;
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher::Event;
 use serde_json::Value as Json;
 
@@ -230,6 +232,11 @@ impl Changed {
             labels: object.metadata.labels.clone().unwrap_or_default(),
         }
     }
+}
+
+/// Whether a cache has completed its first list (its writer gone counts as not synced).
+pub(crate) fn is_synced(store: &Store<DynamicObject>) -> bool {
+    matches!(store.wait_until_ready().now_or_never(), Some(Ok(())))
 }
 
 #[cfg(test)]

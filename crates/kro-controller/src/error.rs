@@ -63,17 +63,6 @@ impl ReconcileError {
     }
 }
 
-/// Whether a failed request may succeed when made again unchanged: the server or the way to it
-/// failed (no answer, a broken connection, 408, 429, 5xx), as client-go decides what to retry.
-/// An answer about the request itself (400, 401, 403, 404, 409, 422) is not transient.
-pub(crate) fn is_transient(error: &kube::Error) -> bool {
-    match error {
-        kube::Error::Api(status) => matches!(status.code, 408 | 429 | 500..=599),
-        kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => true,
-        _ => false,
-    }
-}
-
 /// What a request to the API server was for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Request {
@@ -173,31 +162,6 @@ impl std::error::Error for ResourceErrors {}
 mod tests {
     use super::*;
     use kro_runtime::ObjectKey;
-
-    fn status(code: u16) -> kube::Error {
-        kube::Error::Api(
-            kube::core::Status::failure("x", "y")
-                .with_code(code)
-                .boxed(),
-        )
-    }
-
-    #[test]
-    fn only_failures_of_the_server_or_the_connection_are_transient() {
-        for code in [408, 429, 500, 502, 503, 504] {
-            assert!(is_transient(&status(code)), "{code}");
-        }
-        for code in [400, 401, 403, 404, 409, 410, 422] {
-            assert!(!is_transient(&status(code)), "{code}");
-        }
-        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        assert!(is_transient(&kube::Error::ReadEvents(refused)));
-        assert!(is_transient(&kube::Error::Service(
-            "connection reset".into()
-        )));
-        let bad_json = serde_json::from_str::<u8>("x").unwrap_err();
-        assert!(!is_transient(&kube::Error::SerdeError(bad_json)));
-    }
 
     fn key(name: &str) -> Box<ObjectKey> {
         Box::new(ObjectKey {

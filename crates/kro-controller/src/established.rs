@@ -54,7 +54,7 @@ pub(crate) async fn wait_established(
         let crd = match crds.get(name).await {
             Ok(crd) => crd,
             Err(source)
-                if crate::error::is_transient(&source) && started.elapsed() < ESTABLISH_TIMEOUT =>
+                if crate::retry::is_transient(&source) && started.elapsed() < ESTABLISH_TIMEOUT =>
             {
                 tracing::debug!(crd = name, error = %source, "reading the CRD failed; retrying");
                 tokio::time::sleep(Duration::from_millis(200)).await;

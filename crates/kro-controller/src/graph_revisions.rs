@@ -20,7 +20,7 @@ use kube::runtime::watcher::{self, Event};
 use serde_json::json;
 use tokio::task::JoinHandle;
 
-use crate::rgd::crd_resource;
+use crate::rgd_crd::crd_resource;
 
 /// The CRD of upstream's GraphRevisions.
 pub(crate) const GRAPH_REVISION_CRD: &str = "graphrevisions.internal.kro.run";

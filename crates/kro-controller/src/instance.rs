@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use kro_graph::metadata::{RECONCILE_ANNOTATION, STATUS_MANAGER};
-use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{ControllerFacts, Observed, Plan, PlanOptions, StepFailure, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
@@ -24,15 +23,13 @@ use kube::runtime::watcher;
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::{Value as Json, json};
 
-use crate::cache::ObjectCache;
-use crate::crd_plan::RgdIdentity;
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
-use crate::manager::Shared;
 use crate::metrics::{LiveSource, gvr_label};
 use crate::object_json::{merge_patch, now, text, to_json, without_nulls};
 use crate::queue::{Failures, WorkQueue};
-use crate::watches::{GroupKind, InstanceRef, ListedChanges, Selection, Subscriber, cached};
+use crate::shared::Shared;
+use crate::watches::{GroupKind, InstanceRef, ListedChanges, Subscriber, cached};
 use crate::worker::{Reconciler, Tasks};
 use kro_engine::converge::{Rounds, converge};
 use kro_engine::kinds::ServedKind;
@@ -40,81 +37,13 @@ use kro_engine::{Applier, ApplyConfig};
 
 mod cleanup;
 mod drive;
+mod graph_version;
 mod observe;
 mod parent;
 
+pub(crate) use graph_version::GraphVersion;
+
 use crate::own_writes::OwnWrites;
-
-/// A compiled graph with the caches of the kinds it uses.
-pub(crate) struct GraphVersion {
-    pub(crate) graph: CompiledGraph,
-    pub(crate) rgd: RgdIdentity,
-    /// Managed objects, by the kinds the templates create.
-    children: HashMap<GroupKind, (ServedKind, ObjectCache)>,
-    /// Every object, by the kinds externalRefs read.
-    external: HashMap<GroupKind, (ServedKind, ObjectCache)>,
-    /// Whether each kind the graph uses is namespaced, as the server serves it: the planner
-    /// needs it for kinds the graph's schemas leave unscoped (a cluster-scoped custom kind
-    /// an externalRef reads is known by its name alone).
-    scopes: std::collections::BTreeMap<GroupKind, bool>,
-}
-
-impl GraphVersion {
-    /// The kinds the graph uses, each with the verbs the controller needs on them.
-    pub(crate) fn needs(&self) -> Vec<(&ServedKind, &'static [&'static str])> {
-        let mut needs: Vec<(&ServedKind, &'static [&'static str])> = self
-            .children
-            .values()
-            .map(|(kind, _)| (kind, &crate::access::MANAGED_VERBS[..]))
-            .collect();
-        needs.extend(
-            self.external
-                .values()
-                .map(|(kind, _)| (kind, &crate::access::READ_VERBS[..])),
-        );
-        needs.sort_by(|a, b| a.0.resource.plural.cmp(&b.0.resource.plural));
-        needs
-    }
-
-    /// Resolves the kinds `graph` uses and starts (or joins) their watches.
-    pub(crate) async fn prepare(
-        shared: &Shared,
-        graph: CompiledGraph,
-        rgd: RgdIdentity,
-    ) -> Result<GraphVersion, kro_engine::kinds::KindError> {
-        let mut children = HashMap::new();
-        let mut external = HashMap::new();
-        for node in &graph.nodes {
-            let (gvk, into, selection) = match &node.kind {
-                NodeKind::Template { gvk, .. } => (gvk, &mut children, Selection::Managed),
-                NodeKind::ExternalRef { gvk, .. } => (gvk, &mut external, Selection::All),
-                _ => continue,
-            };
-            let key = gvk.group_kind();
-            if into.contains_key(&key) {
-                continue;
-            }
-            let kind = shared
-                .kinds
-                .resolve(gvk.group(), gvk.version(), gvk.kind())
-                .await?;
-            let cache = shared.watches.cache(&kind, selection);
-            into.insert(key, (kind, cache));
-        }
-        let scopes = children
-            .iter()
-            .chain(&external)
-            .map(|(group_kind, (kind, _))| (group_kind.clone(), kind.namespaced))
-            .collect();
-        Ok(GraphVersion {
-            graph,
-            rgd,
-            children,
-            external,
-            scopes,
-        })
-    }
-}
 
 /// The controller of one generated kind.
 pub(crate) struct InstanceController {

@@ -62,6 +62,7 @@ pub mod schemas;
 mod set;
 pub mod set_plan;
 mod settings;
+mod shared;
 pub mod watches;
 mod worker;
 
@@ -73,10 +74,11 @@ pub use kro_engine::{
     AppliedObject, Applier, ApplyConfig, ApplyError, ApplyOutcome, direct, kinds,
 };
 pub use leader::{LeaderElector, Leadership, LeaseConfig, LeaseConfigError};
-pub use manager::{Manager, StartError};
+pub use manager::Manager;
 pub use metrics::Metrics;
 pub use readiness::{NotReady, Readiness};
 pub use rgd::{rgd_resource, used_kinds};
+pub use rgd_crd::StartError;
 pub use rgd_crd::install_rgd_crd;
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaCache, SchemaReadError, read_schemas, read_schemas_with};

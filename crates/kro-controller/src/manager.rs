@@ -8,59 +8,11 @@ use tokio::task::JoinHandle;
 use crate::metrics::Metrics;
 use crate::readiness::Readiness;
 use crate::rgd::RgdController;
-use crate::rgd_crd::install_rgd_crd;
+use crate::rgd_crd::{StartError, install_rgd_crd};
 use crate::settings::Settings;
+use crate::shared::Shared;
 use crate::watches::{Router, Watches};
 use kro_engine::kinds::Kinds;
-
-/// What the controllers of a process share.
-pub(crate) struct Shared {
-    pub(crate) client: kube::Client,
-    pub(crate) kinds: Kinds,
-    pub(crate) watches: Watches,
-    pub(crate) router: Arc<Router>,
-    pub(crate) settings: Settings,
-    pub(crate) events: crate::events::Recorder,
-    pub(crate) metrics: crate::metrics::Metrics,
-    /// The schemas RGDs were compiled against, reused while the server serves them unchanged.
-    pub(crate) schemas: crate::schemas::SchemaCache,
-}
-
-/// Why the controllers could not start.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum StartError {
-    /// The ResourceGraphDefinition CRD could not be read or installed.
-    #[error("installing the ResourceGraphDefinition CRD: {0}")]
-    InstallCrd(#[source] kube::Error),
-    /// The ResourceGraphDefinition CRD did not become Established.
-    #[error(transparent)]
-    NotEstablished(crate::established::EstablishError),
-    /// The ResourceGraphDefinition CRD stores objects at a version this controller does not
-    /// serve; updating the CRD would strand them.
-    #[error(
-        "the ResourceGraphDefinition CRD stores objects at version {version}, which this controller does not serve: migrate them to v1alpha1 and remove {version} from status.storedVersions first"
-    )]
-    StoredVersionNotServed {
-        /// The stored version.
-        version: String,
-    },
-}
-
-impl StartError {
-    /// Whether trying again may succeed: the server was unreachable, overloaded or failing, or
-    /// slow to establish the CRD. Refusals (unauthorized, forbidden, invalid) are not.
-    pub fn is_transient(&self) -> bool {
-        match self {
-            StartError::InstallCrd(source)
-            | StartError::NotEstablished(crate::established::EstablishError::Read {
-                source, ..
-            }) => crate::error::is_transient(source),
-            StartError::NotEstablished(_) => true,
-            StartError::StoredVersionNotServed { .. } => false,
-        }
-    }
-}
 
 /// The running controllers: the RGD controller and an instance controller per kind.
 pub struct Manager {

@@ -12,10 +12,10 @@
 
 use std::sync::{Arc, PoisonError, RwLock};
 
-use futures_util::FutureExt;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::Store;
 
+use crate::cache::is_synced;
 use crate::watches::Router;
 
 /// Why a replica is not ready.
@@ -128,11 +128,6 @@ impl Readiness {
             *current = phase;
         }
     }
-}
-
-/// Whether a cache has completed its first list (its writer gone counts as not synced).
-pub(crate) fn is_synced(store: &Store<DynamicObject>) -> bool {
-    matches!(store.wait_until_ready().now_or_never(), Some(Ok(())))
 }
 
 #[cfg(test)]

@@ -116,6 +116,17 @@ impl tower::Service<Request<Body>> for RetryServerErrors {
     }
 }
 
+/// Whether a failed request may succeed when made again unchanged: the server or the way to it
+/// failed (no answer, a broken connection, 408, 429, 5xx), as client-go decides what to retry.
+/// An answer about the request itself (400, 401, 403, 404, 409, 422) is not transient.
+pub(crate) fn is_transient(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => matches!(status.code, 408 | 429 | 500..=599),
+        kube::Error::HyperError(_) | kube::Error::Service(_) | kube::Error::ReadEvents(_) => true,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex};

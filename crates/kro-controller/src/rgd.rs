@@ -33,14 +33,15 @@ use crate::error::{ReconcileError, Request};
 use crate::established::wait_established;
 use crate::events::EventType;
 use crate::instance::{GraphVersion, InstanceController};
-use crate::manager::Shared;
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
 use crate::readiness::Caches;
+use crate::rgd_crd::crd_resource;
 use crate::rgd_status::{
     ConditionValue, RgdObservation, Truth, graph_accepted, graph_rejected, kind_ready, rgd_status,
 };
 use crate::set::SetController;
+use crate::shared::Shared;
 use crate::watches::ListedChanges;
 use crate::worker::{Reconciler, Tasks};
 use kro_engine::kinds::ServedKind;
@@ -48,17 +49,6 @@ use kro_engine::kinds::ServedKind;
 mod deletion;
 
 pub use kro_engine::kinds::rgd_resource;
-
-/// The CRD resource.
-pub(crate) fn crd_resource() -> ApiResource {
-    ApiResource {
-        group: "apiextensions.k8s.io".to_owned(),
-        version: "v1".to_owned(),
-        api_version: "apiextensions.k8s.io/v1".to_owned(),
-        kind: "CustomResourceDefinition".to_owned(),
-        plural: "customresourcedefinitions".to_owned(),
-    }
-}
 
 /// The kinds an RGD's resources name (their schemas are read from the API server).
 pub fn used_kinds(rgd: &ResourceGraphDefinition) -> BTreeSet<Gvk> {

@@ -16,7 +16,42 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::Value as Json;
 
 use crate::established::wait_established;
-use crate::rgd::crd_resource;
+
+/// Why the controllers could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The ResourceGraphDefinition CRD could not be read or installed.
+    #[error("installing the ResourceGraphDefinition CRD: {0}")]
+    InstallCrd(#[source] kube::Error),
+    /// The ResourceGraphDefinition CRD did not become Established.
+    #[error(transparent)]
+    NotEstablished(crate::established::EstablishError),
+    /// The ResourceGraphDefinition CRD stores objects at a version this controller does not
+    /// serve; updating the CRD would strand them.
+    #[error(
+        "the ResourceGraphDefinition CRD stores objects at version {version}, which this controller does not serve: migrate them to v1alpha1 and remove {version} from status.storedVersions first"
+    )]
+    StoredVersionNotServed {
+        /// The stored version.
+        version: String,
+    },
+}
+
+impl StartError {
+    /// Whether trying again may succeed: the server was unreachable, overloaded or failing, or
+    /// slow to establish the CRD. Refusals (unauthorized, forbidden, invalid) are not.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StartError::InstallCrd(source)
+            | StartError::NotEstablished(crate::established::EstablishError::Read {
+                source, ..
+            }) => crate::retry::is_transient(source),
+            StartError::NotEstablished(_) => true,
+            StartError::StoredVersionNotServed { .. } => false,
+        }
+    }
+}
 
 /// Makes sure the API server serves ResourceGraphDefinitions with this controller's schema:
 /// creates their CRD when it does not exist, updates it when it differs (keeping its stored
@@ -25,14 +60,11 @@ use crate::rgd::crd_resource;
 /// # Errors
 /// When the CRD cannot be read or written, when it stores a version this controller does not
 /// serve, or when it is not Established in time.
-pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartError> {
+pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), StartError> {
     let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
     let name = RGD_CRD_NAME;
     let desired = resource_graph_definition_crd();
-    let found = crds
-        .get_opt(name)
-        .await
-        .map_err(crate::StartError::InstallCrd)?;
+    let found = crds.get_opt(name).await.map_err(StartError::InstallCrd)?;
     match found {
         None => {
             apply(&crds, &desired).await?;
@@ -56,27 +88,24 @@ pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), crate::StartEr
     }
     wait_established(&crds, name)
         .await
-        .map_err(crate::StartError::NotEstablished)
+        .map_err(StartError::NotEstablished)
 }
 
-async fn apply(
-    crds: &Api<DynamicObject>,
-    desired: &Json,
-) -> Result<DynamicObject, crate::StartError> {
+async fn apply(crds: &Api<DynamicObject>, desired: &Json) -> Result<DynamicObject, StartError> {
     crds.patch(
         RGD_CRD_NAME,
         &PatchParams::apply(CRD_MANAGER).force(),
         &Patch::Apply(desired),
     )
     .await
-    .map_err(crate::StartError::InstallCrd)
+    .map_err(StartError::InstallCrd)
 }
 
 async fn replace_versions(
     crds: &Api<DynamicObject>,
     mut applied: DynamicObject,
     desired: &Json,
-) -> Result<(), crate::StartError> {
+) -> Result<(), StartError> {
     applied.data["spec"]["versions"] = desired["spec"]["versions"].clone();
     applied.metadata.managed_fields = None;
     let params = PostParams {
@@ -85,13 +114,13 @@ async fn replace_versions(
     };
     crds.replace(RGD_CRD_NAME, &params, &applied)
         .await
-        .map_err(crate::StartError::InstallCrd)?;
+        .map_err(StartError::InstallCrd)?;
     Ok(())
 }
 
 /// Refuses a CRD that stores objects at a version `desired` does not serve: updating it would
 /// strand them.
-fn check_stored_versions(found: &Json, desired: &Json) -> Result<(), crate::StartError> {
+fn check_stored_versions(found: &Json, desired: &Json) -> Result<(), StartError> {
     let served: Vec<&str> = desired["spec"]["versions"]
         .as_array()
         .into_iter()
@@ -106,7 +135,7 @@ fn check_stored_versions(found: &Json, desired: &Json) -> Result<(), crate::Star
         .filter_map(Json::as_str)
         .find(|version| !served.contains(version))
     {
-        Some(version) => Err(crate::StartError::StoredVersionNotServed {
+        Some(version) => Err(StartError::StoredVersionNotServed {
             version: version.to_owned(),
         }),
         None => Ok(()),
@@ -147,6 +176,17 @@ fn contains(found: &Json, wanted: &Json) -> bool {
                     .all(|(found, wanted)| contains(found, wanted))
         }
         _ => found == wanted,
+    }
+}
+
+/// The CRD resource.
+pub(crate) fn crd_resource() -> kube::api::ApiResource {
+    kube::api::ApiResource {
+        group: "apiextensions.k8s.io".to_owned(),
+        version: "v1".to_owned(),
+        api_version: "apiextensions.k8s.io/v1".to_owned(),
+        kind: "CustomResourceDefinition".to_owned(),
+        plural: "customresourcedefinitions".to_owned(),
     }
 }
 

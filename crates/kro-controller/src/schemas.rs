@@ -236,7 +236,7 @@ where
     let mut attempt = 1;
     loop {
         match request().await {
-            Err(error) if attempt < READ_ATTEMPTS && crate::error::is_transient(&error) => {
+            Err(error) if attempt < READ_ATTEMPTS && crate::retry::is_transient(&error) => {
                 tracing::debug!(%error, attempt, "schema read failed; retrying");
                 tokio::time::sleep(delay).await;
                 delay = delay.saturating_mul(2);

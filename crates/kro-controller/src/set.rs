@@ -25,13 +25,13 @@ use serde_json::{Value as Json, json};
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
 use crate::instance::InstanceController;
-use crate::manager::Shared;
 use crate::metrics::gvr_label;
 use crate::object_json::{now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
 use crate::set_plan::{
     AwaitedWrites, Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set,
 };
+use crate::shared::Shared;
 use crate::watches::{InstanceRef, ListedChanges, SetListener};
 use crate::worker::{Reconciler, Tasks};
 use kro_engine::kinds::ServedKind;

@@ -107,7 +107,7 @@ impl Router {
             .unwrap_or_else(PoisonError::into_inner);
         let mut kinds: Vec<String> = subscribers
             .iter()
-            .filter(|(_, subscriber)| !crate::readiness::is_synced(&subscriber.instances))
+            .filter(|(_, subscriber)| !crate::cache::is_synced(&subscriber.instances))
             .map(|(group_kind, _)| group_kind.to_string())
             .collect();
         kinds.sort();

@@ -12,11 +12,12 @@ use kro_runtime::{
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
-use super::{GraphVersion, InstanceController, plan_options};
+use super::graph_version::GraphVersion;
+use super::{InstanceController, plan_options};
 use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
-use crate::manager::Shared;
 use crate::object_json::text;
+use crate::shared::Shared;
 use crate::watches::{GroupKind, Selection};
 use kro_engine::cleanup::{delete_member, list_members};
 use kro_engine::converge::trimmed_inventory;

@@ -10,11 +10,12 @@ use kro_engine::converge::{Batch, Driver, OwnedElsewhere};
 use kro_runtime::{Observed, Plan, PlanOptions};
 use serde_json::Value as Json;
 
+use super::InstanceController;
+use super::graph_version::GraphVersion;
 use super::observe::fill;
-use super::{GraphVersion, InstanceController};
 use crate::error::ResourceError;
-use crate::manager::Shared;
 use crate::object_json::text;
+use crate::shared::Shared;
 use kro_engine::error::ObjectError;
 
 /// One reconcile's drive of the loop.

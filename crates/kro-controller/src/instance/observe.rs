@@ -3,7 +3,7 @@
 
 use kro_runtime::{Observed, Plan, Read};
 
-use super::GraphVersion;
+use super::graph_version::GraphVersion;
 use kro_engine::Applier;
 
 /// Fills `observed` with what the caches hold of the objects `current` needs and has not seen,

@@ -15,10 +15,11 @@ use kro_runtime::{Inventory, ObjectKey, Parent, Plan};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
-use super::{GraphVersion, InstanceController};
+use super::InstanceController;
+use super::graph_version::GraphVersion;
 use crate::error::{ReconcileError, Request};
-use crate::manager::Shared;
 use crate::object_json::{text, to_json};
+use crate::shared::Shared;
 
 impl InstanceController {
     pub(super) fn parent(&self, instance: &Json) -> (String, String) {

@@ -8,10 +8,11 @@ use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
-use super::{RgdController, condition_of, crd_resource, rgd_resource};
+use super::{RgdController, condition_of, rgd_resource};
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
 use crate::object_json::text;
+use crate::rgd_crd::crd_resource;
 use crate::rgd_status::{ConditionValue, RgdObservation};
 
 impl RgdController {

@@ -9,9 +9,9 @@ use serde_json::{Value as Json, json};
 use super::{MAX_NAME_PREFIX, NAME_ATTEMPTS, SetController, Written, random_suffix, template_spec};
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
-use crate::manager::Shared;
 use crate::object_json::{merge_patch, text, to_json};
 use crate::set_plan::SetSpec;
+use crate::shared::Shared;
 
 impl SetController {
     pub(super) fn owner_reference(&self, set: &Json) -> Json {
