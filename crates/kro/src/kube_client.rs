@@ -1,4 +1,8 @@
-//! The kube clients this binary makes: the `User-Agent` naming kro and the command.
+//! The kube clients this binary makes: the `User-Agent` naming kro and the command, and a
+//! client whose requests the controllers' metrics count.
+
+use anyhow::Context;
+use kro_controller::Metrics;
 
 /// Names this program in every request `config` makes, as kube-apiserver's audit log and
 /// request metrics show clients: `kro/v<version> (<os>/<arch>) <command>`, in client-go's
@@ -17,6 +21,17 @@ pub(crate) fn identify(config: &mut kube::Config, command: &str) {
             .retain(|(name, _)| name != axum::http::header::USER_AGENT);
         config.headers.push((axum::http::header::USER_AGENT, value));
     }
+}
+
+/// A client for `config` whose requests `metrics` counts.
+pub fn instrumented_client(
+    config: kube::Config,
+    metrics: &Metrics,
+) -> anyhow::Result<kube::Client> {
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .context("creating the API client")?
+        .with_layer(&metrics.api_layer())
+        .build())
 }
 
 #[cfg(test)]

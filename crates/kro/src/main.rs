@@ -4,11 +4,16 @@
 mod cli;
 mod commands;
 mod duration;
+mod endpoints;
+mod faults;
+mod instance_file;
 mod kube_client;
 mod live_schemas;
 mod output;
 mod progress;
 mod rgd_files;
+mod shutdown;
+mod target;
 
 use std::process::ExitCode;
 

@@ -11,6 +11,10 @@ use kro_controller::client_rate::{ClientRate, ClientRateLayer};
 use kro_controller::{LeaderElector, LeaseConfig, Manager, Metrics, Readiness, Settings};
 use kro_graph::metadata::LEADER_LEASE_NAME;
 
+use crate::endpoints::{serve_health, serve_metrics};
+use crate::kube_client::instrumented_client;
+use crate::shutdown::shutdown_signal;
+
 /// Arguments of `kro controller`. Upstream kro's flag names are accepted with their meanings
 /// (`--metrics-bind-address`, `--dynamic-controller-concurrent-reconciles`, ...), so that an
 /// upstream Deployment's arguments or Helm values work unchanged; see docs/controller.md for
@@ -311,92 +315,6 @@ pub async fn client(
     }
 }
 
-/// A client for `config` whose requests `metrics` counts.
-pub fn instrumented_client(
-    config: kube::Config,
-    metrics: &Metrics,
-) -> anyhow::Result<kube::Client> {
-    Ok(kube::client::ClientBuilder::try_from(config)
-        .context("creating the API client")?
-        .with_layer(&metrics.api_layer())
-        .build())
-}
-
-/// Serves `/metrics`, `/healthz` and `/readyz` on `address` until the process ends; returns
-/// the address bound (its port chosen when 0 was asked). `/healthz` answers while the process
-/// serves; `/readyz` answers what `readiness` says (503 with the reason when not ready).
-///
-/// # Errors
-/// When the address cannot be bound.
-pub async fn serve_metrics(
-    address: SocketAddr,
-    metrics: Metrics,
-    readiness: Readiness,
-) -> anyhow::Result<SocketAddr> {
-    use axum::http::header::CONTENT_TYPE;
-    let router = health_routes(readiness).route(
-        "/metrics",
-        axum::routing::get(move || {
-            let metrics = metrics.clone();
-            async move {
-                (
-                    [(CONTENT_TYPE, kro_controller::metrics::CONTENT_TYPE)],
-                    metrics.encode(),
-                )
-            }
-        }),
-    );
-    serve(address, router, "metrics").await
-}
-
-/// Serves the health probes `/healthz` and `/readyz` on `address` (see [`serve_metrics`]);
-/// returns the address bound.
-///
-/// # Errors
-/// When the address cannot be bound.
-pub async fn serve_health(address: SocketAddr, readiness: Readiness) -> anyhow::Result<SocketAddr> {
-    serve(address, health_routes(readiness), "health probes").await
-}
-
-/// `/healthz` answers while the process serves; `/readyz` what `readiness` says.
-fn health_routes(readiness: Readiness) -> axum::Router {
-    use axum::http::StatusCode;
-    axum::Router::new()
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .route(
-            "/readyz",
-            axum::routing::get(move || {
-                let answer = readiness.check();
-                async move {
-                    match answer {
-                        Ok(()) => (StatusCode::OK, "ok".to_owned()),
-                        Err(not_ready) => (StatusCode::SERVICE_UNAVAILABLE, not_ready.to_string()),
-                    }
-                }
-            }),
-        )
-}
-
-/// Serves `router` on `address` until the process ends; the address bound.
-async fn serve(
-    address: SocketAddr,
-    router: axum::Router,
-    what: &'static str,
-) -> anyhow::Result<SocketAddr> {
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot serve {what} on {address}"))?;
-    let bound = listener
-        .local_addr()
-        .with_context(|| format!("the {what} address"))?;
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, router).await {
-            tracing::error!(%error, "the {what} server stopped");
-        }
-    });
-    Ok(bound)
-}
-
 /// This process's name among leader election candidates: the host (the pod name in a
 /// cluster) and a random suffix, as client-go's tools do.
 fn identity() -> String {
@@ -552,26 +470,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         stop.map(|()| ExitCode::SUCCESS)
     })
-}
-
-/// Waits for Ctrl-C or, on Unix, SIGTERM (what Kubernetes sends a pod).
-pub async fn shutdown_signal() -> anyhow::Result<()> {
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .context("cannot wait for SIGTERM")?;
-        tokio::select! {
-            interrupted = tokio::signal::ctrl_c() => interrupted.context("cannot wait for Ctrl-C"),
-            _ = terminate.recv() => Ok(()),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c()
-            .await
-            .context("cannot wait for Ctrl-C")
-    }
 }
 
 /// `--reconcile-timeout`: a duration above zero (a reconcile allowed no time would never

@@ -9,8 +9,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use kro_engine::direct::{DirectConfig, DirectEngine, ParentRef, Progress, Stop};
 
-use crate::commands::apply::{Deployable, Target, settle_namespace, stop_on_ctrl_c};
 use crate::progress::Display;
+use crate::target::{Deployable, Target, settle_namespace, stop_on_ctrl_c};
 
 /// Flags of `kro delete`.
 #[derive(Debug, clap::Args)]

@@ -57,7 +57,7 @@ pub struct Args {
     timeout: u64,
     // Fault injection into the API server's answers to the controllers (and any client).
     #[command(flatten)]
-    faults: crate::commands::apiserver::FaultArgs,
+    faults: crate::faults::FaultArgs,
 }
 
 /// Runs the environment until interrupted (or, with `--once`, until the demo is done).
@@ -81,7 +81,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     })
     .await
     .context("cannot start the API server")?;
-    crate::commands::apiserver::report_faults(&server);
+    crate::faults::report_faults(&server);
     let kubeconfig = server.kubeconfig();
     let kubeconfig_path = args
         .kubeconfig_out
@@ -108,18 +108,17 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             server.url(),
             absolute(&kubeconfig_path).display()
         );
-        crate::commands::controller::shutdown_signal().await?;
+        crate::shutdown::shutdown_signal().await?;
         println!("kro dev: stopping");
         server.shutdown().await;
         return Ok(ExitCode::SUCCESS);
     }
     let metrics = Metrics::new();
-    let client = crate::commands::controller::instrumented_client(config, &metrics)?;
+    let client = crate::kube_client::instrumented_client(config, &metrics)?;
     let readiness = Readiness::new();
     if let Some(address) = args.metrics_addr {
         let bound =
-            crate::commands::controller::serve_metrics(address, metrics.clone(), readiness.clone())
-                .await?;
+            crate::endpoints::serve_metrics(address, metrics.clone(), readiness.clone()).await?;
         eprintln!("kro dev: metrics at http://{bound}/metrics");
     }
     let mut manager = Manager::start(client.clone(), Settings::default(), metrics)
@@ -144,7 +143,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     }
     if !args.once {
         println!("kro dev: serving; Ctrl-C stops");
-        crate::commands::controller::shutdown_signal().await?;
+        crate::shutdown::shutdown_signal().await?;
     }
     println!("kro dev: stopping");
     manager.shutdown().await;

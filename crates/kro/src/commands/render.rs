@@ -2,21 +2,19 @@
 //! the desired objects level by level, what waits and why, and the status it would write.
 //! The same evaluator as the controller (`kro-runtime`), so the preview cannot drift.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::bail;
-use kro_graph::{CompiledGraph, FieldPath, NameRule, NodeKind};
+use kro_graph::{CompiledGraph, FieldPath, NodeKind};
 use kro_runtime::{
     NodePlan, NodeState, Observed, Plan, PlanOptions, Scheduling, admit, converge, plan,
 };
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::instance_file::{check_instance_names, graph_of, read_instance};
 use crate::output::{OutputFormat, to_text};
-use crate::rgd_files::{
-    BuiltRgd, InputArgs, LoadedRgd, Workspace, load_and_build, read_yaml_documents,
-};
+use crate::rgd_files::{BuiltRgd, InputArgs, LoadedRgd, load_and_build, read_yaml_documents};
 
 /// The most plans `--assume-applied` computes before it stops.
 const MAX_ROUNDS: usize = 100;
@@ -151,82 +149,6 @@ fn print_errors(loaded: &LoadedRgd, planned: &Plan) -> bool {
         eprintln!("{}:{} error: {error}", loaded.file, location(&error.path));
     }
     failed
-}
-
-/// The one object in the instance file (or standard input).
-pub(crate) fn read_instance(path: &Path) -> anyhow::Result<Value> {
-    let documents = read_yaml_documents(path, false)?;
-    match documents.as_slice() {
-        [(_, document)] => Ok(document.value.clone()),
-        [] => bail!("{}: no object in the file", path.display()),
-        many => bail!(
-            "{}: {} objects in the file; one instance is expected",
-            path.display(),
-            many.len()
-        ),
-    }
-}
-
-/// The RGD of the workspace that defines the instance's kind.
-pub(crate) fn graph_of<'w>(
-    workspace: &'w Workspace,
-    path: &Path,
-    instance: &Value,
-) -> anyhow::Result<&'w BuiltRgd> {
-    let api_version = instance["apiVersion"].as_str().unwrap_or_default();
-    let kind = instance["kind"].as_str().unwrap_or_default();
-    workspace
-        .rgds
-        .iter()
-        .find(|built| {
-            built.graph.as_ref().is_some_and(|graph| {
-                graph.names.api_version() == api_version && graph.names.kind == kind
-            })
-        })
-        .ok_or_else(|| {
-            let defined: Vec<String> = workspace
-                .rgds
-                .iter()
-                .filter_map(|built| built.graph.as_ref())
-                .map(|graph| format!("{} {}", graph.names.api_version(), graph.names.kind))
-                .collect();
-            anyhow::anyhow!(
-                "{}: the instance is {api_version} {kind}, but the RGDs define {}",
-                path.display(),
-                if defined.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    defined.join(", ")
-                }
-            )
-        })
-}
-
-/// The instance's name and namespace as kube-apiserver checks them (a DNS-1123 subdomain and
-/// label): they end up in the names, labels and owner references of every object rendered, so
-/// a name such as `../../etc/passwd` is refused here rather than printed into them.
-pub(crate) fn check_instance_names(instance: &Value) -> Result<(), String> {
-    let metadata = &instance["metadata"];
-    match &metadata["name"] {
-        Value::String(name) => NameRule::Subdomain
-            .check(name)
-            .map_err(|error| format!("metadata.name: Invalid value: {error}"))?,
-        Value::Null => return Err("metadata.name: Required value: name is required".to_owned()),
-        other => {
-            return Err(format!(
-                "metadata.name: Invalid value: {other}: must be a string"
-            ));
-        }
-    }
-    match &metadata["namespace"] {
-        Value::String(namespace) => NameRule::Label
-            .check(namespace)
-            .map_err(|error| format!("metadata.namespace: Invalid value: {error}")),
-        Value::Null => Ok(()),
-        other => Err(format!(
-            "metadata.namespace: Invalid value: {other}: must be a string"
-        )),
-    }
 }
 
 /// Fields the API server sets on create, so that labels and conditions look as they will:
@@ -403,35 +325,5 @@ fn node_report(graph: &CompiledGraph, node: &NodePlan) -> NodeReport {
             .iter()
             .map(|desired| desired.object.clone())
             .collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn instance_names_that_are_not_kubernetes_names_are_refused() {
-        let named = |name: Value, namespace: Value| json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": name, "namespace": namespace}});
-        assert_eq!(
-            check_instance_names(&named(json!("web-1"), Value::Null)),
-            Ok(())
-        );
-        assert_eq!(
-            check_instance_names(&named(json!("a.b"), json!("team-1"))),
-            Ok(())
-        );
-        for (name, namespace, field) in [
-            (json!("../../etc/passwd"), Value::Null, "metadata.name"),
-            (json!("UPPER"), Value::Null, "metadata.name"),
-            (Value::Null, Value::Null, "metadata.name"),
-            (json!(7), Value::Null, "metadata.name"),
-            (json!("ok"), json!("../x"), "metadata.namespace"),
-            (json!("ok"), json!("a.b"), "metadata.namespace"),
-        ] {
-            let problem = check_instance_names(&named(name.clone(), namespace))
-                .expect_err("an invalid name is refused");
-            assert!(problem.starts_with(field), "{name}: {problem}");
-        }
     }
 }
