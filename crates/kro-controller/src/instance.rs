@@ -14,19 +14,20 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kro_graph::metadata::{RECONCILE_ANNOTATION, STATUS_MANAGER};
+use kro_graph::metadata::{APPLYSET_ID_LABEL, RECONCILE_ANNOTATION, STATUS_MANAGER};
 use kro_runtime::{ControllerFacts, Observed, Plan, PlanOptions, StepFailure, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use kube::runtime::{WatchStreamExt, reflector};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
 use crate::metrics::{LiveSource, gvr_label};
-use crate::object_json::{merge_patch, now, text, to_json, without_nulls};
+use crate::object::Object;
+use crate::object_json::{merge_patch, now, text, without_nulls};
 use crate::queue::{Failures, WorkQueue};
 use crate::shared::Shared;
 use crate::watches::{GroupKind, InstanceRef, ListedChanges, Subscriber, cached};
@@ -226,11 +227,11 @@ impl InstanceController {
             self.forget(key);
             return Ok(None);
         };
-        let mut instance = to_json(&object)?;
-        if self.own_writes.behind(
-            text(&instance, "/metadata/uid"),
-            kro_engine::resource_version(&instance),
-        ) {
+        let mut instance = Object::new(&object)?;
+        if self
+            .own_writes
+            .behind(instance.uid(), instance.resource_version().parse().ok())
+        {
             // The cache has yet to show kro's last write of the instance: planning with the
             // instance as it was before would write it again. The write's event brings the
             // instance back (a lost watch re-lists, which queues every instance), so no timer
@@ -238,7 +239,7 @@ impl InstanceController {
             return Ok(None);
         }
         let graph = self.graph();
-        if instance.pointer("/metadata/deletionTimestamp").is_some() {
+        if instance.is_deleting() {
             return self.delete(shared, &graph, &instance).await;
         }
         let mut facts = ControllerFacts {
@@ -280,7 +281,7 @@ impl InstanceController {
             facts.resources = Err(StepFailure::new(problems.clone()));
             current = plan(
                 &graph.graph,
-                &instance,
+                instance.json(),
                 &observed,
                 &plan_options(shared, &graph, &facts),
             );
@@ -290,8 +291,8 @@ impl InstanceController {
 
     /// Whether a watch cache has yet to show kro's last write of an object of `current` (an
     /// object applied in this very reconcile is known by the server's answer, not the cache).
-    fn caches_behind(&self, instance: &Json, current: &Plan, observed: &Observed) -> bool {
-        let uid = text(instance, "/metadata/uid");
+    fn caches_behind(&self, instance: &Object, current: &Plan, observed: &Observed) -> bool {
+        let uid = instance.uid();
         current
             .nodes
             .iter()
@@ -311,15 +312,15 @@ impl InstanceController {
         &self,
         shared: &Shared,
         graph: &GraphVersion,
-        instance: &mut Json,
+        instance: &mut Object,
         facts: &ControllerFacts,
         observed: &mut Observed,
         problems: &mut Vec<ResourceError>,
     ) -> Plan {
-        let uid = text(instance, "/metadata/uid").to_owned();
-        let applyset = match text(instance, "/metadata/labels/applyset.kubernetes.io~1id") {
-            "" => self.parent_id(instance),
-            own => own.to_owned(),
+        let uid = instance.uid().to_owned();
+        let applyset = match instance.label(APPLYSET_ID_LABEL) {
+            None | Some("") => self.parent_id(instance),
+            Some(own) => own.to_owned(),
         };
         let mut driver = drive::InstanceDriver {
             controller: self,
@@ -354,11 +355,11 @@ impl InstanceController {
     async fn report(
         &self,
         shared: &Shared,
-        instance: &Json,
+        instance: &Object,
         current: &Plan,
         problems: ResourceErrors,
     ) -> Result<Option<Duration>, ReconcileError> {
-        let was_active = text(instance, "/status/state") == "ACTIVE";
+        let was_active = text(instance.json(), "/status/state") == "ACTIVE";
         if shared.settings.active_events
             && problems.0.is_empty()
             && !was_active
@@ -369,7 +370,7 @@ impl InstanceController {
             shared
                 .events
                 .record(
-                    instance,
+                    instance.json(),
                     EventType::Normal,
                     "Active",
                     "all resources are created and ready",
@@ -384,7 +385,7 @@ impl InstanceController {
             shared
                 .events
                 .record(
-                    instance,
+                    instance.json(),
                     EventType::Warning,
                     "ReconcileFailed",
                     &error.to_string(),
@@ -411,16 +412,16 @@ impl InstanceController {
     async fn write_status(
         &self,
         shared: &Shared,
-        instance: &Json,
+        instance: &Object,
         current: &Plan,
     ) -> Result<(), ReconcileError> {
         if !current.status.writable {
             return Ok(());
         }
         let wanted = without_nulls(current.status.to_json());
-        let uid = text(instance, "/metadata/uid").to_owned();
+        let uid = instance.uid().to_owned();
         let digest = kro_engine::intent(&wanted);
-        let cached_version = kro_engine::resource_version(instance);
+        let cached_version: Option<u64> = instance.resource_version().parse().ok();
         let already_written = self
             .written_states
             .lock()
@@ -434,19 +435,22 @@ impl InstanceController {
             return Ok(());
         }
         let empty = json!({});
-        let existing = instance.get("status").unwrap_or(&empty);
+        let existing = instance.json().get("status").unwrap_or(&empty);
         let Some(patch) = merge_patch(existing, &wanted) else {
             return Ok(());
         };
-        let (name, namespace) = self.parent(instance);
         let params = PatchParams {
             field_manager: Some(STATUS_MANAGER.to_owned()),
             ..PatchParams::default()
         };
         let answered = self
             .kind
-            .api(&shared.client, Some(&namespace))
-            .patch_status(&name, &params, &Patch::Merge(json!({"status": patch})))
+            .api(&shared.client, Some(instance.namespace()))
+            .patch_status(
+                instance.name(),
+                &params,
+                &Patch::Merge(json!({"status": patch})),
+            )
             .await
             .map_err(ReconcileError::api(Request::WriteStatus))?;
         self.own_writes
@@ -542,11 +546,9 @@ fn plan_options(shared: &Shared, graph: &GraphVersion, facts: &ControllerFacts) 
 }
 
 /// Whether the instance asks not to be reconciled.
-fn is_suspended(instance: &Json) -> bool {
+fn is_suspended(instance: &Object) -> bool {
     instance
-        .pointer("/metadata/annotations")
-        .and_then(|annotations| annotations.get(RECONCILE_ANNOTATION))
-        .and_then(Json::as_str)
+        .annotation(RECONCILE_ANNOTATION)
         .is_some_and(|value| {
             value.eq_ignore_ascii_case("suspended") || value.eq_ignore_ascii_case("disabled")
         })
@@ -558,13 +560,23 @@ mod tests {
 
     #[test]
     fn suspension_is_read_case_insensitively_with_the_legacy_value() {
+        let resource = kube::api::ApiResource {
+            group: "kro.run".to_owned(),
+            version: "v1alpha1".to_owned(),
+            api_version: "kro.run/v1alpha1".to_owned(),
+            kind: "App".to_owned(),
+            plural: "apps".to_owned(),
+        };
+        let with = |annotations: Option<&str>| {
+            let mut answer = DynamicObject::new("web", &resource);
+            answer.metadata.annotations = annotations
+                .map(|value| [(RECONCILE_ANNOTATION.to_owned(), value.to_owned())].into());
+            Object::new(&answer).unwrap()
+        };
         for value in ["suspended", "Suspended", "disabled"] {
-            let instance = json!({"metadata": {"annotations": {RECONCILE_ANNOTATION: value}}});
-            assert!(is_suspended(&instance), "{value}");
+            assert!(is_suspended(&with(Some(value))), "{value}");
         }
-        assert!(!is_suspended(
-            &json!({"metadata": {"annotations": {RECONCILE_ANNOTATION: "on"}}})
-        ));
-        assert!(!is_suspended(&json!({"metadata": {}})));
+        assert!(!is_suspended(&with(Some("on"))));
+        assert!(!is_suspended(&with(None)));
     }
 }

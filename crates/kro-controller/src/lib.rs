@@ -50,6 +50,7 @@ mod instance;
 pub mod leader;
 mod manager;
 pub mod metrics;
+mod object;
 mod object_json;
 mod own_writes;
 pub mod queue;

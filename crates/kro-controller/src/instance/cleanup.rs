@@ -16,6 +16,7 @@ use super::graph_version::GraphVersion;
 use super::{InstanceController, plan_options};
 use crate::error::{ReconcileError, Request, ResourceError};
 use crate::events::EventType;
+use crate::object::Object;
 use crate::object_json::text;
 use crate::shared::Shared;
 use crate::watches::{GroupKind, Selection};
@@ -30,10 +31,10 @@ impl InstanceController {
         &self,
         shared: &Shared,
         graph: &GraphVersion,
-        instance: &mut Json,
+        instance: &mut Object,
         current: &Plan,
     ) -> Result<(), ResourceError> {
-        let uid = text(instance, "/metadata/uid").to_owned();
+        let uid = instance.uid().to_owned();
         let members = self.members(shared, graph, instance).await?;
         let desired = desired_keys(current);
         let mut keep = Vec::new();
@@ -58,7 +59,7 @@ impl InstanceController {
                 shared
                     .events
                     .record(
-                        instance,
+                        instance.json(),
                         EventType::Normal,
                         "Pruned",
                         &format!("pruned {key}, which left the plan"),
@@ -66,13 +67,8 @@ impl InstanceController {
                     .await;
             }
         }
-        let inventory = trimmed_inventory(
-            &graph.graph,
-            current,
-            desired,
-            &keep,
-            text(instance, "/metadata/namespace"),
-        );
+        let inventory =
+            trimmed_inventory(&graph.graph, current, desired, &keep, instance.namespace());
         self.write_inventory(shared, instance, &inventory)
             .await
             .map_err(|error| ResourceError::Inventory(Box::new(error)))
@@ -87,7 +83,7 @@ impl InstanceController {
         &self,
         shared: &Shared,
         graph: &GraphVersion,
-        instance: &Json,
+        instance: &Object,
     ) -> Result<Vec<Json>, ObjectError> {
         let id = self.parent_id(instance);
         let mut members = Vec::new();
@@ -114,7 +110,7 @@ impl InstanceController {
         &self,
         shared: &Shared,
         graph: &GraphVersion,
-        instance: &Json,
+        instance: &Object,
     ) -> Result<Vec<Json>, ObjectError> {
         let id = self.parent_id(instance);
         let mut kinds: BTreeSet<GroupKind> = graph.children.keys().cloned().collect();
@@ -133,14 +129,9 @@ impl InstanceController {
         &self,
         shared: &Shared,
         graph: &GraphVersion,
-        instance: &Json,
+        instance: &Object,
     ) -> Result<Option<Duration>, ReconcileError> {
-        let finalizers: Vec<Json> = instance
-            .pointer("/metadata/finalizers")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if !finalizers.iter().any(|finalizer| finalizer == FINALIZER) {
+        if !instance.has_finalizer(FINALIZER) {
             return Ok(None);
         }
         let facts = ControllerFacts {
@@ -148,7 +139,7 @@ impl InstanceController {
             ..ControllerFacts::default()
         };
         let options = plan_options(shared, graph, &facts);
-        let status = plan(&graph.graph, instance, &Observed::new(), &options);
+        let status = plan(&graph.graph, instance.json(), &Observed::new(), &options);
         self.write_status(shared, instance, &status).await?;
         let mut members = self.members(shared, graph, instance).await?;
         if members.is_empty() {
@@ -175,7 +166,7 @@ impl InstanceController {
                 shared
                     .events
                     .record(
-                        instance,
+                        instance.json(),
                         EventType::Normal,
                         "Deleting",
                         &format!("deleting {key} (apply order {})", wave.order),
@@ -185,23 +176,29 @@ impl InstanceController {
             return Ok(Some(shared.settings.deletion_poll));
         }
         tracing::info!("every object deleted; removing the finalizer");
-        let remaining: Vec<Json> = finalizers
-            .into_iter()
-            .filter(|finalizer| finalizer != FINALIZER)
+        let remaining: Vec<&String> = instance
+            .meta()
+            .finalizers
+            .iter()
+            .flatten()
+            .filter(|finalizer| *finalizer != FINALIZER)
             .collect();
-        let (name, namespace) = self.parent(instance);
         let patch = json!({
             "metadata": {
                 "finalizers": remaining,
-                "resourceVersion": text(instance, "/metadata/resourceVersion"),
+                "resourceVersion": instance.resource_version(),
             }
         });
         self.kind
-            .api(&shared.client, Some(&namespace))
-            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .api(&shared.client, Some(instance.namespace()))
+            .patch(
+                instance.name(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
             .await
             .map_err(ReconcileError::api(Request::RemoveFinalizer))?;
-        self.applier.forget(text(instance, "/metadata/uid"));
+        self.applier.forget(instance.uid());
         Ok(None)
     }
 }

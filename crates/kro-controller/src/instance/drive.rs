@@ -8,13 +8,12 @@ use std::convert::Infallible;
 use kro_engine::AppliedObject;
 use kro_engine::converge::{Batch, Driver, OwnedElsewhere};
 use kro_runtime::{Observed, Plan, PlanOptions};
-use serde_json::Value as Json;
 
 use super::InstanceController;
 use super::graph_version::GraphVersion;
 use super::observe::fill;
 use crate::error::ResourceError;
-use crate::object_json::text;
+use crate::object::Object;
 use crate::shared::Shared;
 use kro_engine::error::ObjectError;
 
@@ -24,7 +23,7 @@ pub(super) struct InstanceDriver<'a> {
     pub(super) shared: &'a Shared,
     pub(super) graph: &'a GraphVersion,
     /// The instance, as kro's last write of it answered.
-    pub(super) instance: &'a mut Json,
+    pub(super) instance: &'a mut Object,
     pub(super) options: PlanOptions,
     /// `schema` as converted from the instance, with the resourceVersion it was converted at
     /// (an inventory write makes a new one).
@@ -49,15 +48,15 @@ impl Driver for InstanceDriver<'_> {
     }
 
     async fn plan(&mut self, observed: &Observed) -> Result<Plan, Infallible> {
-        let version = text(self.instance, "/metadata/resourceVersion").to_owned();
+        let version = self.instance.resource_version().to_owned();
         let converted = match self.schema.take() {
             Some((converted_from, value)) if converted_from == version => value,
-            _ => kro_runtime::schema_value(&self.graph.graph, self.instance),
+            _ => kro_runtime::schema_value(&self.graph.graph, self.instance.json()),
         };
         self.schema = Some((version, converted.clone()));
         Ok(kro_runtime::plan_with_schema(
             &self.graph.graph,
-            self.instance,
+            self.instance.json(),
             converted,
             observed,
             &self.options,

@@ -18,22 +18,14 @@ use serde_json::{Value as Json, json};
 use super::InstanceController;
 use super::graph_version::GraphVersion;
 use crate::error::{ReconcileError, Request};
-use crate::object_json::{text, to_json};
+use crate::object::Object;
 use crate::shared::Shared;
 
 impl InstanceController {
-    pub(super) fn parent(&self, instance: &Json) -> (String, String) {
-        (
-            text(instance, "/metadata/name").to_owned(),
-            text(instance, "/metadata/namespace").to_owned(),
-        )
-    }
-
-    pub(super) fn parent_id(&self, instance: &Json) -> String {
-        let (name, namespace) = self.parent(instance);
+    pub(super) fn parent_id(&self, instance: &Object) -> String {
         Parent {
-            name: &name,
-            namespace: &namespace,
+            name: instance.name(),
+            namespace: instance.namespace(),
             kind: &self.kind.resource.kind,
             group: &self.kind.resource.group,
         }
@@ -45,7 +37,7 @@ impl InstanceController {
         &self,
         shared: &Shared,
         graph: &GraphVersion,
-        instance: &mut Json,
+        instance: &mut Object,
     ) -> Result<(), ReconcileError> {
         let labels = json!({
             OWNED_LABEL: "true",
@@ -53,17 +45,11 @@ impl InstanceController {
             RGD_ID_LABEL: graph.rgd.uid,
             RGD_NAME_LABEL: graph.rgd.name,
         });
-        let has_finalizer = instance
-            .pointer("/metadata/finalizers")
-            .and_then(Json::as_array)
-            .is_some_and(|finalizers| finalizers.iter().any(|f| f == FINALIZER));
+        let has_finalizer = instance.has_finalizer(FINALIZER);
         let labelled = labels.as_object().is_some_and(|wanted| {
-            wanted.iter().all(|(key, value)| {
-                instance
-                    .pointer("/metadata/labels")
-                    .and_then(|labels| labels.get(key))
-                    == Some(value)
-            })
+            wanted
+                .iter()
+                .all(|(key, value)| instance.label(key) == value.as_str())
         });
         if has_finalizer && labelled {
             return Ok(());
@@ -81,13 +67,12 @@ impl InstanceController {
     /// An apply body of the instance's `metadata`, with its UID: a precondition, so that an
     /// instance deleted since the cache showed it is not created again by the apply (which
     /// would bring it back, with kro's finalizer, and its objects after it).
-    pub(super) fn metadata_body(&self, instance: &Json, mut metadata: Json) -> Json {
-        let (name, namespace) = self.parent(instance);
-        metadata["name"] = json!(name);
-        if !namespace.is_empty() {
-            metadata["namespace"] = json!(namespace);
+    pub(super) fn metadata_body(&self, instance: &Object, mut metadata: Json) -> Json {
+        metadata["name"] = json!(instance.name());
+        if !instance.namespace().is_empty() {
+            metadata["namespace"] = json!(instance.namespace());
         }
-        let uid = text(instance, "/metadata/uid");
+        let uid = instance.uid();
         if !uid.is_empty() {
             metadata["uid"] = json!(uid);
         }
@@ -101,45 +86,41 @@ impl InstanceController {
     pub(super) async fn patch_instance(
         &self,
         shared: &Shared,
-        instance: &Json,
+        instance: &Object,
         manager: &str,
         body: &Json,
-    ) -> Result<Json, ReconcileError> {
-        let (name, namespace) = self.parent(instance);
-        let api = self.kind.api(&shared.client, Some(&namespace));
+    ) -> Result<Object, ReconcileError> {
+        let api = self.kind.api(&shared.client, Some(instance.namespace()));
         let updated = api
             .patch(
-                &name,
+                instance.name(),
                 &PatchParams::apply(manager).force(),
                 &Patch::Apply(body),
             )
             .await
             .map_err(ReconcileError::api(Request::ApplyInstanceMetadata))?;
-        self.own_writes.wrote(
-            text(instance, "/metadata/uid"),
-            updated.metadata.resource_version.as_deref(),
-        );
-        to_json(&updated)
+        self.own_writes
+            .wrote(instance.uid(), updated.metadata.resource_version.as_deref());
+        Object::new(&updated)
     }
 
     /// The inventory the instance carries (empty when it carries none or a broken one).
-    pub(super) fn inventory(&self, instance: &Json) -> Inventory {
-        let (name, namespace) = self.parent(instance);
-        let empty = serde_json::Map::new();
-        let map = |pointer: &str| {
-            instance
-                .pointer(pointer)
-                .and_then(Json::as_object)
-                .unwrap_or(&empty)
-                .clone()
+    pub(super) fn inventory(&self, instance: &Object) -> Inventory {
+        let map = |entries: &Option<std::collections::BTreeMap<String, String>>| {
+            entries
+                .iter()
+                .flatten()
+                .map(|(key, value)| (key.clone(), Json::String(value.clone())))
+                .collect::<serde_json::Map<String, Json>>()
         };
+        let meta = instance.meta();
         Parent {
-            name: &name,
-            namespace: &namespace,
+            name: instance.name(),
+            namespace: instance.namespace(),
             kind: &self.kind.resource.kind,
             group: &self.kind.resource.group,
         }
-        .inventory(&map("/metadata/labels"), &map("/metadata/annotations"))
+        .inventory(&map(&meta.labels), &map(&meta.annotations))
         .unwrap_or_default()
     }
 
@@ -147,27 +128,25 @@ impl InstanceController {
     pub(super) async fn write_inventory(
         &self,
         shared: &Shared,
-        instance: &mut Json,
+        instance: &mut Object,
         inventory: &Inventory,
     ) -> Result<(), ReconcileError> {
-        let (name, namespace) = self.parent(instance);
         let parent = Parent {
-            name: &name,
-            namespace: &namespace,
+            name: instance.name(),
+            namespace: instance.namespace(),
             kind: &self.kind.resource.kind,
             group: &self.kind.resource.group,
         };
         let wanted = parent.metadata(inventory, &shared.settings.kro_version);
-        let current_matches = ["labels", "annotations"].iter().all(|part| {
+        let holds = |part: &str, held: for<'o> fn(&'o Object, &str) -> Option<&'o str>| {
             wanted[part].as_object().is_some_and(|entries| {
-                entries.iter().all(|(key, value)| {
-                    instance
-                        .pointer(&format!("/metadata/{part}"))
-                        .and_then(|map| map.get(key))
-                        == Some(value)
-                })
+                entries
+                    .iter()
+                    .all(|(key, value)| held(instance, key) == value.as_str())
             })
-        });
+        };
+        let current_matches =
+            holds("labels", Object::label) && holds("annotations", Object::annotation);
         if current_matches {
             return Ok(());
         }
@@ -186,11 +165,11 @@ impl InstanceController {
         shared: &Shared,
         graph: &GraphVersion,
         current: &Plan,
-        instance: &mut Json,
+        instance: &mut Object,
         keys: impl Iterator<Item = &'a ObjectKey>,
     ) -> Result<(), ReconcileError> {
         let mut inventory = self.inventory(instance);
-        let namespace = text(instance, "/metadata/namespace").to_owned();
+        let namespace = instance.namespace().to_owned();
         for key in keys {
             add_member(&mut inventory, key, &namespace);
         }
