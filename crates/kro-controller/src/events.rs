@@ -11,6 +11,8 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use serde_json::{Value as Json, json};
 
+use crate::object::Object;
+
 /// The component named on kro's events.
 pub const COMPONENT: &str = "kro";
 
@@ -41,15 +43,22 @@ impl Recorder {
         }
     }
 
-    /// Records an event about `object` (as JSON), unless it is the last one recorded for it.
-    pub async fn record(&self, object: &Json, kind: EventType, reason: &str, message: &str) {
+    /// Records an event about `object`, unless it is the last one recorded for it.
+    pub(crate) async fn record(
+        &self,
+        object: &Object,
+        kind: EventType,
+        reason: &str,
+        message: &str,
+    ) {
         let text = |pointer: &str| {
             object
+                .json()
                 .pointer(pointer)
                 .and_then(Json::as_str)
                 .unwrap_or_default()
         };
-        let uid = text("/metadata/uid");
+        let uid = object.uid();
         {
             let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
             let entry = (reason.to_owned(), message.to_owned());
@@ -61,9 +70,9 @@ impl Recorder {
             }
             last.insert(uid.to_owned(), entry);
         }
-        let name = text("/metadata/name");
+        let name = object.name();
         // Events about cluster-scoped objects go to `default`, as client-go's recorder does.
-        let namespace = match text("/metadata/namespace") {
+        let namespace = match object.namespace() {
             "" => "default",
             namespace => namespace,
         };
@@ -76,9 +85,9 @@ impl Recorder {
             "kind": text("/kind"),
             "name": name,
             "uid": uid,
-            "resourceVersion": text("/metadata/resourceVersion"),
+            "resourceVersion": object.resource_version(),
         });
-        if !text("/metadata/namespace").is_empty() {
+        if !object.namespace().is_empty() {
             involved["namespace"] = json!(namespace);
         }
         let event = json!({

@@ -370,7 +370,7 @@ impl InstanceController {
             shared
                 .events
                 .record(
-                    instance.json(),
+                    instance,
                     EventType::Normal,
                     "Active",
                     "all resources are created and ready",
@@ -385,7 +385,7 @@ impl InstanceController {
             shared
                 .events
                 .record(
-                    instance.json(),
+                    instance,
                     EventType::Warning,
                     "ReconcileFailed",
                     &error.to_string(),

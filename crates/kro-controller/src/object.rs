@@ -54,6 +54,22 @@ impl Object {
         self.meta.resource_version.as_deref().unwrap_or_default()
     }
 
+    /// `metadata.generation` (0 when the server keeps none).
+    pub(crate) fn generation(&self) -> i64 {
+        self.meta.generation.unwrap_or(0)
+    }
+
+    /// `metadata.finalizers` other than `finalizer`, in order.
+    pub(crate) fn finalizers_without(&self, finalizer: &str) -> Vec<&str> {
+        self.meta
+            .finalizers
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|held| *held != finalizer)
+            .collect()
+    }
+
     /// Whether the object is being deleted (`metadata.deletionTimestamp` is set).
     pub(crate) fn is_deleting(&self) -> bool {
         self.meta.deletion_timestamp.is_some()

@@ -33,6 +33,7 @@ use crate::error::{ReconcileError, Request};
 use crate::established::wait_established;
 use crate::events::EventType;
 use crate::instance::{GraphVersion, InstanceController};
+use crate::object::Object;
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
 use crate::readiness::Caches;
@@ -211,11 +212,11 @@ impl RgdController {
             self.stop_instance_controller(name).await;
             return Ok(None);
         };
-        let rgd = to_json(&object)?;
-        let uid = text(&rgd, "/metadata/uid").to_owned();
+        let rgd = Object::new(&object)?;
+        let uid = rgd.uid().to_owned();
         if self
             .own_writes
-            .behind(&uid, kro_engine::resource_version(&rgd))
+            .behind(&uid, rgd.resource_version().parse().ok())
         {
             // The cache has yet to show kro's last write of the RGD (its finalizer, its
             // status): its event brings the RGD back (a lost watch re-lists, which queues
@@ -223,24 +224,19 @@ impl RgdController {
             return Ok(None);
         }
         let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
-        let finalizers: Vec<Json> = rgd
-            .pointer("/metadata/finalizers")
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let has_finalizer = finalizers.iter().any(|finalizer| finalizer == FINALIZER);
-        if rgd.pointer("/metadata/deletionTimestamp").is_some() {
+        let has_finalizer = rgd.has_finalizer(FINALIZER);
+        if rgd.is_deleting() {
             if !has_finalizer {
                 return Ok(None);
             }
-            return self.delete(name, &rgd, finalizers).await;
+            return self.delete(name, &rgd).await;
         }
         if !has_finalizer {
-            let mut finalizers = finalizers;
-            finalizers.push(json!(FINALIZER));
+            let mut finalizers = rgd.finalizers_without(FINALIZER);
+            finalizers.push(FINALIZER);
             let patch = json!({"metadata": {
                 "finalizers": finalizers,
-                "resourceVersion": text(&rgd, "/metadata/resourceVersion"),
+                "resourceVersion": rgd.resource_version(),
             }});
             let answered = api
                 .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -251,17 +247,14 @@ impl RgdController {
         }
         let identity = RgdIdentity {
             name: name.to_owned(),
-            uid: text(&rgd, "/metadata/uid").to_owned(),
+            uid: uid.clone(),
         };
         let running = self.controllers.lock().await.contains_key(name);
         let mut progress = Progress {
-            generation: rgd
-                .pointer("/metadata/generation")
-                .and_then(Json::as_i64)
-                .unwrap_or(0),
+            generation: rgd.generation(),
             graph: None,
             graph_accepted: ConditionValue::unknown("Pending", ""),
-            kind_ready: condition_of(&rgd, "KindReady"),
+            kind_ready: condition_of(rgd.json(), "KindReady"),
             controller_ready: controller_ready(running),
         };
         tracing::debug!(generation = progress.generation, "reconciling");
@@ -280,7 +273,7 @@ impl RgdController {
     async fn run_stages(
         &self,
         name: &str,
-        rgd: &Json,
+        rgd: &Object,
         identity: RgdIdentity,
         progress: &mut Progress,
     ) -> Result<Concluded, ReconcileError> {
@@ -295,10 +288,7 @@ impl RgdController {
         }
         let set = graph.set_crd.clone().zip(graph.set_names.clone());
         let set_identity = identity.clone();
-        let generation = rgd
-            .pointer("/metadata/generation")
-            .and_then(Json::as_i64)
-            .unwrap_or(0);
+        let generation = rgd.generation();
         match self
             .run_controller(name, generation, graph, identity, progress)
             .await
@@ -317,7 +307,7 @@ impl RgdController {
     async fn run_set_controller(
         &self,
         name: &str,
-        rgd: &Json,
+        rgd: &Object,
         set: Option<(Json, KindNames)>,
         identity: &RgdIdentity,
         progress: &mut Progress,
@@ -387,10 +377,10 @@ impl RgdController {
     /// built-in catalog. `None` when the RGD is rejected (`GraphAccepted` says why).
     async fn compile(
         &self,
-        rgd: &Json,
+        rgd: &Object,
         progress: &mut Progress,
     ) -> Result<Option<CompiledGraph>, ReconcileError> {
-        let definition = match ResourceGraphDefinition::from_json(rgd) {
+        let definition = match ResourceGraphDefinition::from_json(rgd.json()) {
             Ok(definition) => definition,
             Err(error) => {
                 progress.graph_accepted = graph_rejected(&error.to_string());
@@ -481,7 +471,7 @@ impl RgdController {
     async fn ensure_crd(
         &self,
         name: &str,
-        rgd: &Json,
+        rgd: &Object,
         graph: &CompiledGraph,
         identity: &RgdIdentity,
         progress: &mut Progress,
@@ -499,7 +489,7 @@ impl RgdController {
     async fn write_crd(
         &self,
         name: &str,
-        rgd: &Json,
+        rgd: &Object,
         desired: &Json,
     ) -> Result<Option<String>, ReconcileError> {
         let crd_name = text(desired, "/metadata/name").to_owned();
@@ -509,7 +499,11 @@ impl RgdController {
             .await
             .map_err(ReconcileError::api(Request::ReadCrd))?;
         let existing = existing.as_ref().map(to_json).transpose()?;
-        let refusal = match plan_crd(existing.as_ref(), desired, allows_breaking_changes(rgd)) {
+        let refusal = match plan_crd(
+            existing.as_ref(),
+            desired,
+            allows_breaking_changes(rgd.json()),
+        ) {
             CrdPlan::Refuse(refusal) => Some(refusal),
             CrdPlan::Create | CrdPlan::Update { .. } => {
                 crds.patch(
@@ -632,13 +626,13 @@ impl RgdController {
     async fn write_status(
         &self,
         name: &str,
-        rgd: &Json,
+        rgd: &Object,
         observation: &RgdObservation<'_>,
     ) -> Result<(), ReconcileError> {
         let empty = json!({});
-        let previous = rgd.get("status").unwrap_or(&empty);
+        let previous = rgd.json().get("status").unwrap_or(&empty);
         let mut wanted = rgd_status(previous, observation, &now());
-        if rgd.pointer("/metadata/deletionTimestamp").is_some() {
+        if rgd.is_deleting() {
             wanted["state"] = json!("Deleting");
         }
         let Some(patch) = merge_patch(previous, &wanted) else {
@@ -653,10 +647,8 @@ impl RgdController {
             .patch_status(name, &params, &Patch::Merge(json!({"status": patch})))
             .await
             .map_err(ReconcileError::api(Request::WriteStatus))?;
-        self.own_writes.wrote(
-            text(rgd, "/metadata/uid"),
-            answered.metadata.resource_version.as_deref(),
-        );
+        self.own_writes
+            .wrote(rgd.uid(), answered.metadata.resource_version.as_deref());
         Ok(())
     }
 }

@@ -26,7 +26,8 @@ use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
 use crate::instance::InstanceController;
 use crate::metrics::gvr_label;
-use crate::object_json::{now, text, to_json};
+use crate::object::Object;
+use crate::object_json::now;
 use crate::queue::{Failures, WorkQueue};
 use crate::set_plan::{
     AwaitedWrites, Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set,
@@ -34,6 +35,7 @@ use crate::set_plan::{
 use crate::shared::Shared;
 use crate::watches::{InstanceRef, ListedChanges, SetListener};
 use crate::worker::{Reconciler, Tasks};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kro_engine::kinds::ServedKind;
 
 mod instances;
@@ -160,12 +162,12 @@ impl SetController {
             self.awaited_lock().remove(key);
             return Ok(false);
         };
-        let set = to_json(&set)?;
-        if set.pointer("/metadata/deletionTimestamp").is_some() {
+        let set = Object::new(&set)?;
+        if set.is_deleting() {
             // The garbage collector deletes the instances it owns.
             return Ok(false);
         }
-        let spec = match SetSpec::of(&set) {
+        let spec = match SetSpec::of(set.json()) {
             Ok(spec) => spec,
             Err(error) => {
                 let outcome = Outcome::invalid(error.to_string());
@@ -215,7 +217,7 @@ impl SetController {
     async fn carry_out(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         spec: &SetSpec,
         plan: &SetPlan,
         instances: &Api<DynamicObject>,
@@ -281,30 +283,29 @@ impl SetController {
     async fn members(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         instances: &Api<DynamicObject>,
     ) -> Result<Vec<Member>, ReconcileError> {
-        let set_name = text(set, "/metadata/name");
-        let set_uid = text(set, "/metadata/uid");
-        let namespace = set.pointer("/metadata/namespace").and_then(Json::as_str);
+        let set_uid = set.uid();
         let mut members = Vec::new();
         for instance in self.instances.state() {
-            if instance.metadata.namespace.as_deref() != namespace {
+            if instance.metadata.namespace.as_deref().unwrap_or_default() != set.namespace() {
                 continue;
             }
-            let instance = to_json(&instance)?;
-            let selected = instance
-                .pointer("/metadata/labels")
+            let meta = &instance.metadata;
+            let selected = meta
+                .labels
+                .as_ref()
                 .and_then(|labels| labels.get(SET_NAME_LABEL))
-                .and_then(Json::as_str)
-                == Some(set_name);
-            let name = text(&instance, "/metadata/name").to_owned();
-            match ownership(&instance, set_uid, selected, false) {
+                .map(String::as_str)
+                == Some(set.name());
+            let name = meta.name.clone().unwrap_or_default();
+            match ownership(meta, set_uid, selected, false) {
                 Ownership::Owned => members.push(Member::of(&instance)),
                 Ownership::Adopt => {
-                    let mut owners = owner_references(&instance);
+                    let mut owners = owner_references(meta)?;
                     owners.push(self.owner_reference(set));
-                    self.patch_owners(&instance, instances, owners).await?;
+                    self.patch_owners(meta, instances, owners).await?;
                     shared
                         .events
                         .record(
@@ -317,11 +318,11 @@ impl SetController {
                     members.push(Member::of(&instance));
                 }
                 Ownership::Release => {
-                    let owners = owner_references(&instance)
+                    let owners = owner_references(meta)?
                         .into_iter()
                         .filter(|owner| owner["uid"] != set_uid)
                         .collect();
-                    self.patch_owners(&instance, instances, owners).await?;
+                    self.patch_owners(meta, instances, owners).await?;
                     shared
                         .events
                         .record(
@@ -339,11 +340,11 @@ impl SetController {
     }
 
     /// The cache key of the Set's instance `name`.
-    fn instance_ref(&self, set: &Json, name: &str) -> ObjectRef<DynamicObject> {
+    fn instance_ref(&self, set: &Object, name: &str) -> ObjectRef<DynamicObject> {
         let reference = ObjectRef::new_with(name, self.instance_kind.resource.clone());
-        match set.pointer("/metadata/namespace").and_then(Json::as_str) {
-            Some(namespace) => reference.within(namespace),
-            None => reference,
+        match set.namespace() {
+            "" => reference,
+            namespace => reference.within(namespace),
         }
     }
 
@@ -352,7 +353,7 @@ impl SetController {
     async fn refused(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         reason: &str,
         status: &kube::core::Status,
     ) -> Written {
@@ -370,12 +371,15 @@ impl SetController {
     async fn write_status(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         plan: &SetPlan,
         outcome: &Outcome,
     ) -> Result<(), ReconcileError> {
-        let generation = set.pointer("/metadata/generation").and_then(Json::as_i64);
-        let previous = set.pointer("/status/conditions").and_then(Json::as_array);
+        let generation = set.meta().generation;
+        let previous = set
+            .json()
+            .pointer("/status/conditions")
+            .and_then(Json::as_array);
         let (ready, progressing) = conditions(plan, outcome);
         let stamp = |(type_, status, reason, message): (&str, &str, &str, String)| {
             let kept = previous
@@ -392,11 +396,12 @@ impl SetController {
             "replicas": plan.counts.replicas,
             "readyReplicas": plan.counts.ready_replicas,
             "updatedReplicas": plan.counts.updated_replicas,
-            "selector": format!("{SET_NAME_LABEL}={}", text(set, "/metadata/name")),
+            "selector": format!("{SET_NAME_LABEL}={}", set.name()),
             "observedGeneration": generation,
             "conditions": [stamp(ready), stamp(progressing)],
         });
-        let unchanged = |field: &str| set.pointer(&format!("/status/{field}")) == status.get(field);
+        let unchanged =
+            |field: &str| set.json().pointer(&format!("/status/{field}")) == status.get(field);
         let conditions_unchanged = previous.is_some_and(|previous| {
             previous
                 .iter()
@@ -434,16 +439,15 @@ impl SetController {
         {
             return Ok(());
         }
-        let api = self.kind.api(
-            &shared.client,
-            set.pointer("/metadata/namespace").and_then(Json::as_str),
-        );
+        let api = self
+            .kind
+            .api(&shared.client, set.meta().namespace.as_deref());
         let params = PatchParams {
             field_manager: Some(SET_MANAGER.to_owned()),
             ..PatchParams::default()
         };
         api.patch_status(
-            text(set, "/metadata/name"),
+            set.name(),
             &params,
             &Patch::Merge(json!({"status": status})),
         )
@@ -609,18 +613,21 @@ fn conditions<'a>(plan: &SetPlan, outcome: &Outcome) -> (ConditionParts<'a>, Con
 }
 
 /// The spec the Set's template gives its instances.
-fn template_spec(set: &Json) -> Json {
-    set.pointer("/spec/template/spec")
+fn template_spec(set: &Object) -> Json {
+    set.json()
+        .pointer("/spec/template/spec")
         .cloned()
         .unwrap_or_else(|| json!({}))
 }
 
-fn owner_references(instance: &Json) -> Vec<Json> {
+/// The owner references of `instance`, as JSON to be written back.
+fn owner_references(instance: &ObjectMeta) -> Result<Vec<Json>, ReconcileError> {
     instance
-        .pointer("/metadata/ownerReferences")
-        .and_then(Json::as_array)
-        .cloned()
-        .unwrap_or_default()
+        .owner_references
+        .iter()
+        .flatten()
+        .map(|owner| serde_json::to_value(owner).map_err(ReconcileError::Json))
+        .collect()
 }
 
 /// Five characters as Kubernetes' generated names use (no vowels, no look-alikes).

@@ -15,7 +15,9 @@
 
 use std::cmp::Ordering;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kro_graph::metadata::SET_TEMPLATE_HASH_LABEL;
+use kube::api::DynamicObject;
 use serde_json::Value as Json;
 
 /// A Set spec field that cannot be used, with its path.
@@ -183,14 +185,10 @@ pub struct Member {
 
 impl Member {
     /// The member that the instance object `instance` is.
-    pub fn of(instance: &Json) -> Member {
-        let text = |pointer: &str| {
-            instance
-                .pointer(pointer)
-                .and_then(Json::as_str)
-                .map(str::to_owned)
-        };
+    pub fn of(instance: &DynamicObject) -> Member {
+        let meta = &instance.metadata;
         let ready_condition = instance
+            .data
             .pointer("/status/conditions")
             .and_then(Json::as_array)
             .and_then(|conditions| {
@@ -198,9 +196,7 @@ impl Member {
                     .iter()
                     .find(|condition| condition["type"] == "Ready")
             });
-        let generation = instance
-            .pointer("/metadata/generation")
-            .and_then(Json::as_i64);
+        let generation = meta.generation;
         let current = ready_condition.is_some_and(|condition| {
             condition.get("observedGeneration").and_then(Json::as_i64) == generation
         });
@@ -222,16 +218,20 @@ impl Member {
             }
         });
         Member {
-            name: text("/metadata/name").unwrap_or_default(),
-            created: text("/metadata/creationTimestamp").unwrap_or_default(),
-            template_hash: instance
-                .pointer("/metadata/labels")
+            name: meta.name.clone().unwrap_or_default(),
+            created: meta
+                .creation_timestamp
+                .as_ref()
+                .map(|created| created.0.to_string())
+                .unwrap_or_default(),
+            template_hash: meta
+                .labels
+                .as_ref()
                 .and_then(|labels| labels.get(SET_TEMPLATE_HASH_LABEL))
-                .and_then(Json::as_str)
-                .map(str::to_owned),
+                .cloned(),
             ready,
             not_ready_because,
-            deleting: instance.pointer("/metadata/deletionTimestamp").is_some(),
+            deleting: meta.deletion_timestamp.is_some(),
         }
     }
 
@@ -416,17 +416,19 @@ pub enum Ownership {
 
 /// How the Set with `set_uid` stands to `instance`, whose labels match the Set's selector when
 /// `selected`; `set_deleting` when the Set has a `deletionTimestamp` (it adopts nothing then).
-pub fn ownership(instance: &Json, set_uid: &str, selected: bool, set_deleting: bool) -> Ownership {
+pub fn ownership(
+    instance: &ObjectMeta,
+    set_uid: &str,
+    selected: bool,
+    set_deleting: bool,
+) -> Ownership {
     let controller = instance
-        .pointer("/metadata/ownerReferences")
-        .and_then(Json::as_array)
-        .and_then(|owners| {
-            owners
-                .iter()
-                .find(|owner| owner.get("controller").and_then(Json::as_bool) == Some(true))
-        })
-        .and_then(|owner| owner.get("uid").and_then(Json::as_str));
-    let instance_deleting = instance.pointer("/metadata/deletionTimestamp").is_some();
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|owner| owner.controller == Some(true))
+        .map(|owner| owner.uid.as_str());
+    let instance_deleting = instance.deletion_timestamp.is_some();
     match (controller, selected) {
         (Some(uid), true) if uid == set_uid => Ownership::Owned,
         (Some(uid), false) if uid == set_uid => Ownership::Release,
@@ -440,6 +442,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// An instance object from its JSON.
+    fn object(instance: Json) -> DynamicObject {
+        serde_json::from_value(instance).expect("an object")
+    }
 
     const CURRENT: &str = "current";
 
@@ -629,30 +636,34 @@ mod tests {
                 ]}
             })
         };
-        let ready = Member::of(&instance(2, 2, "True"));
+        let ready = Member::of(&object(instance(2, 2, "True")));
         assert!(ready.ready);
+        assert_eq!(
+            ready.created, "2026-01-01T00:00:00Z",
+            "as the API server writes it"
+        );
         assert_eq!(ready.template_hash.as_deref(), Some("abc"));
         assert_eq!(ready.not_ready_because, None);
-        let stale = Member::of(&instance(3, 2, "True"));
+        let stale = Member::of(&object(instance(3, 2, "True")));
         assert!(!stale.ready, "Ready for an earlier spec is not Ready");
         assert_eq!(
             stale.not_ready_because.as_deref(),
             Some("its Ready condition is from an earlier generation")
         );
-        let failing = Member::of(&instance(2, 2, "False"));
+        let failing = Member::of(&object(instance(2, 2, "False")));
         assert_eq!(
             failing.not_ready_because.as_deref(),
             Some("Ready is False (ResourcesNotReady): deployment is not available")
         );
-        let fresh = Member::of(&json!({"metadata": {"name": "y"}}));
+        let fresh = Member::of(&object(json!({"metadata": {"name": "y"}})));
         assert!(!fresh.ready && fresh.template_hash.is_none() && !fresh.deleting);
         assert_eq!(
             fresh.not_ready_because.as_deref(),
             Some("it has no Ready condition yet")
         );
-        let deleting = Member::of(
-            &json!({"metadata": {"name": "z", "deletionTimestamp": "2026-01-01T00:00:00Z"}}),
-        );
+        let deleting = Member::of(&object(
+            json!({"metadata": {"name": "z", "deletionTimestamp": "2026-01-01T00:00:00Z"}}),
+        ));
         assert!(deleting.deleting);
     }
 
@@ -730,12 +741,15 @@ mod tests {
 
     #[test]
     fn a_set_owns_adopts_and_releases_as_a_replica_set_does() {
-        let with_owner = |uid: Option<&str>| match uid {
-            Some(uid) => json!({"metadata": {"ownerReferences": [
-                {"uid": "someone", "controller": false},
-                {"uid": uid, "controller": true}
-            ]}}),
-            None => json!({"metadata": {"ownerReferences": [{"uid": "someone"}]}}),
+        let owner = |uid: &str| json!({"apiVersion": "v1", "kind": "X", "name": "x", "uid": uid});
+        let with_owner = |uid: Option<&str>| {
+            let mut owners = vec![owner("someone")];
+            if let Some(uid) = uid {
+                owners[0]["controller"] = json!(false);
+                owners.push(owner(uid));
+                owners[1]["controller"] = json!(true);
+            }
+            object(json!({"metadata": {"ownerReferences": owners}})).metadata
         };
         assert_eq!(
             ownership(&with_owner(Some("set")), "set", true, false),
@@ -762,7 +776,8 @@ mod tests {
             ownership(&with_owner(Some("other")), "set", true, false),
             Ownership::Other
         );
-        let going = json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}});
+        let going =
+            object(json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}})).metadata;
         assert_eq!(ownership(&going, "set", true, false), Ownership::Other);
     }
 

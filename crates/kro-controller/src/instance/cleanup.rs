@@ -59,7 +59,7 @@ impl InstanceController {
                 shared
                     .events
                     .record(
-                        instance.json(),
+                        instance,
                         EventType::Normal,
                         "Pruned",
                         &format!("pruned {key}, which left the plan"),
@@ -166,7 +166,7 @@ impl InstanceController {
                 shared
                     .events
                     .record(
-                        instance.json(),
+                        instance,
                         EventType::Normal,
                         "Deleting",
                         &format!("deleting {key} (apply order {})", wave.order),

@@ -6,12 +6,12 @@ use std::time::Duration;
 use kro_graph::metadata::{self, FINALIZER};
 use kube::Api;
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use serde_json::{Value as Json, json};
+use serde_json::json;
 
 use super::{RgdController, condition_of, rgd_resource};
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
-use crate::object_json::text;
+use crate::object::Object;
 use crate::rgd_crd::crd_resource;
 use crate::rgd_status::{ConditionValue, RgdObservation};
 
@@ -20,8 +20,7 @@ impl RgdController {
     pub(super) async fn delete(
         &self,
         name: &str,
-        rgd: &Json,
-        finalizers: Vec<Json>,
+        rgd: &Object,
     ) -> Result<Option<Duration>, ReconcileError> {
         let running = self.controllers.lock().await.get(name).cloned();
         if let Some(controller) = &running {
@@ -38,13 +37,10 @@ impl RgdController {
                     .record(rgd, EventType::Normal, "WaitingForInstances", &message)
                     .await;
                 let observation = RgdObservation {
-                    generation: rgd
-                        .pointer("/metadata/generation")
-                        .and_then(Json::as_i64)
-                        .unwrap_or(0),
+                    generation: rgd.generation(),
                     graph: None,
-                    graph_accepted: condition_of(rgd, "GraphAccepted"),
-                    kind_ready: condition_of(rgd, "KindReady"),
+                    graph_accepted: condition_of(rgd.json(), "GraphAccepted"),
+                    kind_ready: condition_of(rgd.json(), "KindReady"),
                     controller_ready: ConditionValue::fails("Deleting", message),
                 };
                 self.write_status(name, rgd, &observation).await?;
@@ -59,13 +55,9 @@ impl RgdController {
         if let Ok(mut reviewed) = self.reviewed.lock() {
             reviewed.remove(name);
         }
-        let remaining: Vec<Json> = finalizers
-            .into_iter()
-            .filter(|finalizer| finalizer != FINALIZER)
-            .collect();
         let patch = json!({"metadata": {
-            "finalizers": remaining,
-            "resourceVersion": text(rgd, "/metadata/resourceVersion"),
+            "finalizers": rgd.finalizers_without(FINALIZER),
+            "resourceVersion": rgd.resource_version(),
         }});
         let api: Api<DynamicObject> = Api::all_with(self.shared.client.clone(), &rgd_resource());
         api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))

@@ -2,6 +2,7 @@
 //! `<set>-<5 random characters>`, owned by the Set), update one to the template, delete one
 //! (with its UID as a precondition), and set an instance's owners.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kro_graph::metadata::{SET_MANAGER, SET_NAME_LABEL, SET_TEMPLATE_HASH_LABEL};
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions};
 use serde_json::{Value as Json, json};
@@ -9,17 +10,18 @@ use serde_json::{Value as Json, json};
 use super::{MAX_NAME_PREFIX, NAME_ATTEMPTS, SetController, Written, random_suffix, template_spec};
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
-use crate::object_json::{merge_patch, text, to_json};
+use crate::object::Object;
+use crate::object_json::merge_patch;
 use crate::set_plan::SetSpec;
 use crate::shared::Shared;
 
 impl SetController {
-    pub(super) fn owner_reference(&self, set: &Json) -> Json {
+    pub(super) fn owner_reference(&self, set: &Object) -> Json {
         json!({
             "apiVersion": self.kind.resource.api_version,
             "kind": self.kind.resource.kind,
-            "name": text(set, "/metadata/name"),
-            "uid": text(set, "/metadata/uid"),
+            "name": set.name(),
+            "uid": set.uid(),
             "controller": true,
             "blockOwnerDeletion": true,
         })
@@ -27,17 +29,17 @@ impl SetController {
 
     pub(super) async fn patch_owners(
         &self,
-        instance: &Json,
+        instance: &ObjectMeta,
         instances: &Api<DynamicObject>,
         owners: Vec<Json>,
     ) -> Result<(), ReconcileError> {
         let patch = json!({"metadata": {
             "ownerReferences": owners,
-            "resourceVersion": text(instance, "/metadata/resourceVersion"),
+            "resourceVersion": instance.resource_version,
         }});
         instances
             .patch(
-                text(instance, "/metadata/name"),
+                instance.name.as_deref().unwrap_or_default(),
                 &PatchParams::default(),
                 &Patch::Merge(&patch),
             )
@@ -49,11 +51,11 @@ impl SetController {
     pub(super) async fn create_instance(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         spec: &SetSpec,
         instances: &Api<DynamicObject>,
     ) -> Result<Written, ReconcileError> {
-        let set_name = text(set, "/metadata/name");
+        let set_name = set.name();
         let prefix: String = set_name.chars().take(MAX_NAME_PREFIX).collect();
         let mut last = None;
         for _ in 0..NAME_ATTEMPTS {
@@ -63,8 +65,8 @@ impl SetController {
                 "labels": {SET_NAME_LABEL: set_name, SET_TEMPLATE_HASH_LABEL: spec.template_hash},
                 "ownerReferences": [self.owner_reference(set)],
             });
-            if let Some(namespace) = set.pointer("/metadata/namespace") {
-                metadata["namespace"] = namespace.clone();
+            if let Some(namespace) = &set.meta().namespace {
+                metadata["namespace"] = json!(namespace);
             }
             let instance = json!({
                 "apiVersion": self.instance_kind.resource.api_version,
@@ -92,7 +94,7 @@ impl SetController {
                     shared
                         .events
                         .record(
-                            &to_json(&created)?,
+                            &Object::new(&created)?,
                             EventType::Normal,
                             "CreatedBySet",
                             &format!("created by {} {set_name}", self.kind.resource.kind),
@@ -115,7 +117,7 @@ impl SetController {
     pub(super) async fn update_instance(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         spec: &SetSpec,
         instances: &Api<DynamicObject>,
         name: &str,
@@ -123,11 +125,15 @@ impl SetController {
         let Some(instance) = self.instances.get(&self.instance_ref(set, name)) else {
             return Ok(Written::Yes(name.to_owned()));
         };
-        let instance = to_json(&instance)?;
-        let current = instance.get("spec").cloned().unwrap_or_else(|| json!({}));
+        let instance = Object::new(&instance)?;
+        let current = instance
+            .json()
+            .get("spec")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         let mut patch = json!({"metadata": {
             "labels": {SET_TEMPLATE_HASH_LABEL: spec.template_hash},
-            "resourceVersion": text(&instance, "/metadata/resourceVersion"),
+            "resourceVersion": instance.resource_version(),
         }});
         if let Some(changes) = merge_patch(&current, &template_spec(set)) {
             patch["spec"] = changes;
@@ -141,13 +147,13 @@ impl SetController {
                 shared
                     .events
                     .record(
-                        &to_json(&updated)?,
+                        &Object::new(&updated)?,
                         EventType::Normal,
                         "UpdatedBySet",
                         &format!(
                             "updated to the template of {} {}",
                             self.kind.resource.kind,
-                            text(set, "/metadata/name")
+                            set.name()
                         ),
                     )
                     .await;
@@ -172,7 +178,7 @@ impl SetController {
     pub(super) async fn delete_instance(
         &self,
         shared: &Shared,
-        set: &Json,
+        set: &Object,
         instances: &Api<DynamicObject>,
         name: &str,
     ) -> Result<(), ReconcileError> {
@@ -187,12 +193,12 @@ impl SetController {
                     let message = format!(
                         "deleted by {} {}: scaled down, newest first",
                         self.kind.resource.kind,
-                        text(set, "/metadata/name")
+                        set.name()
                     );
                     shared
                         .events
                         .record(
-                            &to_json(&instance)?,
+                            &Object::new(&instance)?,
                             EventType::Normal,
                             "DeletedBySet",
                             &message,
