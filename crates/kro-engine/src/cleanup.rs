@@ -1,14 +1,97 @@
-//! The requests of cleanup, written once for every driver: listing the members of an
-//! ApplySet of one kind, and deleting one member so that a namesake made since is spared.
-//! Which members to delete, and in which waves, is the runtime's (`prunable`,
-//! `deletion_waves`); when to wait for them to go is the driver's.
+//! Cleanup, written once for every driver: which members of an ApplySet a plan prunes and the
+//! inventory that remains ([`pruning`]), deleting one wave of members at once
+//! ([`delete_wave`]), and the requests under them: listing the members of one kind, and
+//! deleting one member so that a namesake made since is spared. Which members a plan no longer
+//! wants, and the waves, are the runtime's rules (`prunable`, `deletion_waves`); what a driver
+//! does between waves (wait for them to go, or come back later) is its own.
 
+use std::future::Future;
+
+use futures_util::{StreamExt, stream};
+use kro_graph::CompiledGraph;
 use kro_graph::metadata::APPLYSET_PART_OF_LABEL;
-use kro_runtime::ObjectKey;
+use kro_runtime::{Inventory, ObjectKey, Plan, desired_keys, prunable};
 use kube::api::{DeleteParams, ListParams, Preconditions, PropagationPolicy, TypeMeta};
 use serde_json::Value as Json;
 
+use crate::converge::trimmed_inventory;
 use crate::kinds::ServedKind;
+
+/// What a plan prunes of an ApplySet's members, and the inventory that remains.
+#[derive(Debug, Default)]
+pub struct Pruning {
+    /// The members that left the plan, to be deleted in waves.
+    pub prune: Vec<Json>,
+    /// The inventory once they are gone: the kinds and namespaces of what the plan wants, of
+    /// the members kept, and the kinds of the nodes still waiting.
+    pub inventory: Inventory,
+}
+
+/// Splits `members` of the ApplySet of the instance whose objects carry `scope` (its UID, or
+/// a direct deploy's parent UID) by `current`: those the runtime finds prunable go, the
+/// others stay in the inventory with what the plan wants.
+pub fn pruning(
+    graph: &CompiledGraph,
+    current: &Plan,
+    members: Vec<Json>,
+    scope: &str,
+    parent_namespace: &str,
+) -> Pruning {
+    let desired = desired_keys(current);
+    let mut kept = Vec::new();
+    let mut prune = Vec::new();
+    for member in members {
+        if prunable(current, &desired, &member, scope) {
+            prune.push(member);
+        } else if let Some(key) = ObjectKey::of(&member) {
+            kept.push(key);
+        }
+    }
+    let inventory = trimmed_inventory(graph, current, desired, &kept, parent_namespace);
+    Pruning { prune, inventory }
+}
+
+/// Whether a member is being deleted already (it has a `deletionTimestamp`).
+///
+/// ```
+/// use kro_engine::cleanup::is_going;
+/// let going = serde_json::json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}});
+/// assert!(is_going(&going));
+/// assert!(!is_going(&serde_json::json!({"metadata": {"name": "web"}})));
+/// ```
+pub fn is_going(member: &Json) -> bool {
+    member.pointer("/metadata/deletionTimestamp").is_some()
+}
+
+/// Deletes the objects `wave` names among `members` at once, with at most `concurrency`
+/// requests under way, each through `delete` (handed the key and the member as listed); what
+/// became of each, in the order they finished. A key with no member is passed over.
+pub async fn delete_wave<'m, T, E, Fut>(
+    members: &'m [Json],
+    wave: &'m [ObjectKey],
+    concurrency: usize,
+    delete: impl Fn(&'m ObjectKey, &'m Json) -> Fut,
+) -> Vec<(&'m ObjectKey, Result<T, E>)>
+where
+    Fut: Future<Output = Result<T, E>>,
+{
+    // Built in a loop, not an iterator adapter's closure: a future made in a closure is not
+    // general enough over its lifetimes for a caller that must be Send.
+    let mut deletions = Vec::with_capacity(wave.len());
+    for key in wave {
+        let listed = members
+            .iter()
+            .find(|member| ObjectKey::of(member).as_ref() == Some(key));
+        if let Some(member) = listed {
+            let deleting = delete(key, member);
+            deletions.push(async move { (key, deleting.await) });
+        }
+    }
+    stream::iter(deletions)
+        .buffer_unordered(concurrency.max(1))
+        .collect()
+        .await
+}
 
 /// The objects of `kind` that are members of the ApplySet `applyset` (by their
 /// `applyset.kubernetes.io/part-of` label) in `namespace`, or in every namespace when `None`;

@@ -20,14 +20,14 @@ use std::time::Duration;
 use kro_graph::metadata::DIRECT_MANAGER;
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{
-    InstanceState, Inventory, ObjectKey, Observed, Plan, PlanOptions, Scheduling, admit,
-    desired_keys, plan, prunable,
+    InstanceState, Inventory, ObjectKey, Observed, Plan, PlanOptions, Scheduling, admit, plan,
 };
 use kube::api::PatchParams;
 use serde_json::{Value as Json, json};
 use tokio::time::Instant;
 
 use crate::apply::{Applier, ApplyConfig};
+use crate::cleanup::{Pruning, pruning};
 use crate::converge::{Rounds, converge};
 use crate::json::{now, text};
 use crate::kinds::Kinds;
@@ -444,10 +444,10 @@ impl DirectEngine {
             )
             .await?
         };
-        let desired = desired_keys(current);
-        let (prune, keep): (Vec<Json>, Vec<Json>) = members
-            .into_iter()
-            .partition(|member| prunable(current, &desired, member, uid));
+        let Pruning {
+            prune,
+            inventory: trimmed,
+        } = pruning(graph, current, members, uid, &parent.namespace);
         if self.config.dry_run {
             let would: Vec<ObjectKey> = prune.iter().filter_map(ObjectKey::of).collect();
             for key in &would {
@@ -460,19 +460,6 @@ impl DirectEngine {
             .await?;
         for key in &pruned {
             report(&Progress::Pruned { key: key.clone() });
-        }
-        let mut trimmed = Inventory::default();
-        for key in desired
-            .into_iter()
-            .cloned()
-            .chain(keep.iter().filter_map(ObjectKey::of))
-        {
-            trimmed.group_kinds.insert(key.group_kind());
-            if let Some(namespace) = key.namespace
-                && namespace != parent.namespace
-            {
-                trimmed.namespaces.insert(namespace);
-            }
         }
         if trimmed != *inventory {
             self.write_parent(graph, instance, parent, &trimmed).await?;

@@ -288,3 +288,86 @@ async fn objects_applied_round_after_round_are_reported_unsettled() {
         "only the first level was applied"
     );
 }
+
+/// A member of the instance's ApplySet as the server lists it.
+fn member(name: &str, node: &str, going: bool) -> Json {
+    let mut member = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}"),
+            "labels": {"applyset.kubernetes.io/part-of": "applyset-mine-v1",
+                "kro.run/instance-id": "instance-uid", "kro.run/node-id": node}}});
+    if going {
+        member["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+    }
+    member
+}
+
+#[test]
+fn pruning_takes_what_left_the_plan_and_keeps_the_rest_in_the_inventory() {
+    let recording = Recording::new();
+    let current = kro_runtime::plan(
+        &recording.graph,
+        &recording.instance,
+        &Observed::new(),
+        &recording.options,
+    );
+    let members = vec![
+        member("p-first", "first", false),
+        member("p-gone", "removed-node", false),
+        member("someone-elses", "removed-node", false),
+    ];
+    let mut members = members;
+    members[2]["metadata"]["labels"]["kro.run/instance-id"] = json!("another-instance");
+    let pruning = kro_engine::cleanup::pruning(
+        &recording.graph,
+        &current,
+        members,
+        "instance-uid",
+        "default",
+    );
+    let pruned: Vec<_> = pruning.prune.iter().filter_map(ObjectKey::of).collect();
+    assert_eq!(
+        pruned,
+        [key("p-gone")],
+        "only this instance's, and not what it wants"
+    );
+    assert_eq!(
+        pruning
+            .inventory
+            .group_kinds
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>(),
+        ["ConfigMap"]
+    );
+    assert!(pruning.inventory.namespaces.is_empty(), "the parent's own");
+}
+
+#[tokio::test]
+async fn a_wave_is_deleted_at_once_and_each_member_reaches_the_driver_once() {
+    let members = [
+        member("a", "first", false),
+        member("b", "first", true),
+        member("c", "second", false),
+    ];
+    let wave = [key("a"), key("b"), key("missing")];
+    let handed = Mutex::new(Vec::new());
+    let outcomes = kro_engine::cleanup::delete_wave(&members, &wave, 2, |key, member| {
+        handed.lock().unwrap().push(key.name.clone());
+        let going = kro_engine::cleanup::is_going(member);
+        async move { if going { Err("being deleted") } else { Ok(()) } }
+    })
+    .await;
+    let mut names: Vec<_> = outcomes
+        .iter()
+        .map(|(key, outcome)| (key.name.as_str(), *outcome))
+        .collect();
+    names.sort();
+    assert_eq!(names, [("a", Ok(())), ("b", Err("being deleted"))]);
+    let mut handed = handed.into_inner().unwrap();
+    handed.sort();
+    assert_eq!(
+        handed,
+        ["a", "b"],
+        "c is not in the wave, and missing is not listed"
+    );
+}

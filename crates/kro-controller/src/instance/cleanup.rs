@@ -4,11 +4,8 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use futures_util::{StreamExt, stream};
 use kro_graph::metadata::FINALIZER;
-use kro_runtime::{
-    ControllerFacts, ObjectKey, Observed, Plan, deletion_waves, desired_keys, plan, prunable,
-};
+use kro_runtime::{ControllerFacts, ObjectKey, Observed, Plan, deletion_waves, plan};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
@@ -20,8 +17,7 @@ use crate::object::Object;
 use crate::object_json::text;
 use crate::shared::Shared;
 use crate::watches::{GroupKind, Selection};
-use kro_engine::cleanup::{delete_member, list_members};
-use kro_engine::converge::trimmed_inventory;
+use kro_engine::cleanup::{self, Pruning, delete_member, list_members, pruning};
 use kro_engine::error::ObjectError;
 
 impl InstanceController {
@@ -34,26 +30,21 @@ impl InstanceController {
         instance: &mut Object,
         current: &Plan,
     ) -> Result<(), ResourceError> {
-        let uid = instance.uid().to_owned();
         let members = self.members(shared, graph, instance).await?;
-        let desired = desired_keys(current);
-        let mut keep = Vec::new();
-        let mut prune = Vec::new();
-        for member in members {
-            if prunable(current, &desired, &member, &uid) {
-                prune.push(member);
-            } else if let Some(key) = ObjectKey::of(&member) {
-                keep.push(key);
-            }
-        }
+        let Pruning { prune, inventory } = pruning(
+            &graph.graph,
+            current,
+            members,
+            instance.uid(),
+            instance.namespace(),
+        );
         for wave in deletion_waves(&prune, Some(&graph.graph)) {
             for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
-                if let Err(source) = outcome {
-                    return Err(ObjectError::Prune {
-                        key: Box::new(key),
-                        source: Box::new(source),
-                    }
-                    .into());
+                if !outcome.map_err(|source| ObjectError::Prune {
+                    key: Box::new(key.clone()),
+                    source: Box::new(source),
+                })? {
+                    continue;
                 }
                 tracing::info!(object = %key, "pruned");
                 shared
@@ -67,8 +58,6 @@ impl InstanceController {
                     .await;
             }
         }
-        let inventory =
-            trimmed_inventory(&graph.graph, current, desired, &keep, instance.namespace());
         self.write_inventory(shared, instance, &inventory)
             .await
             .map_err(|error| ResourceError::Inventory(Box::new(error)))
@@ -155,12 +144,11 @@ impl InstanceController {
         let waves = deletion_waves(&members, Some(&graph.graph));
         if let Some(wave) = waves.first() {
             for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
-                if let Err(source) = outcome {
-                    return Err(ObjectError::Delete {
-                        key: Box::new(key),
-                        source: Box::new(source),
-                    }
-                    .into());
+                if !outcome.map_err(|source| ObjectError::Delete {
+                    key: Box::new(key.clone()),
+                    source: Box::new(source),
+                })? {
+                    continue;
                 }
                 tracing::info!(object = %key, order = wave.order, "deleted");
                 shared
@@ -204,30 +192,27 @@ impl InstanceController {
 }
 
 /// Deletes the `keys` among `members` at once (bounded by the apply concurrency), each with
-/// its UID as precondition; members already being deleted are left to finish.
-async fn delete_wave(
+/// its UID as precondition: `true` for each deleted, `false` for each left to finish a
+/// deletion already under way.
+async fn delete_wave<'m>(
     shared: &Shared,
     graph: &GraphVersion,
-    members: &[Json],
-    keys: &[ObjectKey],
-) -> Vec<(ObjectKey, Result<(), kube::Error>)> {
-    let deletions = keys.iter().cloned().filter_map(|key| {
-        let member = members
-            .iter()
-            .find(|member| ObjectKey::of(member).as_ref() == Some(&key))?;
-        if member.pointer("/metadata/deletionTimestamp").is_some() {
-            return None;
-        }
-        Some(async move {
-            let uid = text(member, "/metadata/uid");
-            let outcome = delete_object(shared, graph, &key, uid).await;
-            (key, outcome)
-        })
-    });
-    stream::iter(deletions)
-        .buffer_unordered(shared.settings.apply_concurrency.max(1))
-        .collect()
-        .await
+    members: &'m [Json],
+    keys: &'m [ObjectKey],
+) -> Vec<(&'m ObjectKey, Result<bool, kube::Error>)> {
+    cleanup::delete_wave(
+        members,
+        keys,
+        shared.settings.apply_concurrency,
+        |key, member| async move {
+            if cleanup::is_going(member) {
+                return Ok(false);
+            }
+            delete_object(shared, graph, key, text(member, "/metadata/uid")).await?;
+            Ok(true)
+        },
+    )
+    .await
 }
 
 /// The objects of `group_kind` in the ApplySet `id`, listed from the server; none when the

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use futures_util::{StreamExt, stream};
 use kro_graph::CompiledGraph;
 use kro_runtime::{Inventory, ObjectKey, deletion_waves};
 use kro_schema::GroupKind;
@@ -14,7 +13,7 @@ use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
-use crate::cleanup::{delete_member, list_members};
+use crate::cleanup::{delete_member, delete_wave, list_members};
 use crate::error::ObjectError;
 use crate::json::text;
 use crate::kinds::ServedKind;
@@ -101,23 +100,17 @@ impl DirectEngine {
                     waiting: remaining(),
                 });
             }
-            let deletions = wave.objects.iter().filter_map(|key| {
-                let member = members
-                    .iter()
-                    .find(|member| ObjectKey::of(member).as_ref() == Some(key))?;
-                let uid = text(member, "/metadata/uid").to_owned();
-                let api_version = text(member, "/apiVersion").to_owned();
-                Some(async move {
-                    let outcome = self
-                        .delete_object(key, &api_version, &uid, deadline, stop)
-                        .await;
-                    (key, outcome)
-                })
-            });
-            let outcomes: Vec<_> = stream::iter(deletions)
-                .buffer_unordered(self.config.concurrency.max(1))
-                .collect()
-                .await;
+            let outcomes = delete_wave(
+                members,
+                &wave.objects,
+                self.config.concurrency,
+                |key, member| {
+                    let uid = text(member, "/metadata/uid");
+                    let api_version = text(member, "/apiVersion");
+                    self.delete_object(key, api_version, uid, deadline, stop)
+                },
+            )
+            .await;
             for (key, outcome) in outcomes {
                 match outcome {
                     Ok(()) => {
