@@ -4,6 +4,7 @@
 //! the RGD does not allow (`kro.run/allow-breaking-changes: "true"`). A CRD of the same RGD
 //! name with another UID (the RGD was deleted and created again) is adopted, as upstream does.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kro_graph::metadata::{
     ALLOW_BREAKING_CHANGES_ANNOTATION, KRO_VERSION_LABEL, OWNED_LABEL, RGD_ID_LABEL, RGD_NAME_LABEL,
 };
@@ -20,10 +21,11 @@ pub struct RgdIdentity {
 }
 
 /// Whether the RGD allows breaking changes to its CRD (the annotation is exactly `"true"`).
-pub fn allows_breaking_changes(rgd: &Json) -> bool {
-    rgd.pointer("/metadata/annotations")
+pub fn allows_breaking_changes(rgd: &ObjectMeta) -> bool {
+    rgd.annotations
+        .as_ref()
         .and_then(|annotations| annotations.get(ALLOW_BREAKING_CHANGES_ANNOTATION))
-        .and_then(Json::as_str)
+        .map(String::as_str)
         == Some("true")
 }
 
@@ -286,10 +288,19 @@ mod tests {
 
     #[test]
     fn the_annotation_must_be_exactly_true() {
-        let annotated = |value: &str| json!({"metadata": {"annotations": {"kro.run/allow-breaking-changes": value}}});
+        let annotated = |value: &str| ObjectMeta {
+            annotations: Some(
+                [(
+                    "kro.run/allow-breaking-changes".to_owned(),
+                    value.to_owned(),
+                )]
+                .into(),
+            ),
+            ..ObjectMeta::default()
+        };
         assert!(allows_breaking_changes(&annotated("true")));
         assert!(!allows_breaking_changes(&annotated("True")));
-        assert!(!allows_breaking_changes(&json!({"metadata": {}})));
+        assert!(!allows_breaking_changes(&ObjectMeta::default()));
     }
 
     #[test]

@@ -502,7 +502,7 @@ impl RgdController {
         let refusal = match plan_crd(
             existing.as_ref(),
             desired,
-            allows_breaking_changes(rgd.json()),
+            allows_breaking_changes(rgd.meta()),
         ) {
             CrdPlan::Refuse(refusal) => Some(refusal),
             CrdPlan::Create | CrdPlan::Update { .. } => {
