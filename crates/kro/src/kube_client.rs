@@ -23,6 +23,37 @@ pub(crate) fn identify(config: &mut kube::Config, command: &str) {
     }
 }
 
+/// The client configuration of `kubeconfig` (else the default kubeconfig, or the pod's service
+/// account in a cluster) at `context` (else the current one), naming `command` in its
+/// `User-Agent`.
+pub(crate) async fn config(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<&str>,
+    command: &str,
+) -> anyhow::Result<kube::Config> {
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_owned),
+        ..kube::config::KubeConfigOptions::default()
+    };
+    let mut config = match kubeconfig {
+        Some(path) => {
+            let file = kube::config::Kubeconfig::read_from(path)
+                .with_context(|| format!("{}: cannot read the kubeconfig", path.display()))?;
+            kube::Config::from_custom_kubeconfig(file, &options)
+                .await
+                .with_context(|| format!("{}: cannot use the kubeconfig", path.display()))?
+        }
+        None if context.is_some() => kube::Config::from_kubeconfig(&options)
+            .await
+            .context("cannot use the kubeconfig")?,
+        None => kube::Config::infer()
+            .await
+            .context("no kubeconfig and not in a cluster")?,
+    };
+    identify(&mut config, command);
+    Ok(config)
+}
+
 /// A client for `config` whose requests `metrics` counts.
 pub fn instrumented_client(
     config: kube::Config,

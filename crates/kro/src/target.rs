@@ -92,26 +92,12 @@ impl Target {
 
     /// A client for the cluster, naming `command` in its `User-Agent`.
     pub(crate) async fn client(&self, command: &str) -> anyhow::Result<kube::Client> {
-        let options = kube::config::KubeConfigOptions {
-            context: self.context.clone(),
-            ..kube::config::KubeConfigOptions::default()
-        };
-        let mut config = match &self.kubeconfig {
-            Some(path) => {
-                let file = kube::config::Kubeconfig::read_from(path)
-                    .with_context(|| format!("{}: cannot read the kubeconfig", path.display()))?;
-                kube::Config::from_custom_kubeconfig(file, &options)
-                    .await
-                    .with_context(|| format!("{}: cannot use the kubeconfig", path.display()))?
-            }
-            None if self.context.is_some() => kube::Config::from_kubeconfig(&options)
-                .await
-                .context("cannot use the kubeconfig")?,
-            None => kube::Config::infer()
-                .await
-                .context("no kubeconfig and not in a cluster")?,
-        };
-        crate::kube_client::identify(&mut config, command);
+        let config = crate::kube_client::config(
+            self.kubeconfig.as_deref(),
+            self.context.as_deref(),
+            command,
+        )
+        .await?;
         kube::Client::try_from(config).context("creating the API client")
     }
 

@@ -285,26 +285,7 @@ pub async fn client(
     metrics: &Metrics,
     rate: Option<ClientRateLayer>,
 ) -> anyhow::Result<kube::Client> {
-    let options = kube::config::KubeConfigOptions {
-        context: context.map(str::to_owned),
-        ..kube::config::KubeConfigOptions::default()
-    };
-    let mut config = match kubeconfig {
-        Some(path) => {
-            let file = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("{}: cannot read the kubeconfig", path.display()))?;
-            kube::Config::from_custom_kubeconfig(file, &options)
-                .await
-                .with_context(|| format!("{}: cannot use the kubeconfig", path.display()))?
-        }
-        None if context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .context("cannot use the kubeconfig")?,
-        None => kube::Config::infer()
-            .await
-            .context("no kubeconfig and not in a cluster")?,
-    };
-    crate::kube_client::identify(&mut config, "controller");
+    let config = crate::kube_client::config(kubeconfig, context, "controller").await?;
     match rate {
         Some(rate) => Ok(kube::client::ClientBuilder::try_from(config)
             .context("creating the API client")?
