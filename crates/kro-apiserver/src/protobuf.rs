@@ -81,6 +81,18 @@ pub enum ProtobufError {
         /// What the field needs.
         expected: &'static str,
     },
+    /// Messages nest deeper than a body may.
+    #[error("messages nest more than {limit} deep")]
+    TooDeep {
+        /// How deep they may nest.
+        limit: usize,
+    },
+    /// The body stands for an object larger than a request may carry.
+    #[error("the body decodes to more than {} of JSON", size(*.limit))]
+    TooLarge {
+        /// The most JSON, in bytes, a body may decode to.
+        limit: usize,
+    },
     /// Embedded JSON (`RawExtension`, `FieldsV1`, `JSON`) is not valid JSON.
     #[error("the embedded JSON of {message} is not valid")]
     EmbeddedJson {
@@ -101,9 +113,27 @@ impl ProtobufError {
             ProtobufError::UnknownKind { .. } => "UnknownKind",
             ProtobufError::WrongJson { .. } => "WrongJson",
             ProtobufError::EmbeddedJson { .. } => "EmbeddedJson",
+            ProtobufError::TooDeep { .. } => "TooDeep",
+            ProtobufError::TooLarge { .. } => "TooLarge",
         }
     }
 }
+
+/// A size in bytes as a person reads it: `3 MiB (3145728 bytes)`.
+fn size(bytes: usize) -> String {
+    const MIB: usize = 1 << 20;
+    const KIB: usize = 1 << 10;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB ({bytes} bytes)", bytes / MIB)
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
+        format!("{} KiB ({bytes} bytes)", bytes / KIB)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// The most JSON, in bytes, [`decode_object`] lets a body decode to.
+pub const MAX_DECODED_JSON_BYTES: usize = 16 << 20;
 
 /// Whether objects of `api_version` and `kind` have a protobuf form (the built-in kinds of
 /// Kubernetes 1.33, their lists, and the `meta.k8s.io` types such as `Status`).
@@ -167,12 +197,27 @@ pub fn encode_message(object: &Value) -> Result<Vec<u8>, ProtobufError> {
     Ok(raw)
 }
 
-/// Decodes a Kubernetes protobuf body into its JSON object, `apiVersion` and `kind` first.
+/// Decodes a Kubernetes protobuf body into its JSON object, `apiVersion` and `kind` first, as
+/// [`decode_object_within`] with [`MAX_DECODED_JSON_BYTES`].
+///
+/// # Errors
+/// As [`decode_object_within`].
+pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
+    decode_object_within(bytes, MAX_DECODED_JSON_BYTES)
+}
+
+/// Decodes a Kubernetes protobuf body into its JSON object, `apiVersion` and `kind` first,
+/// as long as that JSON takes at most `max_json_bytes`. A few bytes of protobuf can stand for
+/// a large object (every field a Go struct leaves out is written as its zero value), so the
+/// bound holds while decoding, not after.
 ///
 /// # Errors
 /// [`ProtobufError::NoMagic`] and [`ProtobufError::Malformed`] for bytes that are not a
-/// Kubernetes protobuf body; [`ProtobufError::UnknownKind`] for kinds without a protobuf form.
-pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
+/// Kubernetes protobuf body; [`ProtobufError::UnknownKind`] for kinds without a protobuf form;
+/// [`ProtobufError::TooDeep`] for messages nested more than 64 deep, refused before the
+/// decoder recurses further; [`ProtobufError::TooLarge`] once the JSON would pass
+/// `max_json_bytes`.
+pub fn decode_object_within(bytes: &[u8], max_json_bytes: usize) -> Result<Value, ProtobufError> {
     let body = bytes.strip_prefix(MAGIC).ok_or(ProtobufError::NoMagic)?;
     let envelope_error = |problem: &'static str| ProtobufError::Malformed {
         message: "runtime.Unknown".to_owned(),
@@ -206,7 +251,8 @@ pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
             api_version: api_version.clone(),
             kind: kind.clone(),
         })?;
-    let decoded = decode::message(table, index, bytes_of(2).unwrap_or_default())?;
+    let decoded = decode::Decoder::new(table, max_json_bytes)
+        .message(index, bytes_of(2).unwrap_or_default())?;
     let mut object = serde_json::Map::new();
     object.insert("apiVersion".to_owned(), Value::String(api_version));
     object.insert("kind".to_owned(), Value::String(kind));

@@ -111,3 +111,101 @@ async fn custom_resources_refuse_protobuf_bodies_and_answer_json_when_listed() {
     let status_body: Value = serde_json::from_slice(&body).expect("JSON");
     assert_eq!(status_body["reason"], "UnsupportedMediaType");
 }
+
+/// A length-delimited protobuf field.
+fn bytes_field(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
+    let mut varint = |mut value: u64| {
+        while value >= 0x80 {
+            out.push((value as u8) | 0x80);
+            value >>= 7;
+        }
+        out.push(value as u8);
+    };
+    varint(u64::from(tag) << 3 | 2);
+    varint(bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// A Kubernetes protobuf body: the magic and the envelope around `raw`.
+fn enveloped(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let mut type_meta = Vec::new();
+    bytes_field(&mut type_meta, 1, api_version.as_bytes());
+    bytes_field(&mut type_meta, 2, kind.as_bytes());
+    let mut out = b"k8s\0".to_vec();
+    bytes_field(&mut out, 1, &type_meta);
+    bytes_field(&mut out, 2, raw);
+    out
+}
+
+/// A CRD whose schema nests `not` `depth` deep (field numbers of Kubernetes'
+/// `generated.proto`: CRD.spec 2, spec.versions 7, version.schema 4,
+/// validation.openAPIV3Schema 1, JSONSchemaProps.not 28).
+fn crd_with_nested_not(depth: usize) -> Vec<u8> {
+    let mut schema = Vec::new();
+    for _ in 0..depth {
+        let mut outer = Vec::new();
+        bytes_field(&mut outer, 28, &schema);
+        schema = outer;
+    }
+    let mut raw = schema;
+    for tag in [1, 4, 7, 2] {
+        let mut outer = Vec::new();
+        bytes_field(&mut outer, tag, &raw);
+        raw = outer;
+    }
+    enveloped("apiextensions.k8s.io/v1", "CustomResourceDefinition", &raw)
+}
+
+#[tokio::test]
+async fn a_deeply_nested_protobuf_body_is_refused_with_a_400_that_says_so() {
+    // The field numbers are right: one level decodes to the schema's `not`.
+    let shallow = decode_object(&crd_with_nested_not(2)).expect("decodes");
+    assert_eq!(
+        shallow["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["not"]["not"],
+        json!({})
+    );
+    let app = app().await;
+    let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    // 2,000 deep (25 KB) used to overflow the stack and abort the whole process.
+    let (status, _, body) = send(
+        &app,
+        "POST",
+        path,
+        MEDIA_TYPE,
+        "application/json",
+        crd_with_nested_not(2_000),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let answer: Value = serde_json::from_slice(&body).expect("a JSON Status");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("messages nest more than 64 deep"),
+        "{message}"
+    );
+    assert!(!message.contains("JSON"), "not a JSON error: {message}");
+}
+
+#[tokio::test]
+async fn a_small_protobuf_body_standing_for_a_huge_object_is_refused_with_a_413() {
+    // A NodeList of 1.5 million empty items: 3 MB, within the body limit, each item a Node
+    // whose absent fields Go writes out (this peaked at 6.6 GB and took 40 s).
+    let raw: Vec<u8> = [0x12u8, 0x00].repeat(1_500_000);
+    let app = app().await;
+    let (status, _, body) = send(
+        &app,
+        "POST",
+        "/api/v1/nodes",
+        MEDIA_TYPE,
+        "application/json",
+        enveloped("v1", "NodeList", &raw),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let answer: Value = serde_json::from_slice(&body).expect("a JSON Status");
+    let message = answer["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("decodes to more than 6 MiB (6291456 bytes) of JSON"),
+        "{message}"
+    );
+}

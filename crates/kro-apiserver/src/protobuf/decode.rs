@@ -10,12 +10,75 @@ use super::ProtobufError;
 use super::table::{Field, FieldType, Message, Scalar, Special, Table};
 use super::wire::{self, WireValue};
 
-/// Decodes one message into its JSON form.
-pub(crate) fn message(table: &Table, index: usize, bytes: &[u8]) -> Result<Value, ProtobufError> {
+/// How deep messages may nest in one body. Each message is a JSON object and may sit in a
+/// list or a map, so its JSON is at most twice as deep: within the 128 levels the JSON
+/// decoder allows a JSON body, so a decoded body reads back as JSON whatever it holds.
+pub(crate) const MAX_MESSAGE_DEPTH: usize = 64;
+
+/// Decodes messages of `table` into their JSON form, refusing a body that nests deeper than
+/// [`MAX_MESSAGE_DEPTH`] before it recurses, and one whose JSON would pass `max_json_bytes`
+/// as soon as it does (a few bytes of protobuf can stand for a large object: every absent
+/// field of a Go struct is written as its zero value).
+pub(crate) struct Decoder<'t> {
+    table: &'t Table,
+    depth: usize,
+    /// What the JSON produced so far would take, roughly, in bytes.
+    produced: usize,
+    max_json_bytes: usize,
+}
+
+impl<'t> Decoder<'t> {
+    /// A decoder of `table`'s messages whose JSON may take up to `max_json_bytes`.
+    pub(crate) fn new(table: &'t Table, max_json_bytes: usize) -> Decoder<'t> {
+        Decoder {
+            table,
+            depth: 0,
+            produced: 0,
+            max_json_bytes,
+        }
+    }
+
+    /// Decodes one message into its JSON form.
+    pub(crate) fn message(&mut self, index: usize, bytes: &[u8]) -> Result<Value, ProtobufError> {
+        if self.depth >= MAX_MESSAGE_DEPTH {
+            return Err(ProtobufError::TooDeep {
+                limit: MAX_MESSAGE_DEPTH,
+            });
+        }
+        self.depth += 1;
+        let decoded = message(self, index, bytes);
+        self.depth -= 1;
+        decoded
+    }
+
+    /// Counts `value` (its own size: a container's items are counted as they are made)
+    /// against the budget.
+    fn charge(&mut self, key: Option<&str>, value: &Value) -> Result<(), ProtobufError> {
+        let own = match value {
+            Value::Null | Value::Bool(_) => 5,
+            Value::Number(_) => 8,
+            Value::String(text) => text.len() + 2,
+            Value::Array(_) | Value::Object(_) => 2,
+        };
+        self.produced += own + key.map_or(1, |key| key.len() + 4);
+        if self.produced > self.max_json_bytes {
+            return Err(ProtobufError::TooLarge {
+                limit: self.max_json_bytes,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Decodes one message into its JSON form (through [`Decoder::message`], which bounds it).
+fn message(decoder: &mut Decoder<'_>, index: usize, bytes: &[u8]) -> Result<Value, ProtobufError> {
+    let table = decoder.table;
     let message = &table.messages[index];
     let wire = wire::fields(bytes).map_err(|error| malformed(message, error.describe()))?;
     if let Some(special) = message.special {
-        return special_value(table, message, special, &wire);
+        let value = special_value(decoder, message, special, &wire)?;
+        decoder.charge(None, &value)?;
+        return Ok(value);
     }
     let mut object = Map::new();
     for field in &message.fields {
@@ -30,12 +93,13 @@ pub(crate) fn message(table: &Table, index: usize, bytes: &[u8]) -> Result<Value
                 continue;
             };
             let bytes = last_bytes(message, &values)?.unwrap_or_default();
-            if let Value::Object(inlined) = self::message(table, inner, bytes)? {
+            if let Value::Object(inlined) = decoder.message(inner, bytes)? {
                 object.extend(inlined);
             }
             continue;
         };
-        if let Some(value) = field_value(table, message, field, &values)? {
+        if let Some(value) = field_value(decoder, message, field, &values)? {
+            decoder.charge(Some(json), &value)?;
             object.insert(json.clone(), value);
         }
     }
@@ -62,7 +126,7 @@ fn last_bytes<'a>(
 
 /// The JSON value of one field, or `None` when Go's JSON would leave it out.
 fn field_value(
-    table: &Table,
+    decoder: &mut Decoder<'_>,
     message: &Message,
     field: &Field,
     values: &[WireValue<'_>],
@@ -94,10 +158,11 @@ fn field_value(
                     FieldType::Scalar(kind) => scalar(message, *kind, values.last().copied())?,
                     FieldType::Message(inner) => {
                         let bytes = last_bytes(message, &values)?.unwrap_or_default();
-                        self::message(table, *inner, bytes)?
+                        decoder.message(*inner, bytes)?
                     }
                     FieldType::Map(..) => Value::Null,
                 };
+                decoder.charge(Some(&key), &value)?;
                 map.insert(key, value);
             }
             // An empty map decodes to Go's nil map: left out, or `null` without omitempty.
@@ -112,7 +177,9 @@ fn field_value(
             for value in values {
                 match (&field.field_type, value) {
                     (FieldType::Message(inner), WireValue::Bytes(bytes)) => {
-                        items.push(self::message(table, *inner, bytes)?);
+                        let item = decoder.message(*inner, bytes)?;
+                        decoder.charge(None, &item)?;
+                        items.push(item);
                     }
                     (FieldType::Scalar(kind), WireValue::Bytes(bytes))
                         if !matches!(kind, Scalar::String | Scalar::Bytes) =>
@@ -120,11 +187,15 @@ fn field_value(
                         let varints = wire::packed_varints(bytes)
                             .map_err(|error| malformed(message, error.describe()))?;
                         for varint in varints {
-                            items.push(scalar(message, *kind, Some(WireValue::Varint(varint)))?);
+                            let item = scalar(message, *kind, Some(WireValue::Varint(varint)))?;
+                            decoder.charge(None, &item)?;
+                            items.push(item);
                         }
                     }
                     (FieldType::Scalar(kind), value) => {
-                        items.push(scalar(message, *kind, Some(*value))?);
+                        let item = scalar(message, *kind, Some(*value))?;
+                        decoder.charge(None, &item)?;
+                        items.push(item);
                     }
                     _ => return Err(malformed(message, "a repeated field has a bad wire type")),
                 }
@@ -137,15 +208,15 @@ fn field_value(
             })
         }
         FieldType::Message(inner) => match last_bytes(message, values)? {
-            Some(bytes) => Ok(Some(self::message(table, *inner, bytes)?)),
+            Some(bytes) => Ok(Some(decoder.message(*inner, bytes)?)),
             None if field.pointer => Ok((!field.omitempty).then_some(Value::Null)),
             // An absent named slice (`Verbs`) is Go's nil slice.
-            None if table.messages[*inner].special == Some(Special::List) => {
+            None if decoder.table.messages[*inner].special == Some(Special::List) => {
                 Ok((!field.omitempty).then_some(Value::Null))
             }
             // A Go struct value is always there, and always written (omitempty does not
             // apply to structs).
-            None => Ok(Some(self::message(table, *inner, &[])?)),
+            None => Ok(Some(decoder.message(*inner, &[])?)),
         },
         FieldType::Scalar(kind) => {
             let value = scalar(message, *kind, values.last().copied())?;
@@ -254,11 +325,12 @@ fn child(table: &Table, message: &Message, tag: u32) -> Option<usize> {
 }
 
 fn special_value(
-    table: &Table,
+    decoder: &mut Decoder<'_>,
     message: &Message,
     special: Special,
     wire: &[(u32, WireValue<'_>)],
 ) -> Result<Value, ProtobufError> {
+    let table = decoder.table;
     Ok(match special {
         Special::Time | Special::MicroTime => {
             let seconds = varint(message, wire, 1)? as i64;
@@ -302,13 +374,15 @@ fn special_value(
         Special::SchemaOrArray => {
             let schema = child(table, message, 1);
             if let (Some(bytes), Some(inner)) = (first_bytes(message, wire, 1)?, schema) {
-                return self::message(table, inner, bytes);
+                return decoder.message(inner, bytes);
             }
             let mut items = Vec::new();
             if let Some(inner) = child(table, message, 2) {
                 for (_, value) in wire.iter().filter(|(tag, _)| *tag == 2) {
                     if let WireValue::Bytes(bytes) = value {
-                        items.push(self::message(table, inner, bytes)?);
+                        let item = decoder.message(inner, bytes)?;
+                        decoder.charge(None, &item)?;
+                        items.push(item);
                     }
                 }
             }
@@ -319,7 +393,7 @@ fn special_value(
             }
         }
         Special::SchemaOrBool => match (first_bytes(message, wire, 2)?, child(table, message, 2)) {
-            (Some(bytes), Some(inner)) => self::message(table, inner, bytes)?,
+            (Some(bytes), Some(inner)) => decoder.message(inner, bytes)?,
             _ => Value::Bool(varint(message, wire, 1)? != 0),
         },
         Special::SchemaOrStringArray => {
@@ -333,7 +407,7 @@ fn special_value(
             } else if let (Some(bytes), Some(inner)) =
                 (first_bytes(message, wire, 1)?, child(table, message, 1))
             {
-                self::message(table, inner, bytes)?
+                decoder.message(inner, bytes)?
             } else {
                 Value::Null
             }
@@ -345,4 +419,113 @@ fn special_value(
                 .collect::<Result<_, _>>()?,
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protobuf::{MAGIC, ProtobufError, decode_object, decode_object_within};
+
+    /// The tag and message of the field `json` of message `index`.
+    fn field(table: &Table, index: usize, json: &str) -> (u32, usize) {
+        table.messages[index]
+            .fields
+            .iter()
+            .find_map(|field| match (&field.json, &field.field_type) {
+                (Some(name), FieldType::Message(inner)) if name == json => {
+                    Some((field.tag, *inner))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{} has no message field {json}", table.messages[index].name))
+    }
+
+    /// A body of `kind`: the magic, then the envelope around `raw`.
+    fn body(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+        let mut type_meta = Vec::new();
+        wire::put_bytes_field(&mut type_meta, 1, api_version.as_bytes());
+        wire::put_bytes_field(&mut type_meta, 2, kind.as_bytes());
+        let mut out = MAGIC.to_vec();
+        wire::put_bytes_field(&mut out, 1, &type_meta);
+        wire::put_bytes_field(&mut out, 2, raw);
+        out
+    }
+
+    /// A CRD whose schema nests `not` `depth` deep, built without recursion.
+    fn crd_with_nested_not(depth: usize) -> Vec<u8> {
+        let table = Table::get();
+        let crd = table
+            .kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            .expect("the CRD kind");
+        let (spec_tag, spec) = field(table, crd, "spec");
+        let (versions_tag, version) = field(table, spec, "versions");
+        let (schema_tag, validation) = field(table, version, "schema");
+        let (open_api_tag, props) = field(table, validation, "openAPIV3Schema");
+        let (not_tag, _) = field(table, props, "not");
+        let mut schema = Vec::new();
+        for _ in 0..depth {
+            let mut outer = Vec::new();
+            wire::put_bytes_field(&mut outer, not_tag, &schema);
+            schema = outer;
+        }
+        let nest = |tag: u32, inner: &[u8]| {
+            let mut outer = Vec::new();
+            wire::put_bytes_field(&mut outer, tag, inner);
+            outer
+        };
+        let validation = nest(open_api_tag, &schema);
+        let version = nest(schema_tag, &validation);
+        let spec = nest(versions_tag, &version);
+        let crd = nest(spec_tag, &spec);
+        body("apiextensions.k8s.io/v1", "CustomResourceDefinition", &crd)
+    }
+
+    #[test]
+    fn a_body_nested_deeper_than_allowed_is_refused_before_the_stack_runs_out() {
+        // 2,000 deep used to overflow the stack and abort the whole process.
+        for depth in [2_000, 20_000] {
+            let error = decode_object(&crd_with_nested_not(depth)).expect_err("too deep");
+            assert!(
+                matches!(
+                    error,
+                    ProtobufError::TooDeep {
+                        limit: MAX_MESSAGE_DEPTH
+                    }
+                ),
+                "{error}"
+            );
+            assert_eq!(error.to_string(), "messages nest more than 64 deep");
+        }
+        let fine = decode_object(&crd_with_nested_not(50)).expect("50 deep is decoded");
+        let mut schema = &fine["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        let mut depth = 0;
+        while let Some(inner) = schema.get("not") {
+            schema = inner;
+            depth += 1;
+        }
+        assert_eq!(depth, 50);
+        let json = serde_json::to_vec(&fine).expect("JSON");
+        serde_json::from_slice::<Value>(&json).expect("reads back within the JSON nesting limit");
+    }
+
+    #[test]
+    fn a_small_body_standing_for_a_huge_object_is_refused_while_decoding() {
+        // A NodeList of 1.5 million empty items: 3 MB on the wire, each item a Node whose
+        // absent fields are all written out (this peaked at 6.6 GB).
+        let raw: Vec<u8> = [0x12u8, 0x00].repeat(1_500_000);
+        let bytes = body("v1", "NodeList", &raw);
+        let error = decode_object_within(&bytes, 6 << 20).expect_err("too large");
+        assert!(
+            matches!(error, ProtobufError::TooLarge { limit } if limit == 6 << 20),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "the body decodes to more than 6 MiB (6291456 bytes) of JSON"
+        );
+        // A list of a few items is decoded as before.
+        let few = body("v1", "NodeList", &[0x12u8, 0x00].repeat(3));
+        let decoded = decode_object_within(&few, 6 << 20).expect("three Nodes");
+        assert_eq!(decoded["items"].as_array().map(Vec::len), Some(3));
+    }
 }

@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::error::ApiError;
 use crate::http_util::{accepted, content_type};
 
-use super::{MEDIA_TYPE, ProtobufError, decode_object, encode_object, watch_frame};
+use super::{MEDIA_TYPE, ProtobufError, decode_object_within, encode_object, watch_frame};
 
 /// The content type of a protobuf watch stream.
 const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
@@ -143,12 +143,19 @@ pub(crate) async fn negotiate(
 async fn json_request(request: Request, limit: usize) -> Result<Request, ApiError> {
     let (mut parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
-        ApiError::too_large(format!("the request body is larger than {limit} bytes"))
-    })?;
-    let object = decode_object(&bytes).map_err(|error| {
-        ApiError::bad_request(format!(
-            "the protobuf request body cannot be decoded: {error}"
+        ApiError::too_large(format!(
+            "the request body is larger than {}",
+            super::size(limit)
         ))
+    })?;
+    // The JSON a body decodes to may be twice its limit (JSON spells out what protobuf
+    // numbers); more is an object no request may carry, refused while it is being decoded.
+    let object = decode_object_within(&bytes, limit.saturating_mul(2)).map_err(|error| {
+        let message = format!("the protobuf request body cannot be decoded: {error}");
+        match error {
+            ProtobufError::TooLarge { .. } => ApiError::too_large(message),
+            _ => ApiError::bad_request(message),
+        }
     })?;
     let json = serde_json::to_vec(&object)
         .map_err(|error| ApiError::internal(format!("re-encoding a decoded body: {error}")))?;
