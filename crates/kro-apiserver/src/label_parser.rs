@@ -450,6 +450,35 @@ fn key_error(key: &str, path: FieldPath) -> Option<FieldError> {
         .then(|| FieldError::invalid(path, BadValue::text(key), &problems.join("; ")))
 }
 
+/// The errors of an object's `metadata.labels` at `path`, as apimachinery's `ValidateLabels`
+/// words them: one per problem of a key (`IsQualifiedName`) or of a value
+/// (`IsValidLabelValue`, at most 63 characters).
+pub(crate) fn label_errors(
+    labels: &serde_json::Map<String, serde_json::Value>,
+    path: &FieldPath,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (key, value) in labels {
+        for problem in key_problems(key) {
+            errors.push(FieldError::invalid(
+                path.clone(),
+                BadValue::text(key),
+                &problem,
+            ));
+        }
+        if let Some(value) = value.as_str() {
+            for problem in value_problems(value) {
+                errors.push(FieldError::invalid(
+                    path.clone(),
+                    BadValue::text(value),
+                    &problem,
+                ));
+            }
+        }
+    }
+    errors
+}
+
 /// apimachinery's `IsValidLabelValue` problems.
 fn value_problems(value: &str) -> Vec<String> {
     let mut problems = Vec::new();
@@ -487,6 +516,33 @@ fn key_of(requirement: &Requirement) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_objects_labels_are_held_to_kubernetes_rules() {
+        let path = FieldPath::new("metadata").child("labels");
+        let labels =
+            serde_json::json!({"app": "web", "kro.run/set-name": "a".repeat(64), "bad key!": "x"});
+        let errors: Vec<String> = label_errors(labels.as_object().expect("a map"), &path)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors.iter().any(|error| error.starts_with(
+                "metadata.labels: Invalid value: \"bad key!\": name part must consist of"
+            )),
+            "{errors:?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|error| error.ends_with(": must be no more than 63 characters")),
+            "{errors:?}"
+        );
+        let fine =
+            serde_json::json!({"app": "web", "kro.run/set-name": "a".repeat(63), "empty": ""});
+        assert!(label_errors(fine.as_object().expect("a map"), &path).is_empty());
+    }
 
     #[test]
     fn requirements_carry_their_operators_and_values() {

@@ -33,9 +33,14 @@ fn name_rule(resource: &ResourceType) -> NameRule {
 }
 
 fn is_label(name: &str, first_alpha: bool) -> bool {
+    name.len() <= 63 && has_label_form(name, first_alpha)
+}
+
+/// Whether `name` is made as a DNS label is (lower case alphanumerics and '-', starting and
+/// ending with an alphanumeric), whatever its length.
+fn has_label_form(name: &str, first_alpha: bool) -> bool {
     let bytes = name.as_bytes();
     !name.is_empty()
-        && name.len() <= 63
         && bytes
             .iter()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
@@ -49,22 +54,37 @@ fn is_label(name: &str, first_alpha: bool) -> bool {
         && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
 }
 
-fn is_subdomain(name: &str) -> bool {
-    name.len() <= 253 && name.split('.').all(|part| is_label(part, false))
+/// Whether `name` matches the DNS-1123 subdomain pattern. Kubernetes checks only the whole
+/// name's length (253): a part between dots may be longer than a label's 63.
+fn has_subdomain_form(name: &str) -> bool {
+    name.split('.').all(|part| has_label_form(part, false))
 }
 
 /// The name errors of `name` under the resource's rule, worded as Kubernetes words them.
 pub fn validate_name(resource: &ResourceType, name: &str, path: &FieldPath) -> Vec<FieldError> {
     let value = BadValue::Value(Value::String(name.to_owned()));
     match name_rule(resource) {
-        NameRule::Subdomain if !is_subdomain(name) => vec![FieldError::invalid(
-            path.clone(),
-            value,
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
-             '-' or '.', and must start and end with an alphanumeric character (e.g. \
-             'example.com', regex used for validation is \
-             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-        )],
+        NameRule::Subdomain => {
+            let mut errors = Vec::new();
+            if name.len() > 253 {
+                errors.push(FieldError::invalid(
+                    path.clone(),
+                    value.clone(),
+                    "must be no more than 253 characters",
+                ));
+            }
+            if !has_subdomain_form(name) {
+                errors.push(FieldError::invalid(
+                    path.clone(),
+                    value,
+                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric \
+                     characters, '-' or '.', and must start and end with an alphanumeric \
+                     character (e.g. 'example.com', regex used for validation is \
+                     '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                ));
+            }
+            errors
+        }
         NameRule::Label if !is_label(name, false) => vec![FieldError::invalid(
             path.clone(),
             value,
@@ -498,6 +518,25 @@ mod tests {
             "metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"
         ));
         assert!(!validate_name(&resource("", "namespaces"), "a.b", &path).is_empty());
+        // A subdomain's parts have no length of their own: kube-apiserver takes a 64 to 253
+        // character name without a dot (these were refused, and a Set named so retried its
+        // refused creates in a loop).
+        for length in [63, 64, 200, 253] {
+            let name = "a".repeat(length);
+            assert!(
+                validate_name(&configmaps, &name, &path).is_empty(),
+                "{length}"
+            );
+        }
+        let too_long = validate_name(&configmaps, &"a".repeat(254), &path);
+        assert_eq!(too_long.len(), 1);
+        assert!(
+            too_long[0]
+                .to_string()
+                .ends_with("must be no more than 253 characters"),
+            "{}",
+            too_long[0]
+        );
         assert!(!validate_name(&resource("", "services"), "1abc", &path).is_empty());
         assert!(
             validate_name(

@@ -327,6 +327,47 @@ async fn config_map_lifecycle(session: &mut Session, ns: &str) {
             Some(&config_map(ns, "Bad_Name", json!({}))),
         )
         .await;
+    // A subdomain's parts have no length of their own: only the whole name's 253.
+    let long = "a".repeat(64);
+    session
+        .call(
+            "create with a 64-character name without a dot",
+            Method::POST,
+            &base,
+            Some(JSON),
+            Some(&config_map(ns, &long, json!({}))),
+        )
+        .await;
+    session
+        .call(
+            "create with a 254-character name",
+            Method::POST,
+            &base,
+            Some(JSON),
+            Some(&config_map(ns, &"b".repeat(254), json!({}))),
+        )
+        .await;
+    let mut labelled = config_map(ns, "labelled", json!({}));
+    labelled["metadata"]["labels"] = json!({"long": "c".repeat(64)});
+    session
+        .call(
+            "create with a 64-character label value",
+            Method::POST,
+            &base,
+            Some(JSON),
+            Some(&labelled),
+        )
+        .await;
+    labelled["metadata"]["labels"] = json!({"bad key!": "x"});
+    session
+        .call(
+            "create with a label key that is not a qualified name",
+            Method::POST,
+            &base,
+            Some(JSON),
+            Some(&labelled),
+        )
+        .await;
     session
         .call(
             "create with a name that differs from the URL's namespace",

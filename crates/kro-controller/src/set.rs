@@ -65,6 +65,10 @@ pub(crate) struct SetController {
     rolling: Mutex<HashSet<InstanceRef>>,
     /// Per Set, the creates, deletes and updates its cache is still to show, and since when.
     awaited: Mutex<HashMap<InstanceRef, (AwaitedWrites, Instant)>>,
+    /// Per Set, the generation whose template the API server refused, and why: it is not
+    /// tried again until the Set changes (a retry would be refused again, and each write of
+    /// the refusal wakes the Set once more).
+    refusals: Mutex<HashMap<InstanceRef, (Option<i64>, String)>>,
     /// The kind as metrics label it (`group/version, Resource=plural`).
     gvr: String,
     tasks: Mutex<Tasks>,
@@ -89,6 +93,7 @@ impl SetController {
             failures: Failures::default(),
             rolling: Mutex::default(),
             awaited: Mutex::default(),
+            refusals: Mutex::default(),
             gvr: gvr_label(
                 &kind.resource.group,
                 &kind.resource.version,
@@ -160,6 +165,7 @@ impl SetController {
         };
         let Some(set) = self.store.get(&reference) else {
             self.awaited_lock().remove(key);
+            self.refusals_lock().remove(key);
             return Ok(false);
         };
         let set = Object::new(&set)?;
@@ -195,9 +201,39 @@ impl SetController {
                 .await;
         }
         let mut writes = AwaitedWrites::default();
-        let carried_out = self
-            .carry_out(shared, &set, &spec, &plan, &instances, &mut writes)
-            .await;
+        let generation = set.meta().generation;
+        let refused_before = self
+            .refusals_lock()
+            .get(key)
+            .filter(|(refused_at, _)| *refused_at == generation)
+            .map(|(_, message)| message.clone());
+        // A template refused at this generation is not tried again: only the deletes are made.
+        let carried_out = match refused_before {
+            Some(message) => {
+                let deletes_only = SetPlan {
+                    create: 0,
+                    update: Vec::new(),
+                    ..plan.clone()
+                };
+                self.carry_out(shared, &set, &spec, &deletes_only, &instances, &mut writes)
+                    .await
+                    .map(|_| Some(message))
+            }
+            None => {
+                self.carry_out(shared, &set, &spec, &plan, &instances, &mut writes)
+                    .await
+            }
+        };
+        match &carried_out {
+            Ok(Some(message)) => {
+                self.refusals_lock()
+                    .insert(key.clone(), (generation, message.clone()));
+            }
+            Ok(None) => {
+                self.refusals_lock().remove(key);
+            }
+            Err(_) => {}
+        }
         if !writes.is_empty() {
             self.awaited_lock()
                 .insert(key.clone(), (writes, Instant::now()));
@@ -256,6 +292,12 @@ impl SetController {
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<InstanceRef, (AwaitedWrites, Instant)>> {
         self.awaited.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn refusals_lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<InstanceRef, (Option<i64>, String)>> {
+        self.refusals.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the Set `key` still waits for its cache to show its last writes, given its

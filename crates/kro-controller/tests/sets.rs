@@ -321,3 +321,74 @@ async fn an_instance_that_never_becomes_ready_holds_the_rollout() {
     assert_eq!(current_hash(&cluster).await, old_hash);
     cluster.stop().await;
 }
+
+/// The reason of the Set's `Ready` condition.
+fn ready_reason(set: &Value) -> String {
+    set["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|condition| condition["type"] == "Ready")
+        .and_then(|condition| condition["reason"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A Set whose name is too long to be a label value: the server refuses every instance it
+/// makes (the `kro.run/set-name` label). Each refusal names the instance it refused, so the
+/// Set's status changed with every attempt and woke the Set again: about 400 creates a second,
+/// with two Events each. A refused template is not tried again until the Set changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_template_is_not_retried_until_the_set_changes() {
+    let cluster = start().await;
+    let name = "a-set-whose-name-is-longer-than-any-label-value-may-be-sixty-four-chars";
+    assert!(name.len() > 63);
+    let set = |replicas: u64| {
+        json!({"apiVersion": RGD_API, "kind": "WebSet",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"replicas": replicas,
+                "template": {"spec": {"version": "1", "track": "stable"}}}})
+    };
+    cluster.apply(&set(2)).await;
+    let rejected =
+        |set: Option<&Value>| set.is_some_and(|set| ready_reason(set) == "TemplateRejected");
+    cluster
+        .wait_for(at(RGD_API, "WebSet", name), "rejected", rejected)
+        .await
+        .expect("the Set");
+    // Let a reconcile that was already queued finish, then count.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = cluster.controller_writes();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let during = cluster.controller_writes() - before;
+    assert!(
+        during <= 2.0,
+        "{during} writes in 3 s while the template stays refused"
+    );
+
+    // A change of the Set is tried again, once.
+    let before = cluster.controller_writes();
+    cluster
+        .merge(
+            at(RGD_API, "WebSet", name),
+            json!({"spec": {"replicas": 3}}),
+        )
+        .await;
+    let seen = cluster
+        .wait_for(at(RGD_API, "WebSet", name), "observed", |set| {
+            set.is_some_and(|set| {
+                set["status"]["observedGeneration"] == set["metadata"]["generation"]
+                    && ready_reason(set) == "TemplateRejected"
+            })
+        })
+        .await
+        .expect("the Set");
+    assert_eq!(seen["status"]["replicas"], 0, "{seen}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after_change = cluster.controller_writes() - before;
+    assert!(
+        after_change <= 6.0,
+        "{after_change} writes after one change of a refused Set"
+    );
+    cluster.stop().await;
+}

@@ -121,6 +121,15 @@ pub(super) fn admit_object(
             &FieldPath::new("metadata").child("name"),
         ));
     }
+    if let Some(labels) = object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+    {
+        errors.extend(crate::label_parser::label_errors(
+            labels,
+            &FieldPath::new("metadata").child("labels"),
+        ));
+    }
     let mut warnings = Vec::new();
     if crd::is_crd(&target.resource) {
         errors.extend(crd::validate(object, old));
