@@ -43,7 +43,7 @@ mod watch;
 pub use crate::progress::{Progress, Reporter};
 pub use crate::stop::{Stop, StopHandle};
 use error::within;
-pub use error::{ApplyFailure, DirectError, Rollback};
+pub use error::{ApplyFailure, DirectError, REQUEST_GRACE, Rollback};
 pub use parent::{ParentError, ParentRef};
 
 use crate::progress::unsettled;

@@ -22,9 +22,21 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// A duration as [`parse_duration`] reads it back: `2m`, `1s` or `250ms`.
+pub(crate) fn format(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis > 0 && millis.is_multiple_of(60_000) {
+        format!("{}m", millis / 60_000)
+    } else if millis.is_multiple_of(1_000) {
+        format!("{}s", millis / 1_000)
+    } else {
+        format!("{millis}ms")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{format, parse_duration};
     use std::time::Duration;
 
     #[test]
@@ -34,5 +46,8 @@ mod tests {
         assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
         assert!(parse_duration("5").is_err());
         assert!(parse_duration("fast").is_err());
+        for text in ["250ms", "2s", "1m", "90s"] {
+            assert_eq!(format(parse_duration(text).unwrap()), text);
+        }
     }
 }

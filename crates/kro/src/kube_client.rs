@@ -37,7 +37,8 @@ pub(crate) async fn config(
     };
     let mut config = match kubeconfig {
         Some(path) => {
-            let file = kube::config::Kubeconfig::read_from(path)
+            let text = crate::bounded_read::read_file(path, "the kubeconfig")?;
+            let file = kube::config::Kubeconfig::from_yaml(&text)
                 .with_context(|| format!("{}: cannot read the kubeconfig", path.display()))?;
             kube::Config::from_custom_kubeconfig(file, &options)
                 .await

@@ -1,6 +1,7 @@
 //! `kro`: the one binary users run. It parses flags and hands each subcommand to the library
 //! crates that implement it; no product logic lives here.
 
+mod bounded_read;
 mod cli;
 mod commands;
 mod duration;

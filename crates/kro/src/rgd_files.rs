@@ -9,14 +9,13 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kro_graph::{
     BuildWarning, BuiltinCatalog, CatalogSchemas, CompiledGraph, CrdSchemas, FieldPath,
     GeneratedSchemas, Location, ResourceGraphDefinition, SchemaSources, SourceMap, YamlDocument,
-    YamlLimits, build_graph, parse_yaml_documents,
+    build_graph, parse_yaml_documents,
 };
 use kro_schema::Gvk;
 
@@ -43,6 +42,10 @@ pub struct InputArgs {
     /// The kubeconfig context to use (default: its current context).
     #[arg(long, value_name = "NAME", requires = "kubeconfig")]
     pub context: Option<String>,
+    /// How long reading the schemas from the API server may take (no limit when `None`): a
+    /// command with a `--timeout` spends it here too.
+    #[arg(skip)]
+    pub answer_within: Option<std::time::Duration>,
 }
 
 /// How bad a [`Diagnostic`] is.
@@ -232,6 +235,7 @@ pub fn load_and_visit(
             kubeconfig,
             args.context.as_deref(),
             &used_kinds(&loaded),
+            args.answer_within,
         )?),
         None => None,
     };
@@ -458,7 +462,8 @@ fn read_path(
     if path == Path::new("-") {
         return Ok(vec![InputFile {
             name: "<stdin>".to_owned(),
-            text: read_bounded(std::io::stdin()).context("reading standard input")?,
+            text: crate::bounded_read::read_bounded(std::io::stdin())
+                .context("reading standard input")?,
         }]);
     }
     let metadata =
@@ -543,16 +548,8 @@ fn read_file(path: &Path) -> anyhow::Result<InputFile> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).with_context(|| format!("{name}: cannot read"))?;
     Ok(InputFile {
-        text: read_bounded(file).with_context(|| format!("{name}: cannot read"))?,
+        text: crate::bounded_read::read_bounded(file)
+            .with_context(|| format!("{name}: cannot read"))?,
         name,
     })
-}
-
-fn read_bounded(reader: impl Read) -> std::io::Result<String> {
-    let limit = YamlLimits::default().input_byte_limit();
-    let mut text = String::new();
-    reader
-        .take(u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1))
-        .read_to_string(&mut text)?;
-    Ok(text)
 }

@@ -61,9 +61,11 @@ impl Target {
 
     /// Builds the RGDs (with the schemas of the kinds they use read from the cluster) and
     /// reads the instance. `None` when diagnostics were printed.
+    /// The schemas are read within `answer_within` when given.
     pub(crate) fn graph_and_instance(
         &self,
         instance_path: &Path,
+        answer_within: Option<std::time::Duration>,
     ) -> anyhow::Result<Option<Deployable>> {
         let input = InputArgs {
             files: self.files.clone(),
@@ -71,6 +73,7 @@ impl Target {
             crds: self.crds.clone(),
             kubeconfig: self.kubeconfig_path(),
             context: self.context.clone(),
+            answer_within,
         };
         let workspace = load_and_build(&input)?;
         workspace.print_diagnostics();
@@ -154,4 +157,27 @@ pub(crate) fn stop_on_ctrl_c(handle: StopHandle) {
             }
         }
     });
+}
+
+/// Runs a command's requests until `deadline` and [`REQUEST_GRACE`](kro_engine::direct::REQUEST_GRACE)
+/// past it: whatever the API server does (accepts connections and never answers, say), the
+/// command ends by then, with an error naming the `--timeout` it was given (`asked`).
+pub(crate) async fn within_deadline(
+    deadline: std::time::Instant,
+    asked: std::time::Duration,
+    work: impl Future<Output = anyhow::Result<std::process::ExitCode>>,
+) -> anyhow::Result<std::process::ExitCode> {
+    let grace = kro_engine::direct::REQUEST_GRACE;
+    let until = tokio::time::Instant::from_std(deadline) + grace;
+    match tokio::time::timeout_at(until, work).await {
+        Ok(done) => done,
+        Err(_) => {
+            eprintln!(
+                "error: timed out: no answer from the API server within --timeout {} (and {} for a request under way)",
+                crate::duration::format(asked),
+                crate::duration::format(grace)
+            );
+            Ok(std::process::ExitCode::FAILURE)
+        }
+    }
 }

@@ -118,7 +118,7 @@ impl DirectError {
 }
 
 /// How long past the timeout a request under way may take before the whole run gives up.
-pub(super) const REQUEST_GRACE: Duration = Duration::from_secs(2);
+pub const REQUEST_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `work` within `timeout` and [`REQUEST_GRACE`] (no limit without a timeout). The run's
 /// own wait reports a timeout with what was waiting; this bounds the requests (a server that

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::output::{OutputFormat, to_text};
 use crate::progress::Display;
-use crate::target::{Deployable, Target, settle_namespace, stop_on_ctrl_c};
+use crate::target::{Deployable, Target, settle_namespace, stop_on_ctrl_c, within_deadline};
 
 /// Flags of `kro apply`.
 #[derive(Debug, clap::Args)]
@@ -73,14 +73,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.target.has_files() {
         bail!("kro apply needs the RGD: pass it with -f");
     }
+    // One deadline for the whole command: reading schemas, then the run.
+    let started = std::time::Instant::now();
     let Some(Deployable {
         graph,
         rgd,
         mut instance,
-    }) = args.target.graph_and_instance(&args.instance)?
+    }) = args
+        .target
+        .graph_and_instance(&args.instance, Some(args.timeout))?
     else {
         return Ok(ExitCode::FAILURE);
     };
+    let timeout = args.timeout.saturating_sub(started.elapsed());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -97,64 +102,68 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "--dry-run=server applies the resources (--mode direct); with --mode kro the controller would"
         );
     }
-    runtime.block_on(async move {
-        let client = args.target.client("apply").await?;
-        let default = args.target.namespace(&client);
-        settle_namespace(
-            &graph,
-            &mut instance,
-            args.target.namespace.as_deref(),
-            &default,
-        )?;
-        let config = DirectConfig {
-            wait: !args.no_wait,
-            timeout: Some(args.timeout),
-            rollback_on_failure: args.rollback_on_failure,
-            dry_run,
-            ..DirectConfig::default()
-        };
-        let engine = DirectEngine::new(client, config);
-        let (handle, stop) = Stop::new();
-        stop_on_ctrl_c(handle);
-        let display = Display::new(if dry_run { " (server dry run)" } else { "" });
-        let show = |progress: &Progress| display.show(progress);
-        if args.mode == Mode::Kro {
-            let applied = engine
-                .apply_through_kro(&rgd, &graph, &instance, &show, &stop)
-                .await;
-            display.finish();
-            return match applied {
-                Ok(instance) => {
-                    print!("{}", to_text(&shown(&instance), args.output)?);
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(error) => {
-                    eprintln!("error: {error}");
-                    Ok(ExitCode::FAILURE)
-                }
+    runtime.block_on(within_deadline(
+        started + args.timeout,
+        args.timeout,
+        async move {
+            let client = args.target.client("apply").await?;
+            let default = args.target.namespace(&client);
+            settle_namespace(
+                &graph,
+                &mut instance,
+                args.target.namespace.as_deref(),
+                &default,
+            )?;
+            let config = DirectConfig {
+                wait: !args.no_wait,
+                timeout: Some(timeout),
+                rollback_on_failure: args.rollback_on_failure,
+                dry_run,
+                ..DirectConfig::default()
             };
-        }
-        let applied = engine.apply(&graph, &instance, &show, &stop).await;
-        display.finish();
-        match applied {
-            Ok(deployed) => {
-                print!("{}", to_text(&shown(&deployed.instance), args.output)?);
-                if deployed.ready || args.no_wait {
-                    Ok(ExitCode::SUCCESS)
-                } else {
-                    eprintln!("error: not every resource is ready");
+            let engine = DirectEngine::new(client, config);
+            let (handle, stop) = Stop::new();
+            stop_on_ctrl_c(handle);
+            let display = Display::new(if dry_run { " (server dry run)" } else { "" });
+            let show = |progress: &Progress| display.show(progress);
+            if args.mode == Mode::Kro {
+                let applied = engine
+                    .apply_through_kro(&rgd, &graph, &instance, &show, &stop)
+                    .await;
+                display.finish();
+                return match applied {
+                    Ok(instance) => {
+                        print!("{}", to_text(&shown(&instance), args.output)?);
+                        Ok(ExitCode::SUCCESS)
+                    }
+                    Err(error) => {
+                        eprintln!("error: {error}");
+                        Ok(ExitCode::FAILURE)
+                    }
+                };
+            }
+            let applied = engine.apply(&graph, &instance, &show, &stop).await;
+            display.finish();
+            match applied {
+                Ok(deployed) => {
+                    print!("{}", to_text(&shown(&deployed.instance), args.output)?);
+                    if deployed.ready || args.no_wait {
+                        Ok(ExitCode::SUCCESS)
+                    } else {
+                        eprintln!("error: not every resource is ready");
+                        Ok(ExitCode::FAILURE)
+                    }
+                }
+                Err(failure) => {
+                    report_failure(&failure);
+                    if let Some(instance) = &failure.instance {
+                        print!("{}", to_text(&shown(instance), args.output)?);
+                    }
                     Ok(ExitCode::FAILURE)
                 }
             }
-            Err(failure) => {
-                report_failure(&failure);
-                if let Some(instance) = &failure.instance {
-                    print!("{}", to_text(&shown(instance), args.output)?);
-                }
-                Ok(ExitCode::FAILURE)
-            }
-        }
-    })
+        },
+    ))
 }
 
 /// The instance as printed: its identity, spec and status.

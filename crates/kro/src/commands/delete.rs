@@ -40,8 +40,10 @@ pub struct Args {
 
 /// Deletes the instance's objects and its parent ConfigMap.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // One deadline for the whole command: reading schemas, then the run.
+    let started = std::time::Instant::now();
     let from_files = match &args.instance {
-        Some(path) => match args.target.graph_and_instance(path)? {
+        Some(path) => match args.target.graph_and_instance(path, Some(args.timeout))? {
             Some(found) => Some(found),
             None => return Ok(ExitCode::FAILURE),
         },
@@ -51,11 +53,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
+    let timeout = args.timeout.saturating_sub(started.elapsed());
+    runtime.block_on(crate::target::within_deadline(started + args.timeout, args.timeout, async move {
         let client = args.target.client("delete").await?;
         let default = args.target.namespace(&client);
         let config = DirectConfig {
-            timeout: Some(args.timeout),
+            timeout: Some(timeout),
             ..DirectConfig::default()
         };
         let engine = DirectEngine::new(client, config);
@@ -109,5 +112,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Ok(ExitCode::FAILURE)
             }
         }
-    })
+    }))
 }
