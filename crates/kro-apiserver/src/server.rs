@@ -356,6 +356,13 @@ fn credentials(
         && stored.address == address.to_string()
         && stored.token.is_some() == config.token.is_some()
     {
+        // Kept credentials are the owner's alone, whatever mode they were found with.
+        crate::storage::private_directory(directory)
+            .and_then(|()| crate::storage::private_file(&path))
+            .map_err(|source| StartError::Credentials {
+                path: path.clone(),
+                source,
+            })?;
         return Ok(stored);
     }
     let fresh = crate::tls::Credentials::generate(address, config.token.clone())?;
@@ -366,27 +373,42 @@ fn credentials(
 }
 
 /// Writes a file readable by its owner only (mode 0600 on Unix): credentials, and kubeconfigs
-/// holding the bearer token.
+/// holding the bearer token. The contents go to a new file beside `path` that then takes its
+/// place, so a symlink at `path` is replaced, never followed: its target is not rewritten.
 ///
 /// # Errors
-/// The I/O error of creating or writing the file.
+/// The I/O error of creating, writing or renaming the file.
 pub fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write;
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
+    let mut temporary_name = std::ffi::OsString::from(".");
+    temporary_name.push(name);
+    temporary_name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary_name);
+    // A leftover of an earlier run (or anything planted there) goes; a link is removed itself.
+    match std::fs::remove_file(&temporary) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    // create_new: O_EXCL, which fails on any existing path, a symlink included.
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path)?;
-    // A file that existed keeps its mode on open: tighten it before writing.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    let written = options
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(contents.as_bytes()))
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
     }
-    file.write_all(contents.as_bytes())
+    written
 }
 
 /// Starts the server on the current tokio runtime.
@@ -642,4 +664,63 @@ fn constant_time_eq(a: &str, b: &str) -> bool {
             .zip(b.bytes())
             .fold(0u8, |acc, (x, y)| acc | (x ^ y))
             == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    fn mode(path: &std::path::Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_private_file_replaces_a_symlink_instead_of_writing_through_it() {
+        let directory = tempfile::tempdir().expect("a directory");
+        let target = directory.path().join("target");
+        std::fs::write(&target, "keep").expect("written");
+        let link = directory.path().join("kubeconfig");
+        std::os::unix::fs::symlink(&target, &link).expect("a symlink");
+        write_private(&link, "secret").expect("written");
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
+        assert!(
+            !std::fs::symlink_metadata(&link)
+                .expect("metadata")
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&link).expect("read"), "secret");
+        assert_eq!(mode(&link), 0o600);
+        // Written again over itself, and nothing left beside it.
+        write_private(&link, "again").expect("written");
+        assert_eq!(
+            std::fs::read_dir(directory.path()).expect("listed").count(),
+            2
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn kept_credentials_found_readable_by_others_are_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let directory = tempfile::tempdir().expect("a directory");
+        let config = ServerConfig {
+            data_dir: Some(directory.path().to_path_buf()),
+            token: Some("t".to_owned()),
+            ..ServerConfig::default()
+        };
+        let address = std::net::IpAddr::from([127, 0, 0, 1]);
+        let first = credentials(&config, address).expect("made");
+        let path = directory.path().join("credentials.json");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).expect("loosened");
+        let kept = credentials(&config, address).expect("kept");
+        assert_eq!(kept.token, first.token, "the same credentials");
+        assert_eq!(mode(&path), 0o600);
+    }
 }

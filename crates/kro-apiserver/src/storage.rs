@@ -28,7 +28,7 @@ pub use self::persistence::{
     Memory, PendingWrite, PersistedChange, Persistence, PersistenceError, Snapshot,
 };
 pub use self::sqlite::Sqlite;
-pub(crate) use self::sqlite::private_directory;
+pub(crate) use self::sqlite::{private_directory, private_file};
 
 /// Where an object is stored: its resource (group and plural), namespace (empty for
 /// cluster-scoped objects) and name. Ordered as etcd orders keys, so lists come sorted by

@@ -13,7 +13,26 @@ use crate::rgd_files::{BuiltRgd, Workspace, read_yaml_documents};
 pub(crate) fn read_instance(path: &Path) -> anyhow::Result<Value> {
     let documents = read_yaml_documents(path, false)?;
     match documents.as_slice() {
-        [(_, document)] => Ok(document.value.clone()),
+        [(_, document)] if document.value.is_object() => Ok(document.value.clone()),
+        [(_, document)] => {
+            let found = match &document.value {
+                Value::Array(_) => "a list",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                Value::Null => "empty",
+                Value::Object(_) => "an object",
+            };
+            let at = document
+                .location()
+                .map(|location| format!(":{location}"))
+                .unwrap_or_default();
+            bail!(
+                "{}{at}: the instance is {found}; it must be one object (apiVersion, kind, \
+                 metadata, spec)",
+                path.display()
+            )
+        }
         [] => bail!("{}: no object in the file", path.display()),
         many => bail!(
             "{}: {} objects in the file; one instance is expected",
@@ -88,6 +107,20 @@ pub(crate) fn check_instance_names(instance: &Value) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_instance_file_that_is_not_an_object_says_what_it_is() {
+        let directory = tempfile::tempdir().expect("a directory");
+        let path = directory.path().join("instance.yaml");
+        std::fs::write(&path, "- apiVersion: v1\n  kind: X\n").expect("written");
+        let error = read_instance(&path).expect_err("a list");
+        assert!(
+            error.to_string().ends_with(
+                "instance.yaml:1:1: the instance is a list; it must be one object (apiVersion, kind, metadata, spec)"
+            ),
+            "{error}"
+        );
+    }
     use serde_json::json;
 
     #[test]

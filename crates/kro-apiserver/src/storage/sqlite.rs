@@ -128,7 +128,7 @@ pub(crate) fn private_directory(directory: &Path) -> std::io::Result<()> {
 
 /// Creates `path` empty with mode 0600 when missing, and tightens it to 0600 when it exists
 /// with a looser mode.
-fn private_file(path: &Path) -> std::io::Result<()> {
+pub(crate) fn private_file(path: &Path) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(false);
     #[cfg(unix)]
