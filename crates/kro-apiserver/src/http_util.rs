@@ -62,12 +62,9 @@ pub fn accepted(headers: &HeaderMap) -> Vec<MediaRange> {
         .get(header::ACCEPT)
         .and_then(|value| value.to_str().ok())
     else {
-        return vec![MediaRange {
-            media_type: "*/*".to_owned(),
-            parameters: Vec::new(),
-        }];
+        return anything();
     };
-    accept
+    let ranges: Vec<MediaRange> = accept
         .split(',')
         .filter_map(|entry| {
             let mut parts = entry.split(';').map(str::trim);
@@ -83,7 +80,21 @@ pub fn accepted(headers: &HeaderMap) -> Vec<MediaRange> {
                 parameters,
             })
         })
-        .collect()
+        .collect();
+    // An empty header asks for nothing in particular, as no header does: kube-apiserver
+    // answers with its first serializer (JSON), not 406.
+    if ranges.is_empty() {
+        return anything();
+    }
+    ranges
+}
+
+/// What a client that names no media type accepts: `*/*`.
+fn anything() -> Vec<MediaRange> {
+    vec![MediaRange {
+        media_type: "*/*".to_owned(),
+        parameters: Vec::new(),
+    }]
 }
 
 /// Whether the client accepts plain JSON (listed anywhere, or via a wildcard).
@@ -205,6 +216,9 @@ mod tests {
             header::ACCEPT,
             HeaderValue::from_static("application/vnd.kubernetes.protobuf,application/json"),
         );
+        assert!(require_json(&headers).is_ok());
+        // An empty header is no preference (kube-apiserver answers JSON), not a refusal.
+        headers.insert(header::ACCEPT, HeaderValue::from_static(""));
         assert!(require_json(&headers).is_ok());
     }
 

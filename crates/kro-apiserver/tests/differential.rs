@@ -301,6 +301,13 @@ async fn config_map_lifecycle(session: &mut Session, ns: &str) {
         .call("get", Method::GET, &format!("{base}/one"), None, None)
         .await;
     session
+        .call_accepting(
+            "get with an empty Accept header",
+            &format!("{base}/one"),
+            "",
+        )
+        .await;
+    session
         .call(
             "get a missing one",
             Method::GET,
@@ -1303,6 +1310,20 @@ async fn workloads_and_tables(session: &mut Session, ns: &str) {
         )
         .await;
     mask_age(session, &table);
+    session
+        .call_accepting(
+            "deployments as a Table with includeObject=Bogus",
+            &format!("{base}?includeObject=Bogus"),
+            "application/json;as=Table;v=v1;g=meta.k8s.io",
+        )
+        .await;
+    session
+        .call_accepting(
+            "deployments as a list with includeObject=Bogus",
+            &format!("{base}?includeObject=Bogus&limit=1"),
+            "application/json",
+        )
+        .await;
     session
         .call(
             "the label leaves the selector",

@@ -100,7 +100,7 @@ pub(super) fn table_request(
     };
     let include = tables::IncludeObject::parse(query.get("includeObject")).ok_or_else(|| {
         ApiError::bad_request(format!(
-            "invalid includeObject {:?}: use None, Metadata or Object",
+            "Unable to convert to Table as requested: includeObject: Invalid value: {:?}: must be 'Metadata', 'Object', 'None', or empty",
             query.get("includeObject").unwrap_or_default()
         ))
     })?;
