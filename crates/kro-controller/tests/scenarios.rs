@@ -733,6 +733,73 @@ async fn a_breaking_crd_change_is_refused_until_the_rgd_allows_it(cluster: &Clus
     );
 }
 
+/// An RGD edit that only changes a field's CEL rules (`immutable=true`, `validation=`) reaches
+/// the CRD, and the RGD is Active at that generation only once it has.
+async fn a_validation_rule_change_reaches_the_crd(cluster: &Cluster) {
+    let rgd = cluster_at(RGD_API, RGD_KIND, "guarded");
+    let crd_at = cluster_at(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "guardeds.kro.run",
+    );
+    let definition = |marker: &str| {
+        json!({
+            "apiVersion": RGD_API, "kind": RGD_KIND,
+            "metadata": {"name": "guarded"},
+            "spec": {"schema": {"apiVersion": "v1alpha1", "kind": "Guarded",
+                "spec": {"name": format!("string{marker}")}}},
+        })
+    };
+    let rules = |crd: &Value| {
+        crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+            ["name"]["x-kubernetes-validations"]
+            .clone()
+    };
+    let settled = |generation: i64| {
+        move |object: Option<&Value>| {
+            object.is_some_and(|object| {
+                object["status"]["state"] == "Active"
+                    && object["metadata"]["generation"] == generation
+                    && condition(object, "KindReady")["observedGeneration"] == generation
+            })
+        }
+    };
+    for (generation, marker, expected) in [
+        (
+            1,
+            " | immutable=true",
+            json!([{"rule": "self == oldSelf", "message": "field is immutable"}]),
+        ),
+        (2, "", Value::Null),
+        (
+            3,
+            " | validation=\"self.size() < 10\"",
+            json!([{"rule": "self.size() < 10", "message": "validation failed"}]),
+        ),
+        (
+            4,
+            " | validation=\"self.size() < 20\"",
+            json!([{"rule": "self.size() < 20", "message": "validation failed"}]),
+        ),
+    ] {
+        cluster.apply(&definition(marker)).await;
+        cluster
+            .wait_for(rgd, "active at the new generation", settled(generation))
+            .await
+            .expect("the RGD");
+        let crd = cluster.get(crd_at).await.expect("the CRD");
+        assert_eq!(rules(&crd), expected, "after `string{marker}`");
+    }
+    // Settled: the CRD is not written again and again.
+    let before = cluster.get(crd_at).await.expect("the CRD");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = cluster.get(crd_at).await.expect("the CRD");
+    assert_eq!(
+        before["metadata"]["resourceVersion"],
+        after["metadata"]["resourceVersion"]
+    );
+}
+
 const GATES: &str = r#"
 apiVersion: kro.run/v1alpha1
 kind: ResourceGraphDefinition
@@ -1290,6 +1357,7 @@ scenarios!(
     an_rgd_with_instances_waits_for_them_before_it_goes,
     an_invalid_rgd_is_not_accepted_and_says_why,
     a_breaking_crd_change_is_refused_until_the_rgd_allows_it,
+    a_validation_rule_change_reaches_the_crd,
     readiness_gates_the_next_level_per_item_and_per_collection_with_author_conditions,
     an_instance_scales_through_its_scale_subresource_and_an_autoscaler,
     a_set_runs_scales_and_updates_its_instances,

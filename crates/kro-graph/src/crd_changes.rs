@@ -54,6 +54,14 @@ pub enum ChangeKind {
     DefaultChanged,
     /// The additional printer columns changed.
     PrinterColumnsChanged,
+    /// The CEL rules (`x-kubernetes-validations`) changed: `validation=` and `immutable=true`
+    /// markers. Not breaking: kube-apiserver ratchets rules, so an object whose field does not
+    /// change is not checked again.
+    ValidationRulesChanged,
+    /// Another keyword of the schema (`format`, `nullable`, `x-kubernetes-*`, …) or of the
+    /// version (`subresources`, `selectableFields`) changed: the CRD needs an update, and the
+    /// change is not judged breaking.
+    KeywordChanged,
     /// A bound was added.
     BoundAdded(Bound),
     /// A bound was removed.
@@ -168,6 +176,8 @@ impl ChangeKind {
             ChangeKind::DescriptionChanged => "DESCRIPTION_CHANGED",
             ChangeKind::DefaultChanged => "DEFAULT_CHANGED",
             ChangeKind::PrinterColumnsChanged => "ADDITIONAL_PRINTER_COLUMNS_CHANGED",
+            ChangeKind::ValidationRulesChanged => "VALIDATION_RULES_CHANGED",
+            ChangeKind::KeywordChanged => "KEYWORD_CHANGED",
             ChangeKind::BoundAdded(bound) => return format!("{}_ADDED", bound.upstream()),
             ChangeKind::BoundRemoved(bound) => return format!("{}_REMOVED", bound.upstream()),
             ChangeKind::BoundTightened(bound) | ChangeKind::BoundRelaxed(bound) => {
@@ -226,6 +236,12 @@ impl fmt::Display for SchemaChange {
             }
             ChangeKind::PrinterColumnsChanged => {
                 f.write_str("Additional printer columns were changed")
+            }
+            ChangeKind::ValidationRulesChanged => {
+                write!(f, "Validation rules were changed from {old} to {new}")
+            }
+            ChangeKind::KeywordChanged => {
+                write!(f, "{property} was changed from {old} to {new}")
             }
             ChangeKind::BoundAdded(bound) => {
                 write!(f, "{} constraint {new} was added", bound.title())
@@ -387,13 +403,20 @@ pub fn compare_crds(old: &Json, new: &Json) -> Result<SchemaChanges, CrdComparis
             .pointer("/subresources/status")
             .is_some_and(|s| !s.is_null())
     };
-    if status(old) && !status(new) {
-        changes.add(
+    match (status(old), status(new)) {
+        (true, false) => changes.add(
             "version.subresources.status".to_owned(),
             ChangeKind::PropertyRemoved,
             "",
             "",
-        );
+        ),
+        (false, true) => changes.add(
+            "version.subresources.status".to_owned(),
+            ChangeKind::PropertyAdded,
+            "",
+            "",
+        ),
+        _ => {}
     }
     let columns = |version: &Json| {
         let mut columns = version
@@ -424,6 +447,49 @@ pub fn compare_crds(old: &Json, new: &Json) -> Result<SchemaChanges, CrdComparis
             ChangeKind::PrinterColumnsChanged,
             "",
             "",
+        );
+    }
+    // The rest of the subresources (`scale`) and the selectable fields, as they are; a removed
+    // status subresource was judged above.
+    let without_status = |version: &Json| {
+        let mut subresources = version
+            .get("subresources")
+            .filter(|subresources| !subresources.is_null())
+            .cloned()
+            .unwrap_or_default();
+        if let Json::Object(map) = &mut subresources {
+            map.remove("status");
+        }
+        subresources
+            .as_object()
+            .filter(|map| !map.is_empty())
+            .cloned()
+    };
+    let (old_subresources, new_subresources) = (without_status(old), without_status(new));
+    if old_subresources != new_subresources {
+        let show = |map: Option<serde_json::Map<String, Json>>| {
+            map.map(|map| Json::Object(map).to_string())
+                .unwrap_or_default()
+        };
+        changes.add(
+            "version.subresources".to_owned(),
+            ChangeKind::KeywordChanged,
+            show(old_subresources),
+            show(new_subresources),
+        );
+    }
+    let selectable = |version: &Json| {
+        version
+            .get("selectableFields")
+            .filter(|fields| !fields.is_null())
+            .cloned()
+    };
+    if selectable(old) != selectable(new) {
+        changes.add(
+            "version.selectableFields".to_owned(),
+            ChangeKind::KeywordChanged,
+            shown(selectable(old).as_ref()),
+            shown(selectable(new).as_ref()),
         );
     }
     Ok(changes)
@@ -507,6 +573,8 @@ fn compare_at(changes: &mut SchemaChanges, path: &str, old: &Json, new: &Json, d
     compare_properties(changes, path, old, new, depth);
     compare_required(changes, path, old, new);
     compare_enums(changes, path, old, new);
+    compare_rules(changes, path, old, new);
+    compare_other_keywords(changes, path, old, new);
     if old_type == "array" {
         let items = |schema: &Json| {
             schema
@@ -525,6 +593,67 @@ fn compare_at(changes: &mut SchemaChanges, path: &str, old: &Json, new: &Json, d
                 changes.add(format!("{path}.items"), ChangeKind::PropertyAdded, "", "")
             }
             (None, None) => {}
+        }
+    }
+}
+
+/// The keywords [`compare_at`] judges one by one; [`compare_other_keywords`] compares the rest
+/// as they are.
+const JUDGED_KEYWORDS: [&str; 15] = [
+    "description",
+    "default",
+    "type",
+    "pattern",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "properties",
+    "required",
+    "enum",
+    "items",
+    RULES,
+];
+
+/// Where a schema keeps its CEL rules.
+const RULES: &str = "x-kubernetes-validations";
+
+/// Shows a keyword's value in a change: its JSON, or nothing when absent.
+fn shown(value: Option<&Json>) -> String {
+    value.map(Json::to_string).unwrap_or_default()
+}
+
+fn compare_rules(changes: &mut SchemaChanges, path: &str, old: &Json, new: &Json) {
+    let rules = |schema: &Json| schema.get(RULES).filter(|rules| !rules.is_null()).cloned();
+    let (old_rules, new_rules) = (rules(old), rules(new));
+    if old_rules != new_rules {
+        changes.add(
+            format!("{path}.{RULES}"),
+            ChangeKind::ValidationRulesChanged,
+            shown(old_rules.as_ref()),
+            shown(new_rules.as_ref()),
+        );
+    }
+}
+
+fn compare_other_keywords(changes: &mut SchemaChanges, path: &str, old: &Json, new: &Json) {
+    let keywords: BTreeSet<&str> = [old, new]
+        .into_iter()
+        .filter_map(Json::as_object)
+        .flat_map(|schema| schema.keys().map(String::as_str))
+        .filter(|keyword| !JUDGED_KEYWORDS.contains(keyword))
+        .collect();
+    for keyword in keywords {
+        let (old_value, new_value) = (old.get(keyword), new.get(keyword));
+        if old_value != new_value {
+            changes.add(
+                format!("{path}.{keyword}"),
+                ChangeKind::KeywordChanged,
+                shown(old_value),
+                shown(new_value),
+            );
         }
     }
 }
@@ -915,6 +1044,76 @@ mod tests {
                 .to_string(),
             "expected exactly one version in each CRD, got 2 old and 1 new versions"
         );
+    }
+
+    #[test]
+    fn validation_rules_and_other_keywords_are_changes_the_crd_needs() {
+        let immutable = json!([{"rule": "self == oldSelf", "message": "field is immutable"}]);
+        let with_rule = object(
+            json!({"name": {"type": "string", "x-kubernetes-validations": immutable}}),
+            &[],
+        );
+        let without_rule = object(json!({"name": {"type": "string"}}), &[]);
+        // `immutable=true` removed: the CRD must lose the rule, and nothing breaks.
+        let removed = compare_schemas(&with_rule, &without_rule);
+        assert_eq!(
+            kinds(&removed),
+            [(
+                ".properties.name.x-kubernetes-validations".to_owned(),
+                "VALIDATION_RULES_CHANGED".to_owned(),
+                false
+            )]
+        );
+        assert_eq!(
+            removed.changes[0].to_string(),
+            "Validation rules were changed from \
+             [{\"message\":\"field is immutable\",\"rule\":\"self == oldSelf\"}] to "
+        );
+        // Only the rule of a `validation=` marker changed.
+        let other_rule = object(
+            json!({"name": {"type": "string", "x-kubernetes-validations":
+                [{"rule": "self != oldSelf", "message": "validation failed"}]}}),
+            &[],
+        );
+        assert_eq!(
+            kinds(&compare_schemas(&with_rule, &other_rule))[0].1,
+            "VALIDATION_RULES_CHANGED"
+        );
+        // Any other keyword, as it is.
+        let formatted = object(
+            json!({"name": {"type": "string", "format": "date-time"}}),
+            &[],
+        );
+        assert_eq!(
+            kinds(&compare_schemas(&without_rule, &formatted)),
+            [(
+                ".properties.name.format".to_owned(),
+                "KEYWORD_CHANGED".to_owned(),
+                false
+            )]
+        );
+        assert!(compare_schemas(&formatted, &formatted).is_empty());
+    }
+
+    #[test]
+    fn the_scale_subresource_and_selectable_fields_are_compared() {
+        let schema = object(json!({"spec": {"type": "object"}}), &[]);
+        let before = crd("v1alpha1", true, true, schema.clone());
+        let mut scaled = before.clone();
+        scaled["spec"]["versions"][0]["subresources"]["scale"] =
+            json!({"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"});
+        let changes = compare_crds(&before, &scaled).expect("comparable");
+        assert_eq!(kinds(&changes)[0].0, "version.subresources");
+        assert!(!changes.is_breaking());
+        let mut selectable = before.clone();
+        selectable["spec"]["versions"][0]["selectableFields"] =
+            json!([{"jsonPath": ".spec.color"}]);
+        let changes = compare_crds(&before, &selectable).expect("comparable");
+        assert_eq!(kinds(&changes)[0].0, "version.selectableFields");
+        let added =
+            compare_crds(&crd("v1alpha1", true, false, schema), &before).expect("comparable");
+        assert_eq!(kinds(&added)[0].0, "version.subresources.status");
+        assert!(!added.is_breaking());
     }
 
     #[test]
