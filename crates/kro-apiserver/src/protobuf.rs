@@ -218,32 +218,8 @@ pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
 /// decoder recurses further; [`ProtobufError::TooLarge`] once the JSON would pass
 /// `max_json_bytes`.
 pub fn decode_object_within(bytes: &[u8], max_json_bytes: usize) -> Result<Value, ProtobufError> {
-    let body = bytes.strip_prefix(MAGIC).ok_or(ProtobufError::NoMagic)?;
-    let envelope_error = |problem: &'static str| ProtobufError::Malformed {
-        message: "runtime.Unknown".to_owned(),
-        problem,
-    };
-    let fields = wire::fields(body).map_err(|error| envelope_error(error.describe()))?;
-    let bytes_of = |tag: u32| {
-        fields.iter().rev().find_map(|(t, value)| match value {
-            wire::WireValue::Bytes(bytes) if *t == tag => Some(*bytes),
-            _ => None,
-        })
-    };
-    let type_meta = wire::fields(bytes_of(1).unwrap_or_default())
-        .map_err(|error| envelope_error(error.describe()))?;
-    let text_of = |tag: u32| -> Result<String, ProtobufError> {
-        let bytes = type_meta
-            .iter()
-            .rev()
-            .find_map(|(t, value)| match value {
-                wire::WireValue::Bytes(bytes) if *t == tag => Some(*bytes),
-                _ => None,
-            })
-            .unwrap_or_default();
-        String::from_utf8(bytes.to_vec()).map_err(|_| envelope_error("typeMeta is not UTF-8"))
-    };
-    let (api_version, kind) = (text_of(1)?, text_of(2)?);
+    let envelope = Envelope::read(bytes)?;
+    let (api_version, kind) = (envelope.api_version, envelope.kind);
     let table = Table::get();
     let index = table
         .kind(&api_version, &kind)
@@ -251,8 +227,7 @@ pub fn decode_object_within(bytes: &[u8], max_json_bytes: usize) -> Result<Value
             api_version: api_version.clone(),
             kind: kind.clone(),
         })?;
-    let decoded = decode::Decoder::new(table, max_json_bytes)
-        .message(index, bytes_of(2).unwrap_or_default())?;
+    let decoded = decode::Decoder::new(table, max_json_bytes).message(index, envelope.raw)?;
     let mut object = serde_json::Map::new();
     object.insert("apiVersion".to_owned(), Value::String(api_version));
     object.insert("kind".to_owned(), Value::String(kind));
@@ -260,6 +235,61 @@ pub fn decode_object_within(bytes: &[u8], max_json_bytes: usize) -> Result<Value
         object.extend(fields);
     }
     Ok(Value::Object(object))
+}
+
+/// The `apiVersion` and `kind` a Kubernetes protobuf body says it holds, read from its
+/// envelope without decoding the object: what a server checks against the URL before it
+/// spends anything on the object.
+///
+/// # Errors
+/// [`ProtobufError::NoMagic`] and [`ProtobufError::Malformed`] for bytes that are not a
+/// Kubernetes protobuf envelope.
+pub fn type_of(bytes: &[u8]) -> Result<(String, String), ProtobufError> {
+    let envelope = Envelope::read(bytes)?;
+    Ok((envelope.api_version, envelope.kind))
+}
+
+/// A `runtime.Unknown` envelope: the type it names and the object's bytes, not yet decoded.
+struct Envelope<'a> {
+    api_version: String,
+    kind: String,
+    raw: &'a [u8],
+}
+
+impl<'a> Envelope<'a> {
+    /// Reads the envelope's own fields (a handful, whatever the object's size).
+    fn read(bytes: &'a [u8]) -> Result<Envelope<'a>, ProtobufError> {
+        let body = bytes.strip_prefix(MAGIC).ok_or(ProtobufError::NoMagic)?;
+        let envelope_error = |problem: &'static str| ProtobufError::Malformed {
+            message: "runtime.Unknown".to_owned(),
+            problem,
+        };
+        let fields = wire::fields(body).map_err(|error| envelope_error(error.describe()))?;
+        let bytes_of = |tag: u32| {
+            fields.iter().rev().find_map(|(t, value)| match value {
+                wire::WireValue::Bytes(bytes) if *t == tag => Some(*bytes),
+                _ => None,
+            })
+        };
+        let type_meta = wire::fields(bytes_of(1).unwrap_or_default())
+            .map_err(|error| envelope_error(error.describe()))?;
+        let text_of = |tag: u32| -> Result<String, ProtobufError> {
+            let bytes = type_meta
+                .iter()
+                .rev()
+                .find_map(|(t, value)| match value {
+                    wire::WireValue::Bytes(bytes) if *t == tag => Some(*bytes),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            String::from_utf8(bytes.to_vec()).map_err(|_| envelope_error("typeMeta is not UTF-8"))
+        };
+        Ok(Envelope {
+            api_version: text_of(1)?,
+            kind: text_of(2)?,
+            raw: bytes_of(2).unwrap_or_default(),
+        })
+    }
 }
 
 /// A watch event as one length-prefixed frame of a `stream=watch` response: a bare

@@ -586,7 +586,7 @@ fn routes(state: Arc<AppState>) -> Router {
         .fallback(crate::handlers::resource_request)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
-            limit,
+            Arc::clone(&state),
             crate::protobuf::negotiation::negotiate,
         ))
         .layer(middleware::from_fn_with_state(

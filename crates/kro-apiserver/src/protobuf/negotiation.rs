@@ -17,10 +17,14 @@ use futures_util::StreamExt as _;
 use http::{HeaderValue, Method, header};
 use serde_json::Value;
 
+use std::sync::Arc;
+
+use crate::api_path::ApiPath;
 use crate::error::ApiError;
 use crate::http_util::{accepted, content_type};
+use crate::state::AppState;
 
-use super::{MEDIA_TYPE, ProtobufError, decode_object_within, encode_object, watch_frame};
+use super::{MEDIA_TYPE, ProtobufError, decode_object_within, encode_object, type_of, watch_frame};
 
 /// The content type of a protobuf watch stream.
 const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
@@ -81,10 +85,11 @@ fn prefers_protobuf(request: &Request) -> bool {
 
 /// The layer: translates protobuf request bodies and answers for built-in kinds.
 pub(crate) async fn negotiate(
-    State(limit): State<usize>,
+    State(state): State<Arc<AppState>>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let limit = state.config.max_body_bytes;
     let served = served(request.uri().path());
     if served == Served::Other {
         return next.run(request).await;
@@ -102,7 +107,8 @@ pub(crate) async fn negotiate(
             return ApiError::unsupported_media_type(&["application/json", "application/yaml"])
                 .into_response();
         }
-        request = match json_request(request, limit).await {
+        let expected = expected_type(&state, request.method(), request.uri().path());
+        request = match json_request(request, limit, expected).await {
             Ok(request) => request,
             Err(error) => return error.into_response(),
         };
@@ -139,8 +145,54 @@ pub(crate) async fn negotiate(
     }
 }
 
+/// The `apiVersion` and `kind` a protobuf body written to `path` must carry, when the path
+/// says: the resource's own, for its objects and their status. Other subresources and
+/// deletions take other kinds (`Scale`, `Eviction`, `DeleteOptions`), left to the handlers.
+fn expected_type(state: &AppState, method: &Method, path: &str) -> Option<(String, String)> {
+    if !matches!(*method, Method::POST | Method::PUT) {
+        return None;
+    }
+    let ApiPath::Resource(resource) = ApiPath::parse(path) else {
+        return None;
+    };
+    if !matches!(resource.subresource, None | Some("status")) {
+        return None;
+    }
+    let found = state
+        .registry()
+        .find(resource.group, resource.version, resource.plural)?;
+    Some((found.api_version(), found.gvk.kind().to_owned()))
+}
+
+/// Refuses a body whose envelope names another type than the URL's, in the words the
+/// handlers use for a JSON body, before anything is spent on decoding the object.
+fn check_type(bytes: &[u8], expected: Option<&(String, String)>) -> Result<(), ApiError> {
+    let Some((expected_version, expected_kind)) = expected else {
+        return Ok(());
+    };
+    // An envelope that cannot be read is the decoder's to describe.
+    let Ok((version, kind)) = type_of(bytes) else {
+        return Ok(());
+    };
+    if !version.is_empty() && version != *expected_version {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({version}) does not match the expected API version ({expected_version})"
+        )));
+    }
+    if !kind.is_empty() && kind != *expected_kind {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({expected_kind})"
+        )));
+    }
+    Ok(())
+}
+
 /// The request with its protobuf body replaced by the JSON it decodes to.
-async fn json_request(request: Request, limit: usize) -> Result<Request, ApiError> {
+async fn json_request(
+    request: Request,
+    limit: usize,
+    expected: Option<(String, String)>,
+) -> Result<Request, ApiError> {
     let (mut parts, body) = request.into_parts();
     let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
         ApiError::too_large(format!(
@@ -148,6 +200,7 @@ async fn json_request(request: Request, limit: usize) -> Result<Request, ApiErro
             super::size(limit)
         ))
     })?;
+    check_type(&bytes, expected.as_ref())?;
     // The JSON a body decodes to may be twice its limit (JSON spells out what protobuf
     // numbers); more is an object no request may carry, refused while it is being decoded.
     let object = decode_object_within(&bytes, limit.saturating_mul(2)).map_err(|error| {
