@@ -39,6 +39,21 @@ pub fn check_object(object: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Refuses to store an object larger than [`MAX_OBJECT_BYTES`] as it would be stored:
+/// defaults, managed fields and status written by the server count, as etcd's request limit
+/// counts them for kube-apiserver.
+///
+/// # Errors
+/// 413 `RequestEntityTooLarge`.
+pub fn check_stored(object: &Value) -> Result<(), ApiError> {
+    match encoded_size_within(object, MAX_OBJECT_BYTES) {
+        Some(_) => Ok(()),
+        None => Err(ApiError::too_large(format!(
+            "Request entity too large: the object as stored would be larger than {MAX_OBJECT_BYTES} bytes"
+        ))),
+    }
+}
+
 /// The bytes of `value`'s compact JSON encoding, or `None` when over `limit`.
 pub fn encoded_size_within(value: &Value, limit: usize) -> Option<usize> {
     let mut budget = Budget { left: limit };

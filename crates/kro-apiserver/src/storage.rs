@@ -485,6 +485,15 @@ impl Store {
     where
         F: FnOnce(Option<&Arc<Value>>) -> Result<Mutation, ApiError>,
     {
+        // What is stored is bounded, not only what was sent: defaults, managed fields and
+        // status can make an object larger than its request (kube-apiserver's is etcd's limit).
+        let decide = |current: Option<&Arc<Value>>| -> Result<Mutation, ApiError> {
+            let decision = decide(current)?;
+            if let Mutation::Put(object) = &decision {
+                crate::bounds::check_stored(object)?;
+            }
+            Ok(decision)
+        };
         if dry_run {
             let current = self.get(key);
             let decision = decide(current.as_ref())?;

@@ -40,6 +40,14 @@ pub(super) enum ReconcileError {
     Shape(String),
 }
 
+impl ReconcileError {
+    /// Whether the server refused a write for what the object is (413 too large, 422
+    /// invalid), which no retry of the same object changes.
+    fn is_refusal(&self) -> bool {
+        matches!(self, ReconcileError::Api(kube::Error::Api(status)) if matches!(status.code, 413 | 422))
+    }
+}
+
 /// The result of one reconcile.
 pub(super) type Reconciled = Result<Action, ReconcileError>;
 
@@ -227,6 +235,12 @@ pub(super) async fn drive<K, Reconcile, Fut>(
         .run(
             reconcile,
             move |_object, error, _context| {
+                if error.is_refusal() {
+                    // The server refuses the write for the object itself (too large, invalid):
+                    // trying again changes nothing until the object does.
+                    tracing::debug!(%error, simulator = name, "simulated controller: refused");
+                    return Action::await_change();
+                }
                 tracing::debug!(%error, simulator = name, "simulated controller: retrying");
                 Action::requeue(RETRY)
             },
@@ -468,6 +482,24 @@ pub(super) enum PodName<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_refused_for_the_object_wait_for_it_to_change() {
+        let answer = |code: u16| {
+            ReconcileError::Api(kube::Error::Api(
+                kube::core::Status::failure("refused", "Refused")
+                    .with_code(code)
+                    .boxed(),
+            ))
+        };
+        // A Pod whose status would pass the size limit is not tried again twice a second.
+        assert!(answer(413).is_refusal());
+        assert!(answer(422).is_refusal());
+        for transient in [404, 409, 429, 500] {
+            assert!(!answer(transient).is_refusal(), "{transient}");
+        }
+        assert!(!ReconcileError::Shape("no spec".to_owned()).is_refusal());
+    }
 
     #[test]
     fn template_hashes_are_stable_and_use_the_safe_alphabet() {
