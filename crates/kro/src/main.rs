@@ -41,8 +41,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("KRO_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // kube-rs logs every failed request as an error of its own; the command reports the
+    // failure once, with its cause (`KRO_LOG` still shows them).
+    let filter = tracing_subscriber::EnvFilter::try_from_env("KRO_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{level},kube_client::client::builder=off"))
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -50,8 +53,76 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_chain(&error));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The error and its causes on one line, each cause once: a message that already says its
+/// cause (`listing ...: client error (Connect)`) is not followed by that cause again.
+fn error_chain(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[derive(Debug)]
+    struct Layer {
+        text: &'static str,
+        source: Option<Box<Layer>>,
+    }
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.text)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.source
+                .as_deref()
+                .map(|layer| layer as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    fn layers(texts: &[&'static str]) -> Option<Box<Layer>> {
+        texts.iter().rev().fold(None, |source, text| {
+            Some(Box::new(Layer { text, source }))
+        })
+    }
+
+    #[test]
+    fn each_cause_is_said_once() {
+        // As a refused connection reached `kro delete`: each layer's message repeats the next.
+        let error = anyhow::Error::new(*layers(&[
+            "listing parent ConfigMaps in default: ServiceError: client error (Connect)",
+            "ServiceError: client error (Connect)",
+            "client error (Connect)",
+            "tcp connect error",
+            "Connection refused (os error 111)",
+        ])
+        .expect("layers"));
+        assert_eq!(
+            error_chain(&error),
+            "listing parent ConfigMaps in default: ServiceError: client error (Connect): \
+             tcp connect error: Connection refused (os error 111)"
+        );
+        let plain = anyhow::anyhow!("no such file").context("reading rgd.yaml");
+        assert_eq!(error_chain(&plain), "reading rgd.yaml: no such file");
     }
 }

@@ -1,7 +1,8 @@
 //! `kro apply` and `kro delete` against an API server that accepts connections and never
 //! answers end within their `--timeout` and the 2 s a request under way is given (they took
 //! 120 s and 30 s: reading schemas and finding the instance were outside the timeout), and a
-//! kubeconfig that never ends is read no further than the input cap.
+//! kubeconfig that never ends is read no further than the input cap. A refused connection is
+//! reported once, on one line.
 
 use std::io::Write;
 use std::net::TcpListener;
@@ -128,4 +129,35 @@ fn an_endless_kubeconfig_is_read_no_further_than_the_input_cap() {
         stderr.contains("/dev/zero: the kubeconfig is larger than"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_refused_connection_is_reported_once() {
+    let home = tempfile::tempdir().expect("a home");
+    // A port nothing listens on: bound, then closed.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a port")
+        .port();
+    let config = kubeconfig(home.path(), port);
+    let config = config.to_str().expect("a UTF-8 path");
+    let (rgd, instance) = (data("job-rgd.yaml"), data("job-instance.yaml"));
+    for args in [
+        vec!["delete", "maps", "--kubeconfig", config],
+        vec!["apply", "-f", &rgd, "-i", &instance, "--kubeconfig", config],
+    ] {
+        let (output, _) = kro(home.path(), &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{stderr}");
+        // One line, `error: ...`, each cause said once (it used to say "client error
+        // (Connect)" three times, after a log line from the client library saying it too).
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert_eq!(
+            stderr.matches("client error (Connect)").count(),
+            1,
+            "{stderr}"
+        );
+        assert_eq!(stderr.matches("Connection refused").count(), 1, "{stderr}");
+    }
 }
