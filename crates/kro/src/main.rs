@@ -101,22 +101,25 @@ mod tests {
     }
 
     fn layers(texts: &[&'static str]) -> Option<Box<Layer>> {
-        texts.iter().rev().fold(None, |source, text| {
-            Some(Box::new(Layer { text, source }))
-        })
+        texts
+            .iter()
+            .rev()
+            .fold(None, |source, text| Some(Box::new(Layer { text, source })))
     }
 
     #[test]
     fn each_cause_is_said_once() {
         // As a refused connection reached `kro delete`: each layer's message repeats the next.
-        let error = anyhow::Error::new(*layers(&[
-            "listing parent ConfigMaps in default: ServiceError: client error (Connect)",
-            "ServiceError: client error (Connect)",
-            "client error (Connect)",
-            "tcp connect error",
-            "Connection refused (os error 111)",
-        ])
-        .expect("layers"));
+        let error = anyhow::Error::new(
+            *layers(&[
+                "listing parent ConfigMaps in default: ServiceError: client error (Connect)",
+                "ServiceError: client error (Connect)",
+                "client error (Connect)",
+                "tcp connect error",
+                "Connection refused (os error 111)",
+            ])
+            .expect("layers"),
+        );
         assert_eq!(
             error_chain(&error),
             "listing parent ConfigMaps in default: ServiceError: client error (Connect): \
