@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value, json};
 
 /// One step of a field path.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Element {
     /// `f:<name>`: a field of an object or a key of a map.
     Field(String),
