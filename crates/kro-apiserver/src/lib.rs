@@ -25,7 +25,7 @@
 //! - [`registry`]: the served resource types, [`registry::CustomResource`] among them;
 //!   [`crd`]: definitions (names, validation, scale, cleanup).
 //! - `managed`: managed fields and server-side apply (`fields`, `shape`, `merge`, `entries`);
-//!   `patch` and `strategic`: the other patch types; `objects`, `defaults`, `typed`: object
+//!   [`patch`] and [`strategic`]: the other patch types; `objects`, `defaults`, `typed`: object
 //!   metadata, defaulting and round trips through the typed form.
 //! - [`protobuf`]: Kubernetes protobuf bodies and watch frames for the built-in kinds,
 //!   translated to and from the stored JSON at the edge.
@@ -50,7 +50,7 @@ mod managed;
 mod objects;
 pub mod openapi;
 pub mod openapi_v2;
-mod patch;
+pub mod patch;
 pub mod protobuf;
 pub mod registry;
 pub mod selectors;
@@ -58,7 +58,7 @@ mod server;
 pub mod simulators;
 mod state;
 pub mod storage;
-mod strategic;
+pub mod strategic;
 mod tables;
 mod tls;
 mod typed;

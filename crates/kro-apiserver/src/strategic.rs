@@ -6,10 +6,15 @@
 //!
 //! Merge keys and strategies come from the built-in catalog; custom resources have none, which
 //! is why the server answers 415 for them as Kubernetes does.
+//!
+//! Where apimachinery looks items up by scanning a list, this module keeps a hash index of the
+//! list instead, with the same answers (the first match, and the same errors), so a patch costs
+//! time linear in its size: a list of n items would otherwise cost n² comparisons.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use kro_schema::{FieldSchema, PatchStrategy};
+use kro_schema::{Catalog, FieldSchema, Gvk, PatchStrategy};
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -20,15 +25,31 @@ const SET_ELEMENT_ORDER: &str = "$setElementOrder";
 const DELETE_FROM_PRIMITIVE_LIST: &str = "$deleteFromPrimitiveList";
 
 /// Why a strategic merge patch could not be applied, classified as the API server reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StrategicError {
-    /// A malformed directive: 400 BadRequest.
+/// The texts are apimachinery's, which kube-apiserver passes on to clients.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StrategicError {
+    /// A malformed directive or patch document: 400 BadRequest.
+    #[error("{0}")]
     BadRequest(&'static str),
     /// Lists of lists: 422.
+    #[error("{0}")]
     Unprocessable(&'static str),
     /// Anything else (missing merge keys, mismatched types): the server passes the
     /// strategicpatch error through unconverted, which becomes a 500 without a reason.
+    #[error("{0}")]
     Other(String),
+}
+
+impl StrategicError {
+    /// A stable name of the variant, for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            StrategicError::BadRequest(_) => "BadRequest",
+            StrategicError::Unprocessable(_) => "Unprocessable",
+            StrategicError::Other(_) => "Other",
+        }
+    }
 }
 
 impl From<StrategicError> for ApiError {
@@ -89,6 +110,33 @@ fn merge_key_of(schema: Schema<'_>) -> Option<String> {
 fn child<'a>(schema: Schema<'a>, key: &str) -> Schema<'a> {
     let schema = schema?;
     schema.property(key).or_else(|| schema.map_values())
+}
+
+/// Applies a strategic merge patch to `original`, an object of the kind `gvk`, with the merge
+/// keys and strategies of the built-in catalog. A kind outside the catalog has none, so its
+/// lists are replaced whole (the server refuses such patches with 415 before this).
+///
+/// ```
+/// use kro_apiserver::strategic::apply_to_kind;
+/// use kro_schema::Gvk;
+/// use serde_json::json;
+///
+/// let gvk = Gvk::new("", "v1", "ConfigMap");
+/// let original = json!({"metadata": {"name": "c", "finalizers": ["a", "b"]}});
+/// let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}});
+/// let patched = apply_to_kind(&original, &patch, &gvk)?;
+/// assert_eq!(patched["metadata"]["finalizers"], json!(["b"]));
+/// # Ok::<(), kro_apiserver::strategic::StrategicError>(())
+/// ```
+///
+/// # Errors
+/// A [`StrategicError`], classified as kube-apiserver answers it.
+pub fn apply_to_kind(original: &Value, patch: &Value, gvk: &Gvk) -> Result<Value, StrategicError> {
+    let root = Catalog::kubernetes()
+        .resolve(gvk)
+        .found()
+        .map(|kind| kind.root());
+    apply(original, patch, root)
 }
 
 /// Applies `patch` to `original` (an object) under the kind's root schema.
@@ -199,7 +247,8 @@ fn apply_retain_keys(
     let Value::Array(retain) = retain else {
         return Err(StrategicError::BadRequest(BAD_RETAIN_KEYS));
     };
-    let retained = |key: &str| retain.iter().any(|item| item.as_str() == Some(key));
+    let retain: HashSet<&str> = retain.iter().filter_map(Value::as_str).collect();
+    let retained = |key: &str| retain.contains(key);
     for (key, value) in patch.iter() {
         if value.is_null()
             || key.starts_with(DELETE_FROM_PRIMITIVE_LIST)
@@ -430,17 +479,20 @@ fn merge_list(
     let kind = element_kind(&[&original, &patch])?;
     if kind != ElementKind::Object {
         if delete_list {
+            // apimachinery's deleteFromSlice: a set of the values to delete.
+            let deleted: HashSet<&Value> = patch.iter().collect();
             return Ok(original
                 .into_iter()
-                .filter(|item| !patch.contains(item))
+                .filter(|item| !deleted.contains(item))
                 .collect());
         }
-        let mut merged: Vec<Value> = Vec::with_capacity(original.len() + patch.len());
-        for item in original.iter().chain(patch.iter()) {
-            if !merged.contains(item) {
-                merged.push(item.clone());
-            }
-        }
+        let mut seen: HashSet<&Value> = HashSet::with_capacity(original.len() + patch.len());
+        let merged: Vec<Value> = original
+            .iter()
+            .chain(patch.iter())
+            .filter(|item| seen.insert(*item))
+            .cloned()
+            .collect();
         let (in_patch, server_only) = partition(merged, &patch, None, false)?;
         return normalize_order(in_patch, server_only, &patch, &original, None, false);
     }
@@ -450,7 +502,7 @@ fn merge_list(
         )));
     };
     let (original, patch) = apply_list_directives(original, patch, merge_key)?;
-    let mut merged = original.clone();
+    let mut merged = MergedItems::new(original.clone(), merge_key);
     for item in &patch {
         let Value::Object(item_map) = item else {
             continue;
@@ -458,17 +510,16 @@ fn merge_list(
         let value = item_map
             .get(merge_key)
             .ok_or_else(|| no_merge_key(item_map, merge_key))?;
-        match find_by_key(&merged, merge_key, value)? {
+        match merged.find(value) {
             Some(index) => {
-                let current = match std::mem::take(&mut merged[index]) {
-                    Value::Object(map) => map,
-                    _ => Map::new(),
-                };
-                merged[index] = Value::Object(merge_map(current, item_map.clone(), items)?);
+                let current = merged.take(index);
+                let item = Value::Object(merge_map(current, item_map.clone(), items)?);
+                merged.put(index, value, item);
             }
             None => merged.push(item.clone()),
         }
     }
+    let merged = merged.items;
     let (in_patch, server_only) = partition(merged, &patch, Some(merge_key), true)?;
     normalize_order(
         in_patch,
@@ -488,6 +539,7 @@ fn apply_list_directives(
 ) -> Result<(Vec<Value>, Vec<Value>), StrategicError> {
     let mut plain = Vec::with_capacity(patch.len());
     let mut replace = false;
+    let mut deleted: Vec<Value> = Vec::new();
     for item in patch {
         let Value::Object(map) = &item else {
             plain.push(item);
@@ -502,13 +554,7 @@ fn apply_list_directives(
                 let value = map
                     .get(merge_key)
                     .ok_or_else(|| no_merge_key(map, merge_key))?;
-                let mut kept = Vec::with_capacity(original.len());
-                for candidate in original {
-                    if candidate.get(merge_key) != Some(value) {
-                        kept.push(candidate);
-                    }
-                }
-                original = kept;
+                deleted.push(value.clone());
             }
             Some("replace") => replace = true,
             Some("merge") => {
@@ -526,28 +572,133 @@ fn apply_list_directives(
         }
     }
     if replace {
-        Ok((plain, Vec::new()))
-    } else {
-        Ok((original, plain))
+        return Ok((plain, Vec::new()));
+    }
+    if !deleted.is_empty() {
+        // Every item whose merge key has a deleted value goes, as apimachinery's
+        // deleteMatchingEntries removes them one deletion at a time.
+        let deleted: HashSet<&Value> = deleted.iter().collect();
+        original.retain(|candidate| {
+            candidate
+                .get(merge_key)
+                .is_none_or(|value| !deleted.contains(value))
+        });
+    }
+    Ok((original, plain))
+}
+
+/// The items of a list of objects being merged, indexed by their merge key's value so that
+/// each patch item finds its counterpart (the first item with that value, as apimachinery's
+/// findMapInSliceBasedOnKeyValue) in constant time.
+struct MergedItems<'k> {
+    items: Vec<Value>,
+    merge_key: &'k str,
+    /// The indices of the items with each value, in increasing order.
+    by_value: HashMap<Value, Vec<usize>>,
+}
+
+impl<'k> MergedItems<'k> {
+    fn new(items: Vec<Value>, merge_key: &'k str) -> Self {
+        let mut by_value: HashMap<Value, Vec<usize>> = HashMap::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            if let Some(value) = item.get(merge_key) {
+                by_value.entry(value.clone()).or_default().push(index);
+            }
+        }
+        MergedItems {
+            items,
+            merge_key,
+            by_value,
+        }
+    }
+
+    fn find(&self, value: &Value) -> Option<usize> {
+        self.by_value
+            .get(value)
+            .and_then(|indices| indices.first())
+            .copied()
+    }
+
+    /// Takes the object at `index` out to be merged; [`MergedItems::put`] puts it back.
+    fn take(&mut self, index: usize) -> Map<String, Value> {
+        match self.items.get_mut(index).map(std::mem::take) {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// Puts a merged object back where it was (its key's value was `before`), re-indexing it
+    /// if merging changed that value (only a value that is itself an object with directives
+    /// can change).
+    fn put(&mut self, index: usize, before: &Value, item: Value) {
+        let Some(slot) = self.items.get_mut(index) else {
+            return;
+        };
+        *slot = item;
+        let after = slot.get(self.merge_key);
+        if after == Some(before) {
+            return;
+        }
+        if let Some(indices) = self.by_value.get_mut(before) {
+            indices.retain(|candidate| *candidate != index);
+        }
+        if let Some(after) = after.cloned() {
+            let indices = self.by_value.entry(after).or_default();
+            let at = indices.partition_point(|candidate| *candidate < index);
+            indices.insert(at, index);
+        }
+    }
+
+    fn push(&mut self, item: Value) {
+        if let Some(value) = item.get(self.merge_key) {
+            self.by_value
+                .entry(value.clone())
+                .or_default()
+                .push(self.items.len());
+        }
+        self.items.push(item);
     }
 }
 
-fn find_by_key(
-    list: &[Value],
-    merge_key: &str,
-    value: &Value,
-) -> Result<Option<usize>, StrategicError> {
-    for (index, item) in list.iter().enumerate() {
-        let Value::Object(map) = item else {
-            return Err(StrategicError::Other(format!(
-                "value for key {index} is not a map"
-            )));
-        };
-        if map.get(merge_key) == Some(value) {
-            return Ok(Some(index));
+/// The objects of a list by their merge key's value, for apimachinery's
+/// findMapInSliceBasedOnKeyValue in constant time: the first object with each value, and where
+/// the first item that is not an object sits (the scan fails there unless it matched before).
+struct MergeKeyIndex<'a> {
+    first: HashMap<&'a Value, usize>,
+    first_non_object: Option<usize>,
+}
+
+impl<'a> MergeKeyIndex<'a> {
+    fn new(list: &'a [Value], merge_key: &str) -> Self {
+        let mut first = HashMap::with_capacity(list.len());
+        let mut first_non_object = None;
+        for (index, item) in list.iter().enumerate() {
+            let Value::Object(map) = item else {
+                first_non_object = Some(index);
+                break;
+            };
+            if let Some(value) = map.get(merge_key) {
+                first.entry(value).or_insert(index);
+            }
+        }
+        MergeKeyIndex {
+            first,
+            first_non_object,
         }
     }
-    Ok(None)
+
+    /// Whether an object of the list has `value` as its merge key.
+    fn contains(&self, value: &Value) -> Result<bool, StrategicError> {
+        if self.first.contains_key(value) {
+            return Ok(true);
+        }
+        match self.first_non_object {
+            Some(index) => Err(StrategicError::Other(format!(
+                "value for key {index} is not a map"
+            ))),
+            None => Ok(false),
+        }
+    }
 }
 
 /// Splits `merged` into the items named by `by` and the rest (server-only items).
@@ -559,9 +710,10 @@ fn partition(
 ) -> Result<(Vec<Value>, Vec<Value>), StrategicError> {
     let mut named = Vec::with_capacity(merged.len());
     let mut rest = Vec::new();
-    for item in merged {
-        let present = match (is_map, merge_key) {
-            (true, Some(key)) => {
+    match (is_map, merge_key) {
+        (true, Some(key)) => {
+            let index = MergeKeyIndex::new(by, key);
+            for item in merged {
                 let Value::Object(map) = &item else {
                     return Err(StrategicError::Other(format!(
                         "expected a map[string]interface {{}}, but received a {}",
@@ -569,28 +721,63 @@ fn partition(
                     )));
                 };
                 let value = map.get(key).ok_or_else(|| no_merge_key(map, key))?;
-                find_by_key(by, key, value)?.is_some()
+                if index.contains(value)? {
+                    named.push(item);
+                } else {
+                    rest.push(item);
+                }
             }
-            _ => by.contains(&item),
-        };
-        if present {
-            named.push(item);
-        } else {
-            rest.push(item);
+        }
+        _ => {
+            let wanted: HashSet<&Value> = by.iter().collect();
+            for item in merged {
+                if wanted.contains(&item) {
+                    named.push(item);
+                } else {
+                    rest.push(item);
+                }
+            }
         }
     }
     Ok((named, rest))
 }
 
-/// Where `item` sits in `list`: by merge key value for objects, by value otherwise.
-fn position(list: &[Value], item: &Value, merge_key: Option<&str>, is_map: bool) -> Option<usize> {
-    match (is_map, merge_key) {
-        (true, Some(key)) => {
-            let wanted = item.get(key);
-            list.iter()
-                .position(|candidate| candidate.get(key) == wanted)
+/// Where items sit in a list, as apimachinery's `index` finds them (the first item with the
+/// same merge key value for objects, the same value otherwise), in constant time.
+struct Positions<'a, 'k> {
+    first: HashMap<Option<&'a Value>, usize>,
+    merge_key: Option<&'k str>,
+    is_map: bool,
+}
+
+impl<'a, 'k> Positions<'a, 'k> {
+    fn new(list: &'a [Value], merge_key: Option<&'k str>, is_map: bool) -> Self {
+        let mut first = HashMap::with_capacity(list.len());
+        for (index, item) in list.iter().enumerate() {
+            first
+                .entry(lookup_key(item, merge_key, is_map))
+                .or_insert(index);
         }
-        _ => list.iter().position(|candidate| candidate == item),
+        Positions {
+            first,
+            merge_key,
+            is_map,
+        }
+    }
+
+    fn of(&self, item: &Value) -> Option<usize> {
+        self.first
+            .get(&lookup_key(item, self.merge_key, self.is_map))
+            .copied()
+    }
+}
+
+/// What items are compared by: an object's merge key value (none when it has none), or the
+/// item itself.
+fn lookup_key<'a>(item: &'a Value, merge_key: Option<&str>, is_map: bool) -> Option<&'a Value> {
+    match (is_map, merge_key) {
+        (true, Some(key)) => item.get(key),
+        _ => Some(item),
     }
 }
 
@@ -606,6 +793,7 @@ fn normalize_order(
 ) -> Result<Vec<Value>, StrategicError> {
     let left = sort_by_order(server_only, server_order, merge_key, is_map)?;
     let right = sort_by_order(patch_items, patch_order, merge_key, is_map)?;
+    let live = Positions::new(server_order, merge_key, is_map);
     let mut result = Vec::with_capacity(left.len() + right.len());
     let (mut left, mut right) = (left.into_iter().peekable(), right.into_iter().peekable());
     loop {
@@ -614,10 +802,7 @@ fn normalize_order(
             (Some(_), None) => result.extend(left.next()),
             (None, Some(_)) => result.extend(right.next()),
             (Some(l), Some(r)) => {
-                let before = match (
-                    position(server_order, l, merge_key, is_map),
-                    position(server_order, r, merge_key, is_map),
-                ) {
+                let before = match (live.of(l), live.of(r)) {
                     (Some(li), Some(ri)) => li < ri,
                     _ => false,
                 };
@@ -658,12 +843,10 @@ fn sort_by_order(
             kept.push(item);
         }
     }
+    let positions = Positions::new(order, merge_key, is_map);
     let mut ranked: Vec<(usize, Value)> = kept
         .into_iter()
-        .map(|item| {
-            let rank = position(order, &item, merge_key, is_map).unwrap_or(usize::MAX);
-            (rank, item)
-        })
+        .map(|item| (positions.of(&item).unwrap_or(usize::MAX), item))
         .collect();
     ranked.sort_by_key(|(rank, _)| *rank);
     let mut sorted: Vec<Value> = ranked.into_iter().map(|(_, item)| item).collect();
@@ -882,6 +1065,106 @@ mod tests {
         assert_eq!(error, StrategicError::Unprocessable(NO_LIST_OF_LISTS));
         let api: ApiError = error.into();
         assert_eq!(api.code, 422);
+    }
+
+    /// 100,000 finalizers: far more than a real object has, and enough that a patch costing
+    /// n² comparisons (5·10⁹ here) could not finish while the suite runs.
+    const LONG_LIST: usize = 100_000;
+
+    fn finalizers(range: std::ops::Range<usize>) -> Vec<Value> {
+        range.map(|index| json!(format!("f{index}"))).collect()
+    }
+
+    #[test]
+    fn delete_from_primitive_list_of_100k_items_keeps_the_rest_in_order() {
+        let original = json!({"metadata": {"finalizers": finalizers(0..LONG_LIST)}});
+        let even: Vec<Value> = finalizers(0..LONG_LIST).into_iter().step_by(2).collect();
+        let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": even}});
+        let result = smp(("v1", "ConfigMap"), original, patch).expect("patched");
+        let odd: Vec<Value> = finalizers(0..LONG_LIST)
+            .into_iter()
+            .skip(1)
+            .step_by(2)
+            .collect();
+        assert_eq!(result["metadata"]["finalizers"], Value::Array(odd));
+    }
+
+    #[test]
+    fn merging_100k_primitive_items_puts_new_ones_first_without_duplicates() {
+        let original = json!({"metadata": {"finalizers": finalizers(0..LONG_LIST)}});
+        let patch =
+            json!({"metadata": {"finalizers": finalizers(LONG_LIST / 2..LONG_LIST * 3 / 2)}});
+        let result = smp(("v1", "ConfigMap"), original, patch).expect("patched");
+        // Server-only items keep their place before the patch items they preceded live.
+        let mut expected = finalizers(0..LONG_LIST / 2);
+        expected.extend(finalizers(LONG_LIST / 2..LONG_LIST * 3 / 2));
+        assert_eq!(result["metadata"]["finalizers"], Value::Array(expected));
+    }
+
+    #[test]
+    fn set_element_order_of_100k_items_reverses_the_list() {
+        let original = json!({"metadata": {"finalizers": finalizers(0..LONG_LIST)}});
+        let mut reversed = finalizers(0..LONG_LIST);
+        reversed.reverse();
+        let patch = json!({"metadata": {"$setElementOrder/finalizers": reversed.clone()}});
+        let result = smp(("v1", "ConfigMap"), original, patch).expect("patched");
+        assert_eq!(result["metadata"]["finalizers"], Value::Array(reversed));
+    }
+
+    #[test]
+    fn set_element_order_of_100k_containers_reverses_them_and_merges_by_name() {
+        let named = |index: usize| json!({"name": format!("c{index}")});
+        let original = deployment(Value::Array((0..LONG_LIST).map(named).collect()));
+        let order: Vec<Value> = (0..LONG_LIST).rev().map(named).collect();
+        let patch = json!({"spec": {"template": {"spec": {
+            "$setElementOrder/containers": order.clone(),
+            "containers": [{"name": "c7", "image": "i"}, {"name": "c3", "$patch": "delete"}]}}}});
+        let result = smp(("apps/v1", "Deployment"), original, patch).expect("patched");
+        let expected: Vec<Value> = (0..LONG_LIST)
+            .rev()
+            .filter(|index| *index != 3)
+            .map(|index| match index {
+                7 => json!({"name": "c7", "image": "i"}),
+                _ => named(index),
+            })
+            .collect();
+        assert_eq!(containers(&result), &Value::Array(expected));
+    }
+
+    #[test]
+    fn merging_100k_containers_by_name_updates_and_appends_in_patch_order() {
+        let named = |index: usize| json!({"name": format!("c{index}")});
+        let imaged = |index: usize| json!({"name": format!("c{index}"), "image": "i"});
+        let original = deployment(Value::Array((0..LONG_LIST).map(named).collect()));
+        let mut patch_items: Vec<Value> = (LONG_LIST / 2..LONG_LIST * 3 / 2).map(imaged).collect();
+        patch_items.extend(
+            (0..LONG_LIST / 4)
+                .map(|index| json!({"name": format!("c{}", index * 2), "$patch": "delete"})),
+        );
+        let patch = json!({"spec": {"template": {"spec": {"containers": patch_items}}}});
+        let result = smp(("apps/v1", "Deployment"), original, patch).expect("patched");
+        let mut expected: Vec<Value> = (0..LONG_LIST / 2)
+            .filter(|index| index % 2 == 1)
+            .map(named)
+            .collect();
+        expected.extend((LONG_LIST / 2..LONG_LIST * 3 / 2).map(imaged));
+        assert_eq!(containers(&result), &Value::Array(expected));
+    }
+
+    #[test]
+    fn retain_keys_with_100k_keys_keeps_only_those_named() {
+        let keys: Vec<String> = (0..LONG_LIST).map(|index| format!("k{index}")).collect();
+        let mut original = Map::new();
+        let mut patch = Map::new();
+        for key in &keys {
+            original.insert(key.clone(), json!(1));
+            original.insert(format!("other-{key}"), json!(1));
+            patch.insert(key.clone(), json!(2));
+        }
+        patch.insert(RETAIN_KEYS.to_owned(), json!(keys));
+        let result = apply(&Value::Object(original), &Value::Object(patch), None).expect("patched");
+        let expected: Map<String, Value> = keys.iter().map(|key| (key.clone(), json!(2))).collect();
+        assert_eq!(result, Value::Object(expected));
     }
 
     #[test]
