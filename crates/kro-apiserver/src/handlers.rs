@@ -26,7 +26,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::{Method, StatusCode};
 
-use crate::api_path::ApiPath;
+use crate::api_path::{ApiPath, decode_path};
 use crate::error::ApiError;
 use crate::http_util::{json_response, require_json};
 use crate::objects::UpdateTarget;
@@ -75,6 +75,18 @@ fn page_not_found() -> Response {
     response
 }
 
+/// Go's HTTP server's answer for a request line it cannot parse (a bad `%` escape in the
+/// path), given before kube-apiserver sees the request.
+fn malformed_request_line() -> Response {
+    let mut response = Response::new(axum::body::Body::from("400 Bad Request"));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
 async fn handle(
     state: Arc<AppState>,
     parts: http::request::Parts,
@@ -82,7 +94,11 @@ async fn handle(
 ) -> Result<Response, ApiError> {
     let method = &parts.method;
     let headers = &parts.headers;
-    let path = ApiPath::parse(parts.uri.path());
+    // kube-apiserver splits the decoded path (Go's `URL.Path`): `%3A` in a name is a `:`.
+    let Ok(decoded) = decode_path(parts.uri.path()) else {
+        return Ok(malformed_request_line());
+    };
+    let path = ApiPath::parse(&decoded);
     // Paths outside /api and the served API groups fall through kube-apiserver's handler
     // chain to a plain-text 404.
     let served = match &path {

@@ -187,44 +187,181 @@ fn custom_field_value(object: &Value, field: &str) -> String {
     }
 }
 
+/// Why a field selector was refused: each is a 400 BadRequest whose message is
+/// kube-apiserver's (apimachinery's `fields.ParseSelector`, then the resource's field label
+/// conversion).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FieldSelectorError {
+    /// Longer than the server reads.
+    #[error("field selector is longer than {max_bytes} bytes")]
+    TooLong {
+        /// The limit.
+        max_bytes: usize,
+    },
+    /// A term without `=`, `==` or `!=`.
+    #[error("invalid selector: '{selector}'; can't understand '{term}'")]
+    NoOperator {
+        /// The whole selector.
+        selector: String,
+        /// The term.
+        term: String,
+    },
+    /// A backslash before something other than `\`, `,` or `=`, or ending a value.
+    #[error("invalid field selector: invalid escape sequence: {sequence}")]
+    InvalidEscape {
+        /// The backslash and what follows it.
+        sequence: String,
+    },
+    /// An `=` in a value without a backslash before it (Go prints the character's code).
+    #[error("invalid field selector: unescaped character in value: {}", u32::from(*.character))]
+    UnescapedCharacter {
+        /// The character.
+        character: char,
+    },
+    /// A field the resource cannot be selected by.
+    #[error("{}", unsupported_field(.group, .resource, .field, *.converted))]
+    UnsupportedField {
+        /// The resource's API group.
+        group: String,
+        /// The resource (plural).
+        resource: String,
+        /// The field.
+        field: String,
+        /// Whether kube-apiserver registers a field label conversion of its own for the
+        /// resource, which words the message differently.
+        converted: bool,
+    },
+}
+
+impl FieldSelectorError {
+    /// A stable name of the variant, for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            FieldSelectorError::TooLong { .. } => "TooLong",
+            FieldSelectorError::NoOperator { .. } => "NoOperator",
+            FieldSelectorError::InvalidEscape { .. } => "InvalidEscape",
+            FieldSelectorError::UnescapedCharacter { .. } => "UnescapedCharacter",
+            FieldSelectorError::UnsupportedField { .. } => "UnsupportedField",
+        }
+    }
+}
+
+impl From<FieldSelectorError> for ApiError {
+    fn from(error: FieldSelectorError) -> Self {
+        ApiError::bad_request(error.to_string())
+    }
+}
+
+/// The terms of a field selector, split at the commas no backslash escapes (apimachinery's
+/// `splitTerms`); the escapes stay for [`unescape_value`].
+fn split_terms(selector: &str) -> Vec<&str> {
+    if selector.is_empty() {
+        return Vec::new();
+    }
+    let mut terms = Vec::new();
+    let mut start = 0;
+    let mut escaped = false;
+    for (index, character) in selector.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if character == '\\' {
+            escaped = true;
+        } else if character == ',' {
+            terms.push(&selector[start..index]);
+            start = index + 1;
+        }
+    }
+    terms.push(&selector[start..]);
+    terms
+}
+
+/// A term split at its first operator (`!=`, `==` or `=`, tried in that order at each
+/// character), as apimachinery's `splitTerm`: the field is taken as written, spaces included.
+fn split_term(term: &str) -> Option<(&str, bool, &str)> {
+    term.char_indices().find_map(|(index, _)| {
+        let rest = &term[index..];
+        let field = &term[..index];
+        if let Some(value) = rest.strip_prefix("!=") {
+            Some((field, false, value))
+        } else if let Some(value) = rest.strip_prefix("==") {
+            Some((field, true, value))
+        } else {
+            rest.strip_prefix('=').map(|value| (field, true, value))
+        }
+    })
+}
+
+/// A term's value with `\\`, `\,` and `\=` unescaped (apimachinery's `UnescapeValue`).
+fn unescape_value(value: &str) -> Result<String, FieldSelectorError> {
+    let mut unescaped = String::with_capacity(value.len());
+    let mut escaped = false;
+    for character in value.chars() {
+        if escaped {
+            if !matches!(character, '\\' | ',' | '=') {
+                return Err(FieldSelectorError::InvalidEscape {
+                    sequence: format!("\\{character}"),
+                });
+            }
+            unescaped.push(character);
+            escaped = false;
+            continue;
+        }
+        match character {
+            '\\' => escaped = true,
+            ',' | '=' => return Err(FieldSelectorError::UnescapedCharacter { character }),
+            other => unescaped.push(other),
+        }
+    }
+    if escaped {
+        return Err(FieldSelectorError::InvalidEscape {
+            sequence: "\\".to_owned(),
+        });
+    }
+    Ok(unescaped)
+}
+
 impl FieldSelector {
-    /// Parses a selector such as `metadata.name=web,status.phase!=Running`, accepting the
-    /// fields `resource` supports: for a custom resource (`custom` holds the names of its
-    /// definition's `selectableFields`), those and the metadata fields.
+    /// Parses a selector such as `metadata.name=web,status.phase!=Running` as kube-apiserver
+    /// does: terms split at unescaped commas and taken in sorted order, values unescaped
+    /// (`\,`, `\=`, `\\`), and only the fields `resource` supports accepted: for a custom
+    /// resource (`custom` holds the names of its definition's `selectableFields`), those and
+    /// the metadata fields.
     ///
     /// # Errors
-    /// 400 BadRequest: `field label not supported: <field>`, or a malformed term.
+    /// A [`FieldSelectorError`] for the first term (in sorted order) that does not parse, else
+    /// for the first whose field is not supported.
     pub fn parse(
         selector: &str,
         group: &str,
         resource: &str,
         namespaced: bool,
         custom: Option<&[String]>,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, FieldSelectorError> {
         if selector.len() > MAX_SELECTOR_BYTES {
-            return Err(ApiError::bad_request(format!(
-                "field selector is longer than {MAX_SELECTOR_BYTES} bytes"
-            )));
+            return Err(FieldSelectorError::TooLong {
+                max_bytes: MAX_SELECTOR_BYTES,
+            });
         }
-        let mut terms = Vec::new();
-        for text in selector
-            .split(',')
-            .map(str::trim)
-            .filter(|text| !text.is_empty())
-        {
-            let (field, value, equal) = if let Some((field, value)) = text.split_once("!=") {
-                (field, value, false)
-            } else if let Some((field, value)) = text.split_once("==") {
-                (field, value, true)
-            } else if let Some((field, value)) = text.split_once('=') {
-                (field, value, true)
-            } else {
-                return Err(ApiError::bad_request(format!(
-                    "invalid selector: '{selector}'; can't understand '{text}'"
-                )));
+        let mut parts = split_terms(selector);
+        parts.sort_unstable();
+        let mut terms = Vec::with_capacity(parts.len());
+        for part in parts.into_iter().filter(|part| !part.is_empty()) {
+            let Some((field, equal, value)) = split_term(part) else {
+                return Err(FieldSelectorError::NoOperator {
+                    selector: selector.to_owned(),
+                    term: part.to_owned(),
+                });
             };
-            let field = field.trim();
-            let converted = custom.is_some() || has_field_label_conversion(group, resource);
+            terms.push(FieldTerm {
+                field: field.to_owned(),
+                value: unescape_value(value)?,
+                equal,
+            });
+        }
+        let converted = custom.is_some() || has_field_label_conversion(group, resource);
+        for term in &terms {
+            let field = term.field.as_str();
             // Kinds without their own conversion accept metadata.namespace even when
             // cluster-scoped (apimachinery's default conversion).
             let supported = field == "metadata.name"
@@ -234,15 +371,13 @@ impl FieldSelector {
                     None => extra_fields(group, resource).contains(&field),
                 };
             if !supported {
-                return Err(ApiError::bad_request(unsupported_field(
-                    group, resource, field, converted,
-                )));
+                return Err(FieldSelectorError::UnsupportedField {
+                    group: group.to_owned(),
+                    resource: resource.to_owned(),
+                    field: field.to_owned(),
+                    converted,
+                });
             }
-            terms.push(FieldTerm {
-                field: field.to_owned(),
-                value: value.trim().to_owned(),
-                equal,
-            });
         }
         Ok(FieldSelector {
             terms,
@@ -769,15 +904,26 @@ mod tests {
         let error = FieldSelector::parse("spec.foo=x", "", "configmaps", true, None)
             .expect_err("not supported");
         assert_eq!(
-            error.message,
+            ApiError::from(error).message,
             r#""spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace""#
         );
         let error = FieldSelector::parse("spec.foo=x", "", "secrets", true, None)
             .expect_err("not supported");
-        assert_eq!(error.message, "field label not supported: spec.foo");
+        assert_eq!(
+            ApiError::from(error).message,
+            "field label not supported: spec.foo"
+        );
         let error = FieldSelector::parse("spec.foo=x", "example.com", "widgets", true, Some(&[]))
             .expect_err("not supported");
-        assert_eq!(error.message, "field label not supported: spec.foo");
+        assert_eq!(
+            error,
+            FieldSelectorError::UnsupportedField {
+                group: "example.com".to_owned(),
+                resource: "widgets".to_owned(),
+                field: "spec.foo".to_owned(),
+                converted: true,
+            }
+        );
         assert!(
             FieldSelector::parse("metadata.namespace=x", "", "namespaces", false, None).is_err()
         );
@@ -791,6 +937,137 @@ mod tests {
         )
         .expect("events");
         assert!(selector.matches(&event));
+    }
+
+    /// Field selectors and kube-apiserver's answers to
+    /// `GET /api/v1/namespaces/default/configmaps?fieldSelector=...` (`None`: a 200 list; else
+    /// the message of the 400 Status), from apimachinery's `fields.ParseSelector` and the
+    /// default field label conversion (the differential suite asks kube-apiserver the same).
+    const KUBE_APISERVER_FIELD_ANSWERS: &[(&str, Option<&str>)] = &[
+        ("", None),
+        (",,", None),
+        ("metadata.name=a", None),
+        ("metadata.name==a", None),
+        ("metadata.name!=a", None),
+        ("metadata.name=", None),
+        ("metadata.name==", None),
+        ("metadata.name= a", None),
+        (r"metadata.name=a\,b", None),
+        (r"metadata.name=a\=b", None),
+        (r"metadata.name=a\\b", None),
+        (r"metadata.name=a\,b,metadata.namespace=default", None),
+        (
+            "a==",
+            Some(
+                r#""a" is not a known field selector: only "metadata.name", "metadata.namespace""#,
+            ),
+        ),
+        (
+            "=b",
+            Some(r#""" is not a known field selector: only "metadata.name", "metadata.namespace""#),
+        ),
+        (
+            " metadata.name=a",
+            Some(
+                r#"" metadata.name" is not a known field selector: only "metadata.name", "metadata.namespace""#,
+            ),
+        ),
+        (
+            "metadata.name>=a",
+            Some(
+                r#""metadata.name>" is not a known field selector: only "metadata.name", "metadata.namespace""#,
+            ),
+        ),
+        ("a", Some("invalid selector: 'a'; can't understand 'a'")),
+        (
+            "metadata.name<a",
+            Some("invalid selector: 'metadata.name<a'; can't understand 'metadata.name<a'"),
+        ),
+        (" ", Some("invalid selector: ' '; can't understand ' '")),
+        (
+            r"metadata.name=b\",
+            Some(r"invalid field selector: invalid escape sequence: \"),
+        ),
+        (
+            r"metadata.name=\x",
+            Some(r"invalid field selector: invalid escape sequence: \x"),
+        ),
+        (
+            "metadata.name=a=b",
+            Some("invalid field selector: unescaped character in value: 61"),
+        ),
+        // Terms are taken in sorted order, and every term parses before any field is checked.
+        (
+            "z,metadata.name=a",
+            Some("invalid selector: 'z,metadata.name=a'; can't understand 'z'"),
+        ),
+        (
+            "zz=1,aa=2",
+            Some(
+                r#""aa" is not a known field selector: only "metadata.name", "metadata.namespace""#,
+            ),
+        ),
+        (
+            "a=1,c",
+            Some("invalid selector: 'a=1,c'; can't understand 'c'"),
+        ),
+        (
+            r"x=\,,a",
+            Some(r"invalid selector: 'x=\,,a'; can't understand 'a'"),
+        ),
+    ];
+
+    #[test]
+    fn field_selectors_parse_or_fail_as_kube_apiserver_does() {
+        for (selector, expected) in KUBE_APISERVER_FIELD_ANSWERS {
+            let parsed = FieldSelector::parse(selector, "", "configmaps", true, None);
+            match expected {
+                None => assert!(parsed.is_ok(), "{selector:?}: {parsed:?}"),
+                Some(message) => {
+                    let error = ApiError::from(parsed.expect_err(selector));
+                    assert_eq!(
+                        (error.code, error.message.as_str()),
+                        (400, *message),
+                        "{selector:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn escaped_commas_equals_and_backslashes_are_part_of_field_values() {
+        let pinned = |selector: &str| {
+            FieldSelector::parse(selector, "", "configmaps", true, None)
+                .expect(selector)
+                .pinned_name()
+                .map(str::to_owned)
+        };
+        assert_eq!(pinned(r"metadata.name=a\,b"), Some("a,b".to_owned()));
+        assert_eq!(pinned(r"metadata.name=a\=b"), Some("a=b".to_owned()));
+        assert_eq!(pinned(r"metadata.name=a\\b"), Some(r"a\b".to_owned()));
+        assert_eq!(pinned("metadata.name= a"), Some(" a".to_owned()));
+        let selectable = ["spec.color".to_owned()];
+        let selector = FieldSelector::parse(
+            r"spec.color=red\,blue",
+            "example.com",
+            "widgets",
+            true,
+            Some(&selectable),
+        )
+        .expect("an escaped comma");
+        assert!(selector.matches(&json!({"spec": {"color": "red,blue"}})));
+        assert!(!selector.matches(&json!({"spec": {"color": "red"}})));
+        assert_eq!(
+            FieldSelector::parse(r"metadata.name=\x", "", "configmaps", true, None),
+            Err(FieldSelectorError::InvalidEscape {
+                sequence: r"\x".to_owned()
+            })
+        );
+        assert_eq!(
+            FieldSelector::parse("metadata.name=a=b", "", "configmaps", true, None),
+            Err(FieldSelectorError::UnescapedCharacter { character: '=' })
+        );
     }
 
     #[test]
@@ -829,7 +1106,7 @@ mod tests {
         )
         .expect_err("cluster-scoped");
         assert_eq!(
-            error.message,
+            ApiError::from(error).message,
             "field label not supported: metadata.namespace"
         );
     }

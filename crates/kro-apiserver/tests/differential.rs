@@ -1652,6 +1652,167 @@ async fn selectable_fields(session: &mut Session, ns: &str) {
         .await;
 }
 
+/// Field selectors with escaped values (`\,`, `\=`, `\\`) and malformed ones, malformed label
+/// selectors, and request paths with percent-escapes (issue #39, item 10).
+async fn selectors_and_escaped_paths(session: &mut Session, ns: &str) {
+    create_namespace(session, ns).await;
+    let base = format!("/api/v1/namespaces/{ns}/configmaps");
+    let one = config_map(ns, "one", json!({"a": "1"}));
+    session
+        .call("create one", Method::POST, &base, Some(JSON), Some(&one))
+        .await;
+    // Query values as a client sends them: `%3D` is `=`, `%5C` a backslash, `%2C` a comma.
+    for (step, selector) in [
+        ("a name", "metadata.name%3Done"),
+        ("a name with ==", "metadata.name%3D%3Done"),
+        ("an escaped comma", "metadata.name%3Done%5C%2Cb"),
+        (
+            "two terms, one with an escape",
+            "metadata.name!%3Dx%5C%3Dy,metadata.name%3Done",
+        ),
+        ("an empty value", "metadata.name%3D"),
+        ("empty terms", "%2C%2C"),
+        ("a==", "a%3D%3D"),
+        ("=b", "%3Db"),
+        ("no operator", "a"),
+        ("a blank term", "%20"),
+        ("a trailing backslash", "metadata.name%3Db%5C"),
+        ("an invalid escape", "metadata.name%3D%5Cx"),
+        ("an unescaped =", "metadata.name%3Da%3Db"),
+        ("an unknown operator", "metadata.name%3Ca"),
+        ("a >= operator", "metadata.name%3E%3Da"),
+        ("terms in sorted order", "z,metadata.name%3Da"),
+        ("two unsupported fields", "zz%3D1,aa%3D2"),
+        ("a parse error after an unsupported field", "a%3D1,c"),
+        ("a leading space", "%20metadata.name%3Done"),
+        ("a space in the value", "metadata.name%3D%20one"),
+    ] {
+        session
+            .call(
+                &format!("field selector: {step}"),
+                Method::GET,
+                &format!("{base}?fieldSelector={selector}"),
+                None,
+                None,
+            )
+            .await;
+    }
+    for (step, selector) in [
+        ("an unclosed list", "a%20in%20(b"),
+        ("a bare !", "!"),
+        ("an empty requirement", "a,,b"),
+        ("spaces", "%20app%20%3D%20diff%20"),
+        ("a set", "app%20in%20(diff,other)"),
+    ] {
+        session
+            .call(
+                &format!("label selector: {step}"),
+                Method::GET,
+                &format!("{base}?labelSelector={selector}"),
+                None,
+                None,
+            )
+            .await;
+    }
+    // Custom resources whose selectable field holds the characters that need escapes.
+    let group = format!("{ns}.kro.run");
+    let gadgets = format!("/apis/{group}/v1/namespaces/{ns}/gadgets");
+    establish(
+        session,
+        &gadget_crd(&group, &[".spec.color"]),
+        &gadgets,
+        "GadgetList",
+    )
+    .await;
+    for (name, color) in [
+        ("comma", "a,b"),
+        ("equals", "x=y"),
+        ("backslash", r"back\slash"),
+        ("plain", "a"),
+    ] {
+        let gadget = json!({"apiVersion": format!("{group}/v1"), "kind": "Gadget",
+            "metadata": {"name": name}, "spec": {"color": color}});
+        session
+            .call(
+                &format!("create the {name} gadget"),
+                Method::POST,
+                &gadgets,
+                Some(JSON),
+                Some(&gadget),
+            )
+            .await;
+    }
+    for selector in [
+        "spec.color%3Da%5C%2Cb",
+        "spec.color%3D%3Dx%5C%3Dy",
+        "spec.color%3Dback%5C%5Cslash",
+        "spec.color!%3Da%5C%2Cb",
+        "spec.color%3Da,spec.color!%3Da%5C%2Cb",
+    ] {
+        session
+            .call(
+                &format!("gadgets by {selector}"),
+                Method::GET,
+                &format!("{gadgets}?fieldSelector={selector}"),
+                None,
+                None,
+            )
+            .await;
+    }
+    session
+        .call(
+            "delete the gadget definition",
+            Method::DELETE,
+            &format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}"),
+            None,
+            None,
+        )
+        .await;
+    // Names with a `:` (as the system roles have), sent escaped as clients do.
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": format!("system:{ns}")},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]});
+    session
+        .call(
+            "create a system: role",
+            Method::POST,
+            roles,
+            Some(JSON),
+            Some(&role),
+        )
+        .await;
+    for (step, path) in [
+        (
+            "get it by its escaped name",
+            format!("{roles}/system%3A{ns}"),
+        ),
+        ("get it by its plain name", format!("{roles}/system:{ns}")),
+        (
+            "an escaped letter in the resource",
+            format!("/api/v1/namespaces/{ns}/config%6Daps/one"),
+        ),
+        ("an escaped slash in a name", format!("{base}/one%2Fstatus")),
+        (
+            "an escaped slash that adds a segment",
+            format!("{base}/a%2Fb%2Fc"),
+        ),
+        ("a bad escape", format!("{base}/one%zz")),
+        ("a cut escape", format!("{base}/one%4")),
+    ] {
+        session.call(step, Method::GET, &path, None, None).await;
+    }
+    session
+        .call(
+            "delete it by its escaped name",
+            Method::DELETE,
+            &format!("{roles}/system%3A{ns}"),
+            None,
+            None,
+        )
+        .await;
+}
+
 const METADATA_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 const METADATA: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
 
@@ -2503,6 +2664,7 @@ async fn transcripts(client: kube::Client, run: &str) -> Vec<(&'static str, Vec<
     scenario!("protobuf", protobuf_bodies);
     scenario!("selectable", selectable_fields);
     scenario!("events", events_in_both_versions);
+    scenario!("selectors", selectors_and_escaped_paths);
     all
 }
 
