@@ -10,7 +10,9 @@
 //! The cases come from a fixed seed, so every run (CI's included) sends the same requests;
 //! `PROPTEST_RNG_SEED=<number>` explores others. The corpus in `testdata/fuzz/` (one request
 //! per file: a first line `METHOD PATH CONTENT-TYPE`, then the body) is replayed first; add
-//! what a new seed finds there.
+//! what a new seed finds there. The decoders are also fuzzed one by one, without the router,
+//! by `fuzz_protobuf`, `fuzz_json_patch`, `fuzz_strategic` and `fuzz_selectors`, with their
+//! corpora in subdirectories of `testdata/fuzz/`.
 
 use std::sync::OnceLock;
 
@@ -459,9 +461,11 @@ fn parse_corpus_entry(text: &[u8]) -> Option<Fuzzed> {
 #[test]
 fn the_corpus_of_interesting_bodies_gets_well_formed_answers() {
     let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/fuzz");
+    // Subdirectories hold the corpora of the single-decoder targets (`fuzz_<decoder>.rs`).
     let mut entries: Vec<_> = std::fs::read_dir(&directory)
         .expect("the corpus directory")
         .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.is_file())
         .collect();
     entries.sort();
     assert!(
