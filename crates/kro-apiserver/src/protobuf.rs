@@ -93,6 +93,13 @@ pub enum ProtobufError {
         /// The most JSON, in bytes, a body may decode to.
         limit: usize,
     },
+    /// The body stands for more objects than a request may make the server hold: each
+    /// takes a few hundred bytes of memory however little JSON it spells.
+    #[error("the body decodes to more than {limit} objects")]
+    TooManyObjects {
+        /// The most objects (with at least one field) a body may decode to.
+        limit: usize,
+    },
     /// Embedded JSON (`RawExtension`, `FieldsV1`, `JSON`) is not valid JSON.
     #[error("the embedded JSON of {message} is not valid")]
     EmbeddedJson {
@@ -115,6 +122,7 @@ impl ProtobufError {
             ProtobufError::EmbeddedJson { .. } => "EmbeddedJson",
             ProtobufError::TooDeep { .. } => "TooDeep",
             ProtobufError::TooLarge { .. } => "TooLarge",
+            ProtobufError::TooManyObjects { .. } => "TooManyObjects",
         }
     }
 }
@@ -216,7 +224,7 @@ pub fn decode_object(bytes: &[u8]) -> Result<Value, ProtobufError> {
 /// Kubernetes protobuf body; [`ProtobufError::UnknownKind`] for kinds without a protobuf form;
 /// [`ProtobufError::TooDeep`] for messages nested more than 64 deep, refused before the
 /// decoder recurses further; [`ProtobufError::TooLarge`] once the JSON would pass
-/// `max_json_bytes`.
+/// `max_json_bytes`; [`ProtobufError::TooManyObjects`] past 100,000 objects with fields.
 pub fn decode_object_within(bytes: &[u8], max_json_bytes: usize) -> Result<Value, ProtobufError> {
     let envelope = Envelope::read(bytes)?;
     let (api_version, kind) = (envelope.api_version, envelope.kind);

@@ -230,8 +230,9 @@ async fn a_protobuf_body_of_another_kind_is_refused_before_it_is_decoded() {
 #[tokio::test]
 async fn a_small_protobuf_body_standing_for_a_huge_object_is_refused_with_a_413() {
     // A Node with 1.5 million empty conditions: 3 MB, within the body limit, each condition
-    // written out with the fields Go does not omit (`{"type":"","status":""}`). Field
-    // numbers of `generated.proto`: Node.status 3, NodeStatus.conditions 4.
+    // written out with the fields Go does not omit (`{"type":"","status":"", ...}`): more
+    // JSON than the largest object stored (3 MiB). Field numbers of `generated.proto`:
+    // Node.status 3, NodeStatus.conditions 4, NodeStatus.images 8.
     let conditions: Vec<u8> = [0x22u8, 0x00].repeat(1_500_000);
     let mut raw = Vec::new();
     bytes_field(&mut raw, 3, &conditions);
@@ -247,9 +248,28 @@ async fn a_small_protobuf_body_standing_for_a_huge_object_is_refused_with_a_413(
     .await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     let answer: Value = serde_json::from_slice(&body).expect("a JSON Status");
-    let message = answer["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains("decodes to more than 6 MiB (6291456 bytes) of JSON"),
-        "{message}"
+    assert_eq!(
+        answer["message"],
+        "the protobuf request body cannot be decoded: the body decodes to more than 3 MiB (3145728 bytes) of JSON"
+    );
+    // A Node with a million empty images (`{"names":null}` each): little JSON, but each a
+    // map in memory; refused at 100,000 of them.
+    let images: Vec<u8> = [0x42u8, 0x00].repeat(1_000_000);
+    let mut raw = Vec::new();
+    bytes_field(&mut raw, 3, &images);
+    let (status, _, body) = send(
+        &app,
+        "POST",
+        "/api/v1/nodes",
+        MEDIA_TYPE,
+        "application/json",
+        enveloped("v1", "Node", &raw),
+    )
+    .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    let answer: Value = serde_json::from_slice(&body).expect("a JSON Status");
+    assert_eq!(
+        answer["message"],
+        "the protobuf request body cannot be decoded: the body decodes to more than 100000 objects"
     );
 }

@@ -2,7 +2,9 @@
 //! hardening issue (22 and 24 `copy` operations each doubling `/data`), a YAML alias bomb,
 //! deep nesting and an oversized body are refused with a Kubernetes `Status` while the
 //! server's peak memory (VmHWM) stays under 256 MiB; watches opened and dropped by their
-//! clients are released, and the memory they took is handed back (VmRSS).
+//! clients are released, and the memory they took is handed back (VmRSS). The worst bodies
+//! of the third round (protobuf nesting and inflation, a quadratic strategic merge patch, an
+//! object that defaulting makes too large) are refused or served within the same bound.
 //!
 //! `KRO_APISERVER_BINARY` points these tests at another build of `kro`, to show that a
 //! test fails on the code before a fix.
@@ -135,6 +137,190 @@ fn patch_bombs_are_refused_within_256_mib_of_peak_memory() {
         "peak memory {peak} KiB over {PEAK_BOUND_KIB} KiB"
     );
     eprintln!("peak memory under the patch bombs: {} MiB", peak / 1024);
+}
+
+/// A length-delimited protobuf field.
+fn bytes_field(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
+    let mut varint = |mut value: u64| {
+        while value >= 0x80 {
+            out.push((value as u8) | 0x80);
+            value >>= 7;
+        }
+        out.push(value as u8);
+    };
+    varint(u64::from(tag) << 3 | 2);
+    varint(bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// A Kubernetes protobuf body: the magic and the envelope around `raw`.
+fn enveloped(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let mut type_meta = Vec::new();
+    bytes_field(&mut type_meta, 1, api_version.as_bytes());
+    bytes_field(&mut type_meta, 2, kind.as_bytes());
+    let mut out = b"k8s\0".to_vec();
+    bytes_field(&mut out, 1, &type_meta);
+    bytes_field(&mut out, 2, raw);
+    out
+}
+
+fn send(server: &Server, method: &str, path: &str, media_type: &str, body: &[u8]) -> (u16, Value) {
+    let answer = try_http(
+        server.port,
+        method,
+        path,
+        "bomber",
+        Some(body),
+        &[("Content-Type", media_type), ("Accept", "application/json")],
+    )
+    .unwrap_or_else(|| panic!("no answer to {method} {path}"));
+    let status = answer.json();
+    (answer.code, status)
+}
+
+/// One request of the worst bodies: what it is, where it goes, and the answer it must get.
+struct WorstBody {
+    what: &'static str,
+    method: &'static str,
+    path: String,
+    media_type: &'static str,
+    body: Vec<u8>,
+    code: u16,
+    /// An object to create first, on the same server.
+    setup: Option<(String, Vec<u8>)>,
+}
+
+/// The worst bodies of the third hardening round, each at most 3 MiB and each sent to a
+/// server of its own, whose peak memory (VmHWM) is that request's: a protobuf CRD whose
+/// schema nests `not` 2,000 deep (it overflowed the stack and aborted the process), a
+/// protobuf NodeList of 1.5 million empty items sent to create a Node (6.6 GB and 40 s), a
+/// Node with 1.5 million empty conditions (more JSON than any stored object) and one with a
+/// million empty images (a map in memory each), a strategic merge patch deleting 60,000
+/// finalizers from a list of 60,000 (quadratic: 100,000 took 80 s; creating the object was
+/// quadratic too, in its managed fields), and a Pod that defaulting makes larger than the
+/// limit (it was stored, at 3.77 MB).
+#[test]
+#[cfg(target_os = "linux")]
+fn the_worst_bodies_of_round_three_are_refused_within_256_mib_of_peak_memory() {
+    const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+    const JSON: &str = "application/json";
+    // `not` nested 2,000 deep (CRD.spec 2, versions 7, schema 4, openAPIV3Schema 1, not 28).
+    let mut schema = Vec::new();
+    for _ in 0..2_000 {
+        let mut outer = Vec::new();
+        bytes_field(&mut outer, 28, &schema);
+        schema = outer;
+    }
+    for tag in [1, 4, 7, 2] {
+        let mut outer = Vec::new();
+        bytes_field(&mut outer, tag, &schema);
+        schema = outer;
+    }
+    let node_of = |repeated: u8, count: usize| {
+        let mut node = Vec::new();
+        bytes_field(&mut node, 3, &[repeated, 0x00].repeat(count));
+        enveloped("v1", "Node", &node)
+    };
+    let finalizers: Vec<String> = (0..60_000).map(|index| format!("x.io/{index}")).collect();
+    let held = json!({"metadata": {"name": "held", "finalizers": finalizers}});
+    let unfinalize = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": finalizers}});
+    let containers: Vec<Value> = (0..12_000)
+        .map(|index| json!({"name": format!("c{index}"), "image": "i"}))
+        .collect();
+    let pod = json!({"metadata": {"name": "wide"}, "spec": {"containers": containers}});
+    let bodies = [
+        WorstBody {
+            what: "a CRD nested 2,000 deep",
+            method: "POST",
+            path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions".to_owned(),
+            media_type: PROTOBUF,
+            body: enveloped(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                &schema,
+            ),
+            code: 400,
+            setup: None,
+        },
+        WorstBody {
+            what: "a NodeList of 1.5 million items sent as a Node",
+            method: "POST",
+            path: "/api/v1/nodes".to_owned(),
+            media_type: PROTOBUF,
+            body: enveloped("v1", "NodeList", &[0x12u8, 0x00].repeat(1_500_000)),
+            code: 400,
+            setup: None,
+        },
+        WorstBody {
+            what: "a Node of 1.5 million empty conditions",
+            method: "POST",
+            path: "/api/v1/nodes".to_owned(),
+            media_type: PROTOBUF,
+            body: node_of(0x22, 1_500_000),
+            code: 413,
+            setup: None,
+        },
+        WorstBody {
+            what: "a Node of a million empty images",
+            method: "POST",
+            path: "/api/v1/nodes".to_owned(),
+            media_type: PROTOBUF,
+            body: node_of(0x42, 1_000_000),
+            code: 413,
+            setup: None,
+        },
+        WorstBody {
+            what: "a strategic merge patch deleting 60,000 finalizers",
+            method: "PATCH",
+            path: format!("{CONFIGMAPS}/held"),
+            media_type: "application/strategic-merge-patch+json",
+            body: unfinalize.to_string().into_bytes(),
+            code: 200,
+            setup: Some((CONFIGMAPS.to_owned(), held.to_string().into_bytes())),
+        },
+        WorstBody {
+            what: "a Pod that defaulting makes larger than the limit",
+            method: "POST",
+            path: "/api/v1/namespaces/default/pods".to_owned(),
+            media_type: JSON,
+            body: pod.to_string().into_bytes(),
+            code: 413,
+            setup: None,
+        },
+    ];
+    for worst in bodies {
+        assert!(
+            worst.body.len() <= 3 << 20,
+            "{}: {} bytes",
+            worst.what,
+            worst.body.len()
+        );
+        let server = start_server_binary(&[]);
+        if let Some((path, object)) = &worst.setup {
+            let (code, status) = send(&server, "POST", path, JSON, object);
+            assert_eq!(code, 201, "{}: {}", worst.what, status["message"]);
+        }
+        let (code, status) = send(
+            &server,
+            worst.method,
+            &worst.path,
+            worst.media_type,
+            &worst.body,
+        );
+        assert_eq!(code, worst.code, "{}: {}", worst.what, status["message"]);
+        // Still serving.
+        assert_eq!(
+            http(server.port, "GET", CONFIGMAPS, "bomber", None).code,
+            200
+        );
+        let peak = server.status_kib("VmHWM").expect("VmHWM of the server");
+        eprintln!("{}: peak memory {} MiB", worst.what, peak / 1024);
+        assert!(
+            peak < PEAK_BOUND_KIB,
+            "{}: peak memory {peak} KiB over {PEAK_BOUND_KIB} KiB",
+            worst.what
+        );
+    }
 }
 
 /// Opens a watch of `collection` and reads until its first bytes arrive.

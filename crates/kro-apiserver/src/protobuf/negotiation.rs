@@ -201,15 +201,19 @@ async fn json_request(
         ))
     })?;
     check_type(&bytes, expected.as_ref())?;
-    // The JSON a body decodes to may be twice its limit (JSON spells out what protobuf
-    // numbers); more is an object no request may carry, refused while it is being decoded.
-    let object = decode_object_within(&bytes, limit.saturating_mul(2)).map_err(|error| {
-        let message = format!("the protobuf request body cannot be decoded: {error}");
-        match error {
-            ProtobufError::TooLarge { .. } => ApiError::too_large(message),
-            _ => ApiError::bad_request(message),
-        }
-    })?;
+    // No body may decode to more JSON than the largest object the server stores: it could
+    // never be stored (protobuf's shorter numbers and binary bytes are within this, as a
+    // body's unset fields, which Go writes out as zero values, may not be).
+    let object =
+        decode_object_within(&bytes, crate::bounds::MAX_OBJECT_BYTES).map_err(|error| {
+            let message = format!("the protobuf request body cannot be decoded: {error}");
+            match error {
+                ProtobufError::TooLarge { .. } | ProtobufError::TooManyObjects { .. } => {
+                    ApiError::too_large(message)
+                }
+                _ => ApiError::bad_request(message),
+            }
+        })?;
     let json = serde_json::to_vec(&object)
         .map_err(|error| ApiError::internal(format!("re-encoding a decoded body: {error}")))?;
     parts.headers.insert(
