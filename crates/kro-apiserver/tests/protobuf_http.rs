@@ -5,6 +5,7 @@ use axum::body::Body;
 use http::{Request, StatusCode, header};
 use kro_apiserver::protobuf::{MEDIA_TYPE, decode_object, encode_object};
 use kro_apiserver::{ServerConfig, ServerState, router};
+use kro_test_support::protobuf_bodies::{enveloped, length_delimited};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
@@ -112,31 +113,6 @@ async fn custom_resources_refuse_protobuf_bodies_and_answer_json_when_listed() {
     assert_eq!(status_body["reason"], "UnsupportedMediaType");
 }
 
-/// A length-delimited protobuf field.
-fn bytes_field(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
-    let mut varint = |mut value: u64| {
-        while value >= 0x80 {
-            out.push((value as u8) | 0x80);
-            value >>= 7;
-        }
-        out.push(value as u8);
-    };
-    varint(u64::from(tag) << 3 | 2);
-    varint(bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
-/// A Kubernetes protobuf body: the magic and the envelope around `raw`.
-fn enveloped(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let mut type_meta = Vec::new();
-    bytes_field(&mut type_meta, 1, api_version.as_bytes());
-    bytes_field(&mut type_meta, 2, kind.as_bytes());
-    let mut out = b"k8s\0".to_vec();
-    bytes_field(&mut out, 1, &type_meta);
-    bytes_field(&mut out, 2, raw);
-    out
-}
-
 /// A CRD whose schema nests `not` `depth` deep (field numbers of Kubernetes'
 /// `generated.proto`: CRD.spec 2, spec.versions 7, version.schema 4,
 /// validation.openAPIV3Schema 1, JSONSchemaProps.not 28).
@@ -144,13 +120,13 @@ fn crd_with_nested_not(depth: usize) -> Vec<u8> {
     let mut schema = Vec::new();
     for _ in 0..depth {
         let mut outer = Vec::new();
-        bytes_field(&mut outer, 28, &schema);
+        length_delimited(&mut outer, 28, &schema);
         schema = outer;
     }
     let mut raw = schema;
     for tag in [1, 4, 7, 2] {
         let mut outer = Vec::new();
-        bytes_field(&mut outer, tag, &raw);
+        length_delimited(&mut outer, tag, &raw);
         raw = outer;
     }
     enveloped("apiextensions.k8s.io/v1", "CustomResourceDefinition", &raw)
@@ -235,7 +211,7 @@ async fn a_small_protobuf_body_standing_for_a_huge_object_is_refused_with_a_413(
     // Node.status 3, NodeStatus.conditions 4, NodeStatus.images 8.
     let conditions: Vec<u8> = [0x22u8, 0x00].repeat(1_500_000);
     let mut raw = Vec::new();
-    bytes_field(&mut raw, 3, &conditions);
+    length_delimited(&mut raw, 3, &conditions);
     let app = app().await;
     let (status, _, body) = send(
         &app,
@@ -256,7 +232,7 @@ async fn a_small_protobuf_body_standing_for_a_huge_object_is_refused_with_a_413(
     // map in memory; refused at 100,000 of them.
     let images: Vec<u8> = [0x42u8, 0x00].repeat(1_000_000);
     let mut raw = Vec::new();
-    bytes_field(&mut raw, 3, &images);
+    length_delimited(&mut raw, 3, &images);
     let (status, _, body) = send(
         &app,
         "POST",

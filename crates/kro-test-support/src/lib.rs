@@ -4,11 +4,12 @@
 //!
 //! **Owns:** starting, reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane;
 //! finding kubectl; building the Go programs under `tools/` ([`build_go_tool`]); polling
-//! helpers the suites share.
+//! helpers the suites share; hand-built protobuf bodies ([`protobuf_bodies`]).
 //!
 //! **Must not:** be a dependency of anything but tests.
 
 mod go_tool;
+pub mod protobuf_bodies;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -16,6 +16,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use apiserver_support::{Server, http, try_http};
+use kro_test_support::protobuf_bodies::{enveloped, length_delimited};
 use serde_json::{Value, json};
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
@@ -139,31 +140,6 @@ fn patch_bombs_are_refused_within_256_mib_of_peak_memory() {
     eprintln!("peak memory under the patch bombs: {} MiB", peak / 1024);
 }
 
-/// A length-delimited protobuf field.
-fn bytes_field(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
-    let mut varint = |mut value: u64| {
-        while value >= 0x80 {
-            out.push((value as u8) | 0x80);
-            value >>= 7;
-        }
-        out.push(value as u8);
-    };
-    varint(u64::from(tag) << 3 | 2);
-    varint(bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
-/// A Kubernetes protobuf body: the magic and the envelope around `raw`.
-fn enveloped(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
-    let mut type_meta = Vec::new();
-    bytes_field(&mut type_meta, 1, api_version.as_bytes());
-    bytes_field(&mut type_meta, 2, kind.as_bytes());
-    let mut out = b"k8s\0".to_vec();
-    bytes_field(&mut out, 1, &type_meta);
-    bytes_field(&mut out, 2, raw);
-    out
-}
-
 fn send(server: &Server, method: &str, path: &str, media_type: &str, body: &[u8]) -> (u16, Value) {
     let answer = try_http(
         server.port,
@@ -208,17 +184,17 @@ fn the_worst_bodies_of_round_three_are_refused_within_256_mib_of_peak_memory() {
     let mut schema = Vec::new();
     for _ in 0..2_000 {
         let mut outer = Vec::new();
-        bytes_field(&mut outer, 28, &schema);
+        length_delimited(&mut outer, 28, &schema);
         schema = outer;
     }
     for tag in [1, 4, 7, 2] {
         let mut outer = Vec::new();
-        bytes_field(&mut outer, tag, &schema);
+        length_delimited(&mut outer, tag, &schema);
         schema = outer;
     }
     let node_of = |repeated: u8, count: usize| {
         let mut node = Vec::new();
-        bytes_field(&mut node, 3, &[repeated, 0x00].repeat(count));
+        length_delimited(&mut node, 3, &[repeated, 0x00].repeat(count));
         enveloped("v1", "Node", &node)
     };
     let finalizers: Vec<String> = (0..60_000).map(|index| format!("x.io/{index}")).collect();
