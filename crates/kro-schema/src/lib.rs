@@ -3,8 +3,8 @@
 //! **Owns:** SimpleSchema (the compact schema language of a ResourceGraphDefinition) compiled to
 //! OpenAPI v3; the OpenAPI model; the mapping between OpenAPI schemas and CEL types in both
 //! directions; structural-schema operations (validation including `x-kubernetes-validations`,
-//! defaulting, pruning) shared by the graph builder and the embedded API server; the built-in
-//! catalog of Kubernetes API schemas.
+//! defaulting, pruning) shared by the graph builder and the embedded API server; example values
+//! of a schema; the built-in catalog of Kubernetes API schemas.
 //!
 //! **Must not:** do I/O; schemas arrive as values from the caller, or are compiled in (the
 //! built-in catalog decompresses its data from the binary, never from files).
@@ -12,6 +12,7 @@
 mod catalog;
 mod cel_types;
 mod defaulting;
+mod example;
 mod field_error;
 mod gvk;
 mod openapi;
@@ -25,6 +26,7 @@ pub use catalog::{
 };
 pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes, SharedDefinitions};
 pub use defaulting::apply_defaults;
+pub use example::example_value;
 pub use field_error::{
     BadValue, FieldError, FieldErrorType, FieldPath, PathElement, go_quote, invalid_object_message,
 };

@@ -1,5 +1,7 @@
-//! `kro validate`, `kro generate crd` and `kro graph`, run as a user runs them, on upstream's
-//! examples and on RGDs written to a temporary directory.
+//! `kro validate`, `kro generate crd`, `kro generate instance` and `kro graph`, run as a user
+//! runs them, on upstream's examples and on RGDs written to a temporary directory.
+
+mod apiserver_support;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -368,6 +370,113 @@ fn generate_crd_prints_yaml_that_reads_back() {
     assert_eq!(
         schema["properties"]["spec"]["properties"]["image"]["default"],
         "nginx"
+    );
+}
+
+/// Every example RGD, upstream's and ours, gets an instance from `kro generate instance` that
+/// `kro apiserver` accepts once the CRD `kro generate crd` prints is installed: its schema,
+/// defaults and CEL rules all admit it.
+#[test]
+fn generated_instances_are_admitted_under_their_generated_crds() {
+    let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let ours = ours.to_string_lossy();
+    let upstream = examples("kubernetes");
+    let inputs = ["-R", "-f", upstream.as_str(), "-f", &ours];
+    let crds = kro(&[&["generate", "crd"][..], &inputs].concat());
+    assert!(crds.status.success(), "{}", stderr(&crds));
+    let instances = kro(&[&["generate", "instance", "-n", "default"][..], &inputs].concat());
+    assert!(instances.status.success(), "{}", stderr(&instances));
+    assert!(
+        !stderr(&instances).contains("warning: ") || stderr(&instances).contains("repeated"),
+        "every field was filled: {}",
+        stderr(&instances)
+    );
+    let crds = parse_yaml_documents(&stdout(&crds)).expect("CRDs in YAML");
+    let instances = parse_yaml_documents(&stdout(&instances)).expect("instances in YAML");
+    assert!(instances.len() >= 20, "{} instances", instances.len());
+
+    let server = apiserver_support::Server::start(&["--simulators", "none"]);
+    let post = |path: &str, object: &serde_json::Value| {
+        apiserver_support::http(server.port, "POST", path, "test", Some(&object.to_string()))
+    };
+    // Two of the examples define the same kind; the first of each is installed (the CRDs and
+    // the instances come in the order of their RGDs).
+    let mut installed = std::collections::BTreeSet::new();
+    for crd in &crds {
+        if !installed.insert(crd.value["metadata"]["name"].to_string()) {
+            continue;
+        }
+        let created = post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &crd.value,
+        );
+        assert_eq!(created.code, 201, "{}", created.body);
+    }
+    let mut kinds = std::collections::BTreeSet::new();
+    for instance in &instances {
+        let instance = &instance.value;
+        let kind = instance["kind"].as_str().expect("a kind");
+        if !kinds.insert(kind) {
+            continue;
+        }
+        let crd = crds
+            .iter()
+            .find(|crd| crd.value["spec"]["names"]["kind"] == kind)
+            .unwrap_or_else(|| panic!("the CRD of {kind}"));
+        let path = format!(
+            "/apis/{}/namespaces/default/{}",
+            instance["apiVersion"].as_str().expect("an apiVersion"),
+            crd.value["spec"]["names"]["plural"]
+                .as_str()
+                .expect("a plural"),
+        );
+        let created = post(&path, instance);
+        assert_eq!(created.code, 201, "{kind}: {}", created.body);
+    }
+}
+
+#[test]
+fn generate_instance_names_what_no_plain_value_satisfies() {
+    let rgd = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: tickets}
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Ticket
+    spec:
+      code: string | required=true pattern="^[A-Z]{3}-[0-9]{4}$"
+      owner: string | required=true
+      priority: integer | default=3 minimum=1
+  resources: []
+"#;
+    let dir = directory(&[("rgd.yaml", rgd)]);
+    let output = kro(&[
+        "generate",
+        "instance",
+        "-f",
+        &path(&dir, "rgd.yaml"),
+        "--name",
+        "first",
+        "-o",
+        "json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let instance: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    assert_eq!(
+        instance,
+        serde_json::json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "Ticket",
+            "metadata": {"name": "first"},
+            "spec": {"code": "example", "owner": "example", "priority": 3},
+        })
+    );
+    let warnings = stderr(&output);
+    assert!(
+        warnings.contains("warning: Ticket: spec.code: Invalid value")
+            && warnings.contains("set a value its schema accepts"),
+        "{warnings}"
     );
 }
 

@@ -1,7 +1,8 @@
 //! `kro generate crd -f FILE [-o yaml|json]`: the CustomResourceDefinitions kro would install
 //! for ResourceGraphDefinitions, built offline; `kro generate rgd-crd`: the
 //! ResourceGraphDefinition CRD itself, as the controller installs it (the Helm chart's copy is
-//! this output).
+//! this output); `kro generate instance -f FILE [--name N] [-n NS]`: an instance of each RGD's
+//! kind with every required field and every default shown, checked against its CRD.
 
 use std::process::ExitCode;
 
@@ -25,6 +26,25 @@ enum What {
     Crd(CrdArgs),
     /// The ResourceGraphDefinition CRD, as the controller installs it.
     RgdCrd(RgdCrdArgs),
+    /// An instance of each RGD's kind: every required field with a value its schema accepts,
+    /// every default shown.
+    Instance(InstanceArgs),
+}
+
+/// Flags of `kro generate instance`.
+#[derive(Debug, clap::Args)]
+struct InstanceArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// The instance's name (default: its kind in lower case).
+    #[arg(long)]
+    name: Option<String>,
+    /// The instance's namespace (default: none, so `kubectl apply` uses the current one).
+    #[arg(short = 'n', long)]
+    namespace: Option<String>,
+    /// Output format, as kubectl prints it.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
+    output: OutputFormat,
 }
 
 /// Flags of `kro generate rgd-crd`.
@@ -56,6 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             print!("{}", render(&[&crd], args.output)?);
             return Ok(ExitCode::SUCCESS);
         }
+        What::Instance(args) => return instances(&args),
     };
     // Only the CRDs are kept of each graph, as soon as it is built.
     let mut count = 0_usize;
@@ -78,6 +99,74 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let crds: Vec<&Value> = crds.iter().collect();
     print!("{}", render(&crds, args.output)?);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the RGDs and prints an instance of each one's kind; a field the example cannot
+/// fill to its schema's liking (a pattern, a CEL rule) is named on stderr.
+fn instances(args: &InstanceArgs) -> anyhow::Result<ExitCode> {
+    let mut crds: Vec<Value> = Vec::new();
+    let mut count = 0_usize;
+    let workspace = load_and_visit(&args.input, &mut |built| {
+        count += 1;
+        if let Some(graph) = built.graph {
+            crds.push(graph.crd);
+        }
+    })?;
+    workspace.print_diagnostics();
+    if workspace.has_errors() {
+        return Ok(ExitCode::FAILURE);
+    }
+    if count == 0 {
+        eprintln!("error: no ResourceGraphDefinition (kro.run/v1alpha1) in the given files");
+        return Ok(ExitCode::FAILURE);
+    }
+    let mut instances = Vec::new();
+    for crd in &crds {
+        let (instance, problems) =
+            example_instance(crd, args.name.as_deref(), args.namespace.as_deref())?;
+        let kind = instance["kind"].as_str().unwrap_or_default();
+        for problem in problems {
+            eprintln!("warning: {kind}: {problem}: set a value its schema accepts");
+        }
+        instances.push(instance);
+    }
+    let instances: Vec<&Value> = instances.iter().collect();
+    print!("{}", render(&instances, args.output)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An instance of the kind `crd` defines: `spec` from [`kro_schema::example_value`], and
+/// what the CRD's schema still refuses in it.
+fn example_instance(
+    crd: &Value,
+    name: Option<&str>,
+    namespace: Option<&str>,
+) -> anyhow::Result<(Value, Vec<String>)> {
+    let version = &crd["spec"]["versions"][0];
+    let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
+    let group = crd["spec"]["group"].as_str().unwrap_or_default();
+    let api_version = format!("{group}/{}", version["name"].as_str().unwrap_or_default());
+    let schema: kro_schema::Schema =
+        serde_json::from_value(version["schema"]["openAPIV3Schema"].clone())?;
+    let spec = schema
+        .properties
+        .get("spec")
+        .map_or_else(|| json!({}), kro_schema::example_value);
+    let mut metadata = json!({"name": name.map_or_else(|| kind.to_lowercase(), str::to_owned)});
+    if let Some(namespace) = namespace {
+        metadata["namespace"] = json!(namespace);
+    }
+    let instance = json!({
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": metadata,
+        "spec": spec,
+    });
+    let problems = kro_schema::validate(&schema, &instance, None)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Ok((instance, problems))
 }
 
 /// The objects as kubectl's `-o yaml` / `-o json` would print them: YAML documents separated
