@@ -26,6 +26,7 @@ PROGRAMS=(
   "kro-crd ."
   "kube-protobuf ."
   "flect ."
+  "kro-json ."
 )
 
 cmd_build() {

@@ -1,10 +1,13 @@
 //! kro's JSON library (upstream `pkg/cel/library/json.go`).
 //!
 //! - `json.unmarshal(string) -> dyn`: parses JSON text into maps, lists, strings, bools, null
-//!   and numbers. Integers that fit become `int`, like every JSON kro-cel reads (see
-//!   [`from_json`](crate::from_json)); other numbers become `double`. Upstream makes every
-//!   number a `double`, so `json.unmarshal('{"a": 5}').a / 2` is `2` here and `2.5` there.
-//!   Invalid JSON (including empty text and trailing characters) is an invalid-argument error.
+//!   and numbers. Every number is a `double`, as upstream's (Go's `encoding/json` into `any`
+//!   gives `float64`): `json.unmarshal('{"a": 5}').a` is `5.0`, dividing it by the int `2` is
+//!   a no-such-overload error as there, and an integer past 2^53 is rounded to the nearest
+//!   double. Numbers are parsed with correct rounding, as Go's `strconv.ParseFloat`; a number
+//!   too large for a double is an error there and here. Checked against upstream's function
+//!   on a corpus (`tests/json_unmarshal_upstream.rs`). Invalid JSON (including empty text and
+//!   trailing characters) is an invalid-argument error.
 //! - `json.marshal(dyn) -> string`: JSON text byte-for-byte as upstream writes it (Go's
 //!   `encoding/json`): sorted keys, no whitespace, Go's number and string escaping; see
 //!   [`marshal`] for the rules per type.
@@ -61,16 +64,40 @@ fn unmarshal(text: &str, budget: &mut Budget) -> EvalResult<Value> {
     let invalid = |reason: String| {
         EvalError::invalid_argument(UNMARSHAL, format!("failed to parse JSON: {reason}"))
     };
-    let json: serde_json::Value =
+    let mut json: serde_json::Value =
         serde_json::from_str(text).map_err(|error| invalid(error.to_string()))?;
     // Four units per value: parsing it into JSON, then converting it into a CEL value.
     budget.charge(count_values(&json).saturating_mul(4))?;
+    numbers_as_doubles(&mut json);
     from_json(&json, None, None).map_err(|error| match error {
         JsonError::TooDeep { limit, .. } => {
             EvalError::new(crate::EvalErrorKind::NestingTooDeep(limit))
         }
         other => invalid(other.to_string()),
     })
+}
+
+/// Makes every number of `json` a double, as Go's `encoding/json` reads numbers into `any`:
+/// an integer is rounded to the nearest double (`as` rounds to nearest, ties to even, as
+/// `strconv.ParseFloat` does).
+fn numbers_as_doubles(json: &mut serde_json::Value) {
+    let mut pending = vec![json];
+    while let Some(next) = pending.pop() {
+        match next {
+            serde_json::Value::Number(number) if !number.is_f64() => {
+                let double = number
+                    .as_i64()
+                    .map(|value| value as f64)
+                    .or_else(|| number.as_u64().map(|value| value as f64));
+                if let Some(double) = double.and_then(serde_json::Number::from_f64) {
+                    *number = double;
+                }
+            }
+            serde_json::Value::Array(items) => pending.extend(items),
+            serde_json::Value::Object(fields) => pending.extend(fields.values_mut()),
+            _ => {}
+        }
+    }
 }
 
 /// How many values a JSON document holds, counting every nested one.
@@ -235,24 +262,28 @@ mod tests {
     fn unmarshal_reads_json_values() {
         let env = env();
         let cases = [
+            // Every number is a double, as upstream's (Go's float64).
             (
                 r#"json.unmarshal('{"name": "test", "count": 42}')"#,
-                "{'name': 'test', 'count': 42}",
+                "{'name': 'test', 'count': 42.0}",
             ),
-            ("json.unmarshal('[1, 2, 3]')", "[1, 2, 3]"),
+            ("json.unmarshal('[1, 2, 3]')", "[1.0, 2.0, 3.0]"),
             (r#"json.unmarshal('"hello"')"#, "'hello'"),
-            ("json.unmarshal('123')", "123"),
+            ("json.unmarshal('123')", "123.0"),
+            ("json.unmarshal('-0')", "-0.0"),
+            ("json.unmarshal('9007199254740993')", "9007199254740992.0"),
+            (r#"json.unmarshal('{"a": 5}').a / 2.0"#, "2.5"),
             ("json.unmarshal('1.5')", "1.5"),
             ("json.unmarshal('1E2')", "100.0"),
             ("json.unmarshal('true')", "true"),
             ("json.unmarshal('null')", "null"),
-            ("json.unmarshal('  [1] ')", "[1]"),
-            (r#"json.unmarshal('{"a": 1, "a": 2}')"#, "{'a': 2}"),
+            ("json.unmarshal('  [1] ')", "[1.0]"),
+            (r#"json.unmarshal('{"a": 1, "a": 2}')"#, "{'a': 2.0}"),
             (
                 r#"json.unmarshal('{"nested": {"value": "deep"}}').nested.value"#,
                 "'deep'",
             ),
-            ("json.unmarshal('[1, 2, 3]')[1]", "2"),
+            ("json.unmarshal('[1, 2, 3]')[1]", "2.0"),
             (
                 "json.unmarshal('12345678901234567890')",
                 "12345678901234567890.0",
