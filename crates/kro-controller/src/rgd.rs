@@ -46,10 +46,41 @@ use crate::shared::Shared;
 use crate::watches::ListedChanges;
 use crate::worker::{Reconciler, Tasks};
 use kro_engine::kinds::ServedKind;
+use kro_graph::metadata::{OWNED_LABEL, RGD_NAME_LABEL};
 
 mod deletion;
 
 pub use kro_engine::kinds::rgd_resource;
+
+/// Watches the CRDs kro generates (`kro.run/owned=true`) and queues the RGD each names
+/// (`kro.run/resource-graph-definition-name`) when one changes or goes: its reconcile writes
+/// the CRD back to what the RGD generates, or creates it again (upstream watches them too,
+/// since its #1029). kro's own writes come back as one more reconcile that finds the CRD
+/// current and writes nothing.
+async fn watch_generated_crds(client: kube::Client, queue: WorkQueue<String>) {
+    let crds: Api<DynamicObject> = Api::all_with(client, &crd_resource());
+    let config = watcher::Config::default().labels(&format!("{OWNED_LABEL}=true"));
+    let watch = watcher::watcher(crds, config).backoff(crate::watches::WatchBackoff::default());
+    let mut watch = std::pin::pin!(watch);
+    while let Some(event) = watch.next().await {
+        match event {
+            Ok(Event::Apply(crd) | Event::Delete(crd)) => {
+                let owner = crd
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|labels| labels.get(RGD_NAME_LABEL));
+                if let Some(rgd) = owner {
+                    tracing::debug!(crd = ?crd.metadata.name, %rgd, "generated CRD changed");
+                    queue.add(rgd.clone());
+                }
+            }
+            // A (re-)list queues nothing: the RGD watch's own list queues every RGD.
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "generated CRD watch failed; retrying"),
+        }
+    }
+}
 
 /// The kinds an RGD's resources name (their schemas are read from the API server).
 pub fn used_kinds(rgd: &ResourceGraphDefinition) -> BTreeSet<Gvk> {
@@ -154,6 +185,10 @@ impl RgdController {
                 }
             }
         });
+        tasks.watch(watch_generated_crds(
+            controller.shared.client.clone(),
+            controller.queue.clone(),
+        ));
         for _ in 0..workers.max(1) {
             let controller = Arc::clone(&controller);
             tasks.worker(async move {
