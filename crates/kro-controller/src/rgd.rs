@@ -435,8 +435,8 @@ impl RgdController {
         self.published(&used, &live).await?;
         tracing::debug!(elapsed = ?building.elapsed(), "schemas read");
         let config = BuildConfig {
+            env: kro_cel::Env::kro().with_cost_limit(Some(self.shared.settings.cel_cost_limit)),
             max_collection_dimensions: self.shared.settings.max_collection_dimensions,
-            ..BuildConfig::default()
         };
         let built = build_graph_with(
             &definition,

@@ -22,6 +22,9 @@ pub struct Settings {
     pub allow_crd_deletion: bool,
     /// Objects applied at once within a level.
     pub apply_concurrency: usize,
+    /// The CEL cost limit of each expression of an RGD, checked while it runs (`--cel-cost-limit`;
+    /// kro-cel's default, 1,000,000, unless set).
+    pub cel_cost_limit: u64,
     /// The kro version written into labels.
     pub kro_version: String,
     /// Level barrier or wavefront.
@@ -68,6 +71,7 @@ impl Default for Settings {
             max_collection_dimensions: kro_graph::DEFAULT_MAX_COLLECTION_DIMENSIONS,
             allow_crd_deletion: false,
             apply_concurrency: 16,
+            cel_cost_limit: kro_cel::DEFAULT_COST_LIMIT,
             kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
             scheduling: Scheduling::Levels,
             deletion_poll: Duration::from_secs(2),

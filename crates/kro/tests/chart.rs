@@ -157,6 +157,8 @@ fn the_chart_lints_renders_and_makes_a_command_line_the_controller_accepts() {
         "--allow-crd-deletion=true",
         "--leader-election-namespace=kro-system",
         "--dynamic-controller-concurrent-reconciles=8",
+        "--apply-concurrency=20",
+        "--cel-cost-limit=250000",
         "--zap-log-level=debug",
         "--enable-controller-warmup=true",
         "--feature-gates=CELOmitFunction=true",

@@ -45,6 +45,12 @@ pub struct Args {
     /// Objects of one level applied at once.
     #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..))]
     apply_concurrency: u16,
+    /// The CEL cost limit of each expression of an RGD while it runs (an expression past it
+    /// fails its reconcile with the cost it reached). Upstream main's flag, where 0 (its
+    /// default) turns the limit off; here every expression is always bounded, and 0 keeps
+    /// the default.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    cel_cost_limit: u64,
     /// Where to serve Prometheus metrics (`/metrics`, and `/healthz`, `/readyz` too): `HOST:PORT`
     /// or `:PORT`; port 0 picks a free one; `0` alone serves no metrics. Upstream kro's default
     /// port.
@@ -318,6 +324,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         workers,
         resource_graph_definition_concurrent_reconciles,
         apply_concurrency,
+        cel_cost_limit,
         metrics_addr,
         health_probe_bind_address,
         leader_elect,
@@ -347,6 +354,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             resource_graph_definition_concurrent_reconciles.unwrap_or(workers),
         ),
         apply_concurrency: usize::from(apply_concurrency),
+        cel_cost_limit: if cel_cost_limit == 0 {
+            kro_cel::DEFAULT_COST_LIMIT
+        } else {
+            cel_cost_limit
+        },
         max_collection_size: rgd_max_collection_size,
         max_collection_dimensions: rgd_max_collection_dimension_size,
         allow_crd_deletion,
