@@ -8,6 +8,11 @@
 //! from ([`SET_TEMPLATE_HASH_LABEL`]), and owned by the Set (a controller owner reference with
 //! `blockOwnerDeletion`): deleting a Set lets the garbage collector delete its instances, each
 //! the kro way.
+//!
+//! One reconcile makes at most [`BURST_REPLICAS`] writes ([`SetPlan::batch`], sent by
+//! [`batch`]), writes the Set's status, and then waits for its cache to show those writes (a
+//! ReplicaSet's expectations): their watch events bring the Set back for its next batch, which
+//! reads the Set again, so a change of `spec.replicas` is obeyed one batch later.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
@@ -30,7 +35,8 @@ use crate::object::Object;
 use crate::object_json::now;
 use crate::queue::{Failures, WorkQueue};
 use crate::set_plan::{
-    AwaitedWrites, Member, Ownership, Rollout, SetPlan, SetSpec, ownership, plan_set,
+    AwaitedWrites, BURST_REPLICAS, Member, Ownership, Rollout, SetPlan, SetSpec, ownership,
+    plan_set,
 };
 use crate::shared::Shared;
 use crate::watches::{InstanceRef, ListedChanges, SetListener};
@@ -38,6 +44,7 @@ use crate::worker::{Reconciler, Tasks};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kro_engine::kinds::ServedKind;
 
+mod batch;
 mod instances;
 
 /// How many names a create tries before it gives up for this reconcile (a name taken by
@@ -47,8 +54,11 @@ const NAME_ATTEMPTS: usize = 5;
 const MAX_NAME_PREFIX: usize = 58;
 /// How long a Set waits for its cache to show its own creates, deletes and updates before it
 /// decides again without them (an event the watch never delivers, such as an instance created and
-/// deleted by someone else between two lists, would otherwise hold it forever).
-const AWAITED_WRITES_TIMEOUT: Duration = Duration::from_secs(60);
+/// deleted by someone else between two lists, would otherwise hold it forever): five minutes,
+/// kube-controller-manager's `ExpectationsTimeout` for a ReplicaSet's expectations.
+const AWAITED_WRITES_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+/// The most instances a condition message names (a Set of 20,000 scaled to 0 deletes them all).
+const NAMED_IN_MESSAGES: usize = 10;
 
 /// The controller of one `<Kind>Set` kind.
 pub(crate) struct SetController {
@@ -182,15 +192,16 @@ impl SetController {
                 return Ok(false);
             }
         };
-        let namespace = key.namespace.as_deref();
-        let instances = self.instance_kind.api(&shared.client, namespace);
-        let members = self.members(shared, &set, &instances).await?;
-        if self.still_awaited(key, &members) {
+        if self.still_awaited(key, &set) {
             // The watch events of those writes bring the Set back (or the timer set with them).
             return Ok(true);
         }
+        let namespace = key.namespace.as_deref();
+        let instances = self.instance_kind.api(&shared.client, namespace);
+        let members = self.members(shared, &set, &instances).await?;
         let plan = plan_set(&spec, &members);
-        if plan.create > 0 || !plan.delete.is_empty() {
+        let mut batch = plan.batch(BURST_REPLICAS);
+        if batch.create > 0 || !batch.delete.is_empty() {
             let message = format!(
                 "scaling from {} to {} instance(s)",
                 plan.counts.replicas, spec.replicas
@@ -210,17 +221,14 @@ impl SetController {
         // A template refused at this generation is not tried again: only the deletes are made.
         let carried_out = match refused_before {
             Some(message) => {
-                let deletes_only = SetPlan {
-                    create: 0,
-                    update: Vec::new(),
-                    ..plan.clone()
-                };
-                self.carry_out(shared, &set, &spec, &deletes_only, &instances, &mut writes)
+                batch.create = 0;
+                batch.update.clear();
+                self.carry_out(shared, &set, &spec, &batch, &instances, &mut writes)
                     .await
                     .map(|_| Some(message))
             }
             None => {
-                self.carry_out(shared, &set, &spec, &plan, &instances, &mut writes)
+                self.carry_out(shared, &set, &spec, &batch, &instances, &mut writes)
                     .await
             }
         };
@@ -247,47 +255,6 @@ impl SetController {
         Ok(plan.rollout != Rollout::Complete)
     }
 
-    /// Deletes, creates and updates what `plan` says, noting each write in `writes` as it is
-    /// made; the message of a write the server refused, if one was (a refused create stops the
-    /// creates, a refused update the updates).
-    async fn carry_out(
-        &self,
-        shared: &Shared,
-        set: &Object,
-        spec: &SetSpec,
-        plan: &SetPlan,
-        instances: &Api<DynamicObject>,
-        writes: &mut AwaitedWrites,
-    ) -> Result<Option<String>, ReconcileError> {
-        let mut refused = None;
-        for name in &plan.delete {
-            self.delete_instance(shared, set, instances, name).await?;
-            writes.deleted.push(name.clone());
-        }
-        for _ in 0..plan.create {
-            match self.create_instance(shared, set, spec, instances).await? {
-                Written::Yes(name) => writes.created.push(name),
-                Written::Refused(message) => {
-                    refused = Some(message);
-                    break;
-                }
-            }
-        }
-        for name in &plan.update {
-            match self
-                .update_instance(shared, set, spec, instances, name)
-                .await?
-            {
-                Written::Yes(name) => writes.updated.push((name, spec.template_hash.clone())),
-                Written::Refused(message) => {
-                    refused = Some(message);
-                    break;
-                }
-            }
-        }
-        Ok(refused)
-    }
-
     fn awaited_lock(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<InstanceRef, (AwaitedWrites, Instant)>> {
@@ -300,20 +267,32 @@ impl SetController {
         self.refusals.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether the Set `key` still waits for its cache to show its last writes, given its
-    /// `members` as the cache holds them: not once it shows them, nor after
-    /// [`AWAITED_WRITES_TIMEOUT`].
-    fn still_awaited(&self, key: &InstanceRef, members: &[Member]) -> bool {
+    /// Whether the Set `key` still waits for its cache to show its last writes: not once it
+    /// shows them, nor after [`AWAITED_WRITES_TIMEOUT`]. Checked before anything else, with one
+    /// cache lookup per write: every event of the batch's instances wakes the Set.
+    fn still_awaited(&self, key: &InstanceRef, set: &Object) -> bool {
         let mut awaited = self.awaited_lock();
         let Some((writes, since)) = awaited.get(key) else {
             return false;
         };
-        if writes.seen_in(members) {
+        let cached = |name: &str| {
+            self.instances
+                .get(&self.instance_ref(set, name))
+                .map(|instance| Member::of(&instance))
+        };
+        if writes.seen_with(cached) {
             awaited.remove(key);
             return false;
         }
         if since.elapsed() >= AWAITED_WRITES_TIMEOUT {
-            tracing::warn!(kind = %self.kind.resource.kind, set = %key, ?writes, "the instance cache never showed these writes; deciding without them");
+            tracing::warn!(
+                kind = %self.kind.resource.kind,
+                set = %key,
+                created = writes.created.len(),
+                deleted = writes.deleted.len(),
+                updated = writes.updated.len(),
+                "the instance cache never showed these writes; deciding without them"
+            );
             awaited.remove(key);
             return false;
         }
@@ -620,24 +599,25 @@ fn conditions<'a>(plan: &SetPlan, outcome: &Outcome) -> (ConditionParts<'a>, Con
                 steps.push(format!("creating {}", plan.create));
             }
             if !plan.delete.is_empty() {
-                steps.push(format!("deleting {}", plan.delete.join(", ")));
+                steps.push(format!("deleting {}", some_of(plan.delete.iter())));
             }
             if !plan.update.is_empty() {
-                steps.push(format!("updating {}", plan.update.join(", ")));
+                steps.push(format!("updating {}", some_of(plan.update.iter())));
             }
             if *outdated > 0 {
                 steps.push(format!("{outdated} more to update"));
             }
             let mut message = steps.join("; ");
             if !waiting.is_empty() {
-                let waiting: Vec<String> = waiting
-                    .iter()
-                    .map(|waiting| format!("{} ({})", waiting.name, waiting.because))
-                    .collect();
+                let waiting = some_of(
+                    waiting
+                        .iter()
+                        .map(|waiting| format!("{} ({})", waiting.name, waiting.because)),
+                );
                 if !message.is_empty() {
                     message.push_str("; ");
                 }
-                message.push_str(&format!("waiting for {} to be Ready", waiting.join(", ")));
+                message.push_str(&format!("waiting for {waiting} to be Ready"));
             }
             let reason = if *outdated > 0 || !plan.update.is_empty() {
                 "RollingUpdate"
@@ -651,6 +631,19 @@ fn conditions<'a>(plan: &SetPlan, outcome: &Outcome) -> (ConditionParts<'a>, Con
                 ("Progressing", "True", reason, message),
             )
         }
+    }
+}
+
+/// The first [`NAMED_IN_MESSAGES`] of `items`, and how many more there are.
+fn some_of<T: std::fmt::Display>(items: impl ExactSizeIterator<Item = T>) -> String {
+    let more = items.len().saturating_sub(NAMED_IN_MESSAGES);
+    let named: Vec<String> = items
+        .take(NAMED_IN_MESSAGES)
+        .map(|item| item.to_string())
+        .collect();
+    match more {
+        0 => named.join(", "),
+        more => format!("{} and {more} more", named.join(", ")),
     }
 }
 
@@ -713,6 +706,29 @@ mod tests {
                 "{suffix}"
             );
         }
+    }
+
+    #[test]
+    fn messages_name_ten_instances_and_count_the_rest() {
+        let names: Vec<String> = (0..20_000).map(|index| format!("web-{index}")).collect();
+        assert_eq!(some_of(names[..2].iter()), "web-0, web-1");
+        assert_eq!(
+            some_of(names.iter()),
+            "web-0, web-1, web-2, web-3, web-4, web-5, web-6, web-7, web-8, web-9 and 19990 more"
+        );
+        let plan = SetPlan {
+            create: 0,
+            delete: names,
+            update: Vec::new(),
+            counts: crate::set_plan::SetCounts::default(),
+            rollout: Rollout::Progressing {
+                outdated: 0,
+                waiting: Vec::new(),
+            },
+        };
+        let (ready, _) = conditions(&plan, &Outcome::default());
+        assert_eq!(ready.2, "Scaling");
+        assert!(ready.3.len() < 200, "{}", ready.3);
     }
 
     #[test]

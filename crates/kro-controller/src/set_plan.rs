@@ -11,9 +11,13 @@
 //!   does not become Ready holds the rollout, with the reason its `Ready` condition gives;
 //! - an instance is Ready when its `Ready` condition is `True` for its current generation;
 //! - the template an instance was written from is the hash in its
-//!   [`SET_TEMPLATE_HASH_LABEL`] label.
+//!   [`SET_TEMPLATE_HASH_LABEL`] label;
+//! - one reconcile makes at most [`BURST_REPLICAS`] of those writes ([`SetPlan::batch`]), the
+//!   creates and updates in slow-start rounds of 1, 2, 4, … ([`slow_start_rounds`]), as a
+//!   ReplicaSet's sync does.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kro_graph::metadata::SET_TEMPLATE_HASH_LABEL;
@@ -359,6 +363,64 @@ pub fn plan_set(spec: &SetSpec, members: &[Member]) -> SetPlan {
     }
 }
 
+/// The most instances one reconcile of a Set creates, deletes or updates (kube-controller-
+/// manager's `BurstReplicas`, the most Pods a ReplicaSet's sync creates or deletes). The rest
+/// waits for the next reconcile, which reads the Set again: a Set of 100,000 reports its status
+/// after each batch and obeys a change of `spec.replicas` at the next one.
+pub const BURST_REPLICAS: usize = 500;
+
+impl SetPlan {
+    /// What one reconcile carries out of the plan: its first `limit` writes, deletes first
+    /// (newest first), then creates, then updates (oldest first). A plan never both creates
+    /// and deletes, and updates only what `maxConcurrentUpdated` leaves after the creates.
+    pub fn batch(&self, limit: usize) -> SetBatch {
+        let delete: Vec<String> = self.delete.iter().take(limit).cloned().collect();
+        let left = limit - delete.len();
+        let create = self.create.min(left);
+        let left = left - create;
+        SetBatch {
+            create,
+            delete,
+            update: self.update.iter().take(left).cloned().collect(),
+        }
+    }
+}
+
+/// The writes one reconcile of a Set makes: a bounded part of its [`SetPlan`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetBatch {
+    /// How many instances to create.
+    pub create: usize,
+    /// The instances to delete, newest first.
+    pub delete: Vec<String>,
+    /// The instances to write the current template to, oldest first.
+    pub update: Vec<String>,
+}
+
+impl SetBatch {
+    /// Whether the batch writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.create == 0 && self.delete.is_empty() && self.update.is_empty()
+    }
+}
+
+/// The rounds `count` writes are sent in, as a ReplicaSet's `slowStartBatch` sends Pod creates:
+/// 1, then twice as many as the round before, the last round what remains (`count` 10 is 1, 2,
+/// 4, 3). The writes of a round go together; a round with a failure is the last, so a template
+/// or a quota that refuses every create costs one request, not `count`.
+pub fn slow_start_rounds(count: usize) -> Vec<usize> {
+    let mut rounds = Vec::new();
+    let mut remaining = count;
+    let mut size = 1;
+    while remaining > 0 {
+        let round = size.min(remaining);
+        rounds.push(round);
+        remaining -= round;
+        size = size.saturating_mul(2);
+    }
+    rounds
+}
+
 /// The instances a Set created, deleted and updated, which its cache of instances must show
 /// before it decides again (a ReplicaSet's "expectations"). A cache that lags the Set's own
 /// writes would otherwise make it create twice, then delete the surplus (with creation times
@@ -385,7 +447,16 @@ impl AwaitedWrites {
     /// created instance is there, each deleted one gone or being deleted, each updated one
     /// labelled with the template written to it.
     pub fn seen_in(&self, members: &[Member]) -> bool {
-        let find = |name: &str| members.iter().find(|member| member.name == name);
+        let members: HashMap<&str, &Member> = members
+            .iter()
+            .map(|member| (member.name.as_str(), member))
+            .collect();
+        self.seen_with(|name| members.get(name).map(|member| (*member).clone()))
+    }
+
+    /// [`seen_in`](Self::seen_in) with the instances looked up by name (`find`), so that the
+    /// check costs one lookup per write, not a pass over every instance.
+    pub fn seen_with(&self, find: impl Fn(&str) -> Option<Member>) -> bool {
         self.created.iter().all(|name| find(name).is_some())
             && self
                 .deleted
@@ -779,6 +850,56 @@ mod tests {
         let going =
             object(json!({"metadata": {"deletionTimestamp": "2026-01-01T00:00:00Z"}})).metadata;
         assert_eq!(ownership(&going, "set", true, false), Ownership::Other);
+    }
+
+    #[test]
+    fn slow_start_doubles_each_round_and_ends_with_what_remains() {
+        assert_eq!(slow_start_rounds(0), Vec::<usize>::new());
+        assert_eq!(slow_start_rounds(1), [1]);
+        assert_eq!(slow_start_rounds(10), [1, 2, 4, 3]);
+        assert_eq!(slow_start_rounds(15), [1, 2, 4, 8]);
+        assert_eq!(
+            slow_start_rounds(BURST_REPLICAS),
+            [1, 2, 4, 8, 16, 32, 64, 128, 245]
+        );
+        for count in 0..2_000 {
+            let rounds = slow_start_rounds(count);
+            assert_eq!(rounds.iter().sum::<usize>(), count);
+            assert!(rounds.windows(2).all(|pair| pair[1] <= 2 * pair[0]));
+        }
+    }
+
+    #[test]
+    fn a_batch_is_the_first_writes_of_the_plan_up_to_the_limit() {
+        let plan = plan_set(&spec(20_000, 1), &[]);
+        assert_eq!(
+            plan.batch(BURST_REPLICAS),
+            SetBatch {
+                create: BURST_REPLICAS,
+                delete: Vec::new(),
+                update: Vec::new(),
+            }
+        );
+        assert_eq!(plan.create, 20_000, "the plan keeps the whole difference");
+
+        let members: Vec<Member> = (0..1_200)
+            .map(|index| member(&format!("m{index:04}"), index, true, true))
+            .collect();
+        let plan = plan_set(&spec(0, 1), &members);
+        let batch = plan.batch(BURST_REPLICAS);
+        assert_eq!(batch.delete.len(), BURST_REPLICAS);
+        assert_eq!(batch.delete, plan.delete[..BURST_REPLICAS], "newest first");
+        assert_eq!(batch.delete[0], "m1199");
+
+        // Creates and updates share the limit; a small plan goes whole.
+        let members = [member("a", 1, false, true), member("b", 2, false, true)];
+        let plan = plan_set(&spec(3, 2), &members);
+        assert_eq!((plan.create, plan.update.len()), (1, 1));
+        let whole = plan.batch(BURST_REPLICAS);
+        assert_eq!((whole.create, whole.update.clone()), (1, names(&["a"])));
+        let one = plan.batch(1);
+        assert_eq!((one.create, one.update.len()), (1, 0));
+        assert!(!one.is_empty() && plan.batch(0).is_empty());
     }
 
     #[test]

@@ -9,7 +9,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use common::{Cluster, WEB_SET_RGD, at, cluster_at};
+use futures_util::StreamExt;
+use kro_controller::set_plan::BURST_REPLICAS;
 use kube::api::{ListParams, Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
 
 const RGD_API: &str = "kro.run/v1alpha1";
@@ -389,6 +392,199 @@ async fn a_refused_template_is_not_retried_until_the_set_changes() {
     assert!(
         after_change <= 6.0,
         "{after_change} writes after one change of a refused Set"
+    );
+    cluster.stop().await;
+}
+
+/// One ConfigMap per instance: a Set of thousands whose instances cost the simulated cluster
+/// little.
+const TENANT_SET_RGD: &str = r#"
+apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata: {name: tenants}
+spec:
+  scaling: {kind: TenantSet, method: replicas}
+  schema:
+    apiVersion: v1alpha1
+    kind: Tenant
+    spec:
+      plan: string | default="free"
+  resources:
+    - id: settings
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: "${schema.metadata.name}"}
+        data: {plan: "${schema.spec.plan}"}
+"#;
+
+/// Instances of a large Set: three batches (500, 500 and 200).
+const LARGE: u64 = 1_200;
+
+async fn start_tenants() -> Cluster {
+    let cluster = Cluster::start().await;
+    cluster.apply_yaml(TENANT_SET_RGD).await;
+    cluster
+        .wait_state(
+            cluster_at(RGD_API, "ResourceGraphDefinition", "tenants"),
+            "Active",
+        )
+        .await;
+    cluster
+}
+
+fn tenant_set(replicas: u64) -> Value {
+    // (Instances are named `many-<5 random characters>`: a name taken already is answered 409
+    // and tried again, so the creates served may exceed the instances made.)
+    json!({"apiVersion": RGD_API, "kind": "TenantSet",
+        "metadata": {"name": "many", "namespace": "default"},
+        "spec": {"replicas": replicas, "template": {"spec": {}}}})
+}
+
+/// Requests with `verb` the server served for Tenants.
+fn tenant_requests(cluster: &Cluster, verb: &str) -> u64 {
+    cluster
+        .server()
+        .request_counts()
+        .get(&(verb.to_owned(), "tenants".to_owned()))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// A Set of 1,200 creates them a batch of at most [`BURST_REPLICAS`] per reconcile and writes
+/// its status after each: the status appears while most instances are still to be created,
+/// and `status.replicas` grows by at most a batch from one write to the next. (Before, one
+/// reconcile created every instance and wrote the status only then; with 100,000 it timed out
+/// first and never wrote it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_set_reports_its_status_after_each_bounded_batch() {
+    let cluster = start_tenants().await;
+    let sets = cluster
+        .kind_of(&json!({"apiVersion": RGD_API, "kind": "TenantSet"}))
+        .await
+        .api(&cluster.client, Some("default"));
+    // Every status write, as the Set's watch delivers it, with the creates served by then.
+    let mut writes = std::pin::pin!(
+        watcher::watcher(
+            sets,
+            watcher::Config::default().fields("metadata.name=many")
+        )
+        .applied_objects()
+    );
+    cluster.apply(&tenant_set(LARGE)).await;
+    let started = Instant::now();
+    let mut seen: Vec<(u64, u64)> = Vec::new();
+    while seen.last().is_none_or(|(replicas, _)| *replicas < LARGE) {
+        let set = tokio::time::timeout(Duration::from_secs(60), writes.next())
+            .await
+            .expect("a status write within a minute")
+            .expect("the watch goes on")
+            .expect("a watch event");
+        let creates = tenant_requests(&cluster, "create");
+        let status = serde_json::to_value(&set).expect("JSON")["status"].clone();
+        if let Some(replicas) = status["replicas"].as_u64()
+            && seen.last().is_none_or(|(last, _)| *last != replicas)
+        {
+            seen.push((replicas, creates));
+        }
+    }
+    eprintln!(
+        "{LARGE} instances in {:?}; status.replicas and the creates served by each write: {seen:?}",
+        started.elapsed()
+    );
+    let (_, creates_at_first) = seen[0];
+    assert!(
+        creates_at_first < LARGE,
+        "the first status was written once {creates_at_first} instances were created"
+    );
+    let growing: Vec<u64> = seen.iter().map(|(replicas, _)| *replicas).collect();
+    assert!(
+        growing
+            .windows(2)
+            .all(|pair| pair[0] < pair[1] && pair[1] - pair[0] <= BURST_REPLICAS as u64),
+        "status.replicas grows by a batch at most: {growing:?}"
+    );
+    assert!(
+        growing.len() >= 4,
+        "the status was written while the Set created: {growing:?}"
+    );
+    // The batches' expectations held: no instance too many was made (and then deleted).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let names = cluster
+        .names_labelled(RGD_API, "Tenant", "kro.run/set-name", "many")
+        .await;
+    assert_eq!(names.len() as u64, LARGE);
+    assert_eq!(tenant_requests(&cluster, "delete"), 0);
+    cluster.stop().await;
+}
+
+/// A Set of 5,000 scaled to 0 once it reports its first status stops creating at its next batch
+/// (the batch under way is the last), then deletes every instance, a batch at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_set_scaled_to_zero_while_it_creates_stops_at_the_next_batch_and_empties() {
+    let cluster = start_tenants().await;
+    let set = at(RGD_API, "TenantSet", "many");
+    let asked = 5_000;
+    cluster.apply(&tenant_set(asked)).await;
+    cluster
+        .wait_for(set, "reporting", |set| {
+            set.is_some_and(|set| set["status"]["observedGeneration"].is_number())
+        })
+        .await;
+    let scaled = cluster.merge(set, json!({"spec": {"replicas": 0}})).await;
+    let creates_at_scale = tenant_requests(&cluster, "create");
+    assert!(
+        creates_at_scale < asked,
+        "{creates_at_scale} created already"
+    );
+    let generation = scaled["metadata"]["generation"].clone();
+    cluster
+        .wait_for(set, "scaled to 0", |set| {
+            set.is_some_and(|set| {
+                set["status"]["observedGeneration"] == generation && set["status"]["replicas"] == 0
+            })
+        })
+        .await;
+    let created = tenant_requests(&cluster, "create");
+    // The batch under way at most (and a name found taken, tried again).
+    assert!(
+        created - creates_at_scale <= BURST_REPLICAS as u64 + 5,
+        "{} creates after the scale to 0",
+        created - creates_at_scale
+    );
+    let served = cluster
+        .kind_of(&json!({"apiVersion": RGD_API, "kind": "Tenant"}))
+        .await;
+    let tenants = served.api(&cluster.client, Some("default"));
+    let started = Instant::now();
+    loop {
+        let left = tenants
+            .list(&ListParams::default().labels("kro.run/set-name=many"))
+            .await
+            .expect("LIST")
+            .items
+            .len();
+        if left == 0 {
+            break;
+        }
+        // Each instance is deleted the kro way (its ConfigMap, then its finalizer): on a busy
+        // machine, a debug build takes its time.
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "{left} instances left 3 minutes after the Set counted none"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!(
+        "{created} created ({} after the scale to 0), all gone {:?} after the Set counted none",
+        created - creates_at_scale,
+        started.elapsed()
+    );
+    assert_eq!(tenant_requests(&cluster, "create"), created);
+    let deletes = tenant_requests(&cluster, "delete");
+    assert!(
+        deletes <= created,
+        "{deletes} deletes of {created} instances"
     );
     cluster.stop().await;
 }

@@ -1,0 +1,202 @@
+//! One reconcile's batch of a `<Kind>Set`'s writes ([`SetBatch`], at most
+//! [`BURST_REPLICAS`](crate::set_plan::BURST_REPLICAS)), sent as a ReplicaSet's sync sends them:
+//! the deletes together, the creates and updates in slow-start rounds of 1, 2, 4, …, each round
+//! together. At most the settings' `apply_concurrency` requests are in flight at once.
+
+use std::future::Future;
+
+use futures_util::StreamExt;
+use futures_util::stream;
+use kube::api::{Api, DynamicObject};
+
+use super::{SetController, Written};
+use crate::error::ReconcileError;
+use crate::object::Object;
+use crate::set_plan::{AwaitedWrites, SetBatch, SetSpec, slow_start_rounds};
+use crate::shared::Shared;
+
+/// What the rounds of one kind of write achieved.
+#[derive(Default)]
+struct Rounds {
+    /// The instances written.
+    written: Vec<String>,
+    /// Why the API server refused what the template makes, if it did.
+    refused: Option<String>,
+    /// The first request that failed otherwise.
+    failed: Option<ReconcileError>,
+}
+
+impl Rounds {
+    fn stopped(&self) -> bool {
+        self.refused.is_some() || self.failed.is_some()
+    }
+}
+
+/// Sends `write` for each of `items`, in rounds of the sizes `rounds`, each round's writes
+/// together (at most `concurrency` in flight); a round with a refusal or a failure is the last.
+async fn in_rounds<T, F, Fut>(
+    items: impl IntoIterator<Item = T>,
+    rounds: &[usize],
+    concurrency: usize,
+    write: F,
+) -> Rounds
+where
+    F: Fn(T) -> Fut,
+    Fut: Future<Output = Result<Written, ReconcileError>>,
+{
+    let mut items = items.into_iter();
+    let mut outcome = Rounds::default();
+    for &round in rounds {
+        let results: Vec<Result<Written, ReconcileError>> =
+            stream::iter(items.by_ref().take(round).map(&write))
+                .buffer_unordered(concurrency.max(1))
+                .collect()
+                .await;
+        for result in results {
+            match result {
+                Ok(Written::Yes(name)) => outcome.written.push(name),
+                Ok(Written::Refused(message)) => {
+                    outcome.refused.get_or_insert(message);
+                }
+                Err(error) => {
+                    outcome.failed.get_or_insert(error);
+                }
+            }
+        }
+        if outcome.stopped() {
+            break;
+        }
+    }
+    outcome
+}
+
+impl SetController {
+    /// Deletes, creates and updates what `batch` says, noting in `writes` each write made (also
+    /// when a later one fails); the message of a write the server refused, if one was (a refused
+    /// create stops the creates, a refused update the updates).
+    ///
+    /// # Errors
+    /// The first request that failed (the writes of its round that succeeded are noted).
+    pub(super) async fn carry_out(
+        &self,
+        shared: &Shared,
+        set: &Object,
+        spec: &SetSpec,
+        batch: &SetBatch,
+        instances: &Api<DynamicObject>,
+        writes: &mut AwaitedWrites,
+    ) -> Result<Option<String>, ReconcileError> {
+        let concurrency = shared.settings.apply_concurrency;
+        // Deletes go together, as a ReplicaSet's: a delete is refused only when the instance is
+        // gone already.
+        // (The writes take their names by value: a closure over borrowed names makes the
+        // reconcile's future not `Send`, rust-lang/rust#64552.)
+        let deleted = in_rounds(
+            batch.delete.iter().cloned(),
+            &[batch.delete.len()],
+            concurrency,
+            |name: String| async move {
+                self.delete_instance(shared, set, instances, &name).await?;
+                Ok(Written::Yes(name))
+            },
+        )
+        .await;
+        writes.deleted.extend(deleted.written);
+        if let Some(error) = deleted.failed {
+            return Err(error);
+        }
+        let created = in_rounds(
+            std::iter::repeat_n((), batch.create),
+            &slow_start_rounds(batch.create),
+            concurrency,
+            |()| self.create_instance(shared, set, spec, instances),
+        )
+        .await;
+        writes.created.extend(created.written);
+        if let Some(error) = created.failed {
+            return Err(error);
+        }
+        let updated = in_rounds(
+            batch.update.iter().cloned(),
+            &slow_start_rounds(batch.update.len()),
+            concurrency,
+            |name: String| async move {
+                self.update_instance(shared, set, spec, instances, &name)
+                    .await
+            },
+        )
+        .await;
+        writes.updated.extend(
+            updated
+                .written
+                .into_iter()
+                .map(|name| (name, spec.template_hash.clone())),
+        );
+        if let Some(error) = updated.failed {
+            return Err(error);
+        }
+        Ok(created.refused.or(updated.refused))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// Writes that succeed, except those in `refused`, recorded in order of sending.
+    struct Writer {
+        refused: Vec<usize>,
+        sent: Mutex<Vec<usize>>,
+    }
+
+    impl Writer {
+        async fn write(&self, item: usize) -> Result<Written, ReconcileError> {
+            self.sent
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(item);
+            tokio::task::yield_now().await;
+            if self.refused.contains(&item) {
+                Ok(Written::Refused(format!("{item} refused")))
+            } else {
+                Ok(Written::Yes(item.to_string()))
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn every_round_is_sent_when_nothing_fails() {
+        let writer = Writer {
+            refused: Vec::new(),
+            sent: Mutex::default(),
+        };
+        let rounds = slow_start_rounds(10);
+        let outcome = in_rounds(0..10, &rounds, 4, |item| writer.write(item)).await;
+        assert_eq!(outcome.written.len(), 10);
+        assert!(!outcome.stopped());
+    }
+
+    #[tokio::test]
+    async fn a_refusal_ends_the_slow_start_after_its_round() {
+        // Rounds 1, 2, 4, 8: item 2 is in the second round (items 1 and 2).
+        let writer = Writer {
+            refused: vec![2],
+            sent: Mutex::default(),
+        };
+        let rounds = slow_start_rounds(15);
+        let outcome = in_rounds(0..15, &rounds, 16, |item| writer.write(item)).await;
+        let mut sent = writer
+            .sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        sent.sort_unstable();
+        assert_eq!(sent, [0, 1, 2], "the third round is never sent");
+        let mut written = outcome.written.clone();
+        written.sort();
+        assert_eq!(written, ["0", "1"]);
+        assert_eq!(outcome.refused.as_deref(), Some("2 refused"));
+    }
+}
