@@ -224,8 +224,8 @@ impl fmt::Display for FieldErrorType {
 pub enum BadValue {
     /// Not shown (Kubernetes' `OmitValueType`, used for objects and lists).
     Omitted,
-    /// A value as decoded JSON: strings render quoted, numbers and booleans bare, `null`,
-    /// objects and lists as JSON.
+    /// A value as decoded JSON: strings render quoted, numbers and booleans bare, `null` as
+    /// the string `"null"`, objects and lists as JSON.
     Value(Value),
     /// A value already written in Go syntax (`%#v`), as Kubernetes prints values of its
     /// internal types, which it does not marshal to JSON (`[]string(nil)`).
@@ -265,6 +265,8 @@ impl fmt::Display for BadValue {
             BadValue::Value(Value::String(text)) => f.write_str(&quote(text)),
             BadValue::Value(Value::Number(number)) => f.write_str(&format_number(number)),
             BadValue::Value(Value::Bool(b)) => write!(f, "{b}"),
+            // apimachinery's `ErrorBody` replaces a nil value by the string "null", quoted.
+            BadValue::Value(Value::Null) => f.write_str("\"null\""),
             BadValue::Value(other) => f.write_str(&marshal_json(other)),
             BadValue::GoSyntax(text) => f.write_str(text),
         }
@@ -332,10 +334,10 @@ impl FieldError {
     }
 
     /// A string longer than `max_bytes` (`field.TooLong`; `None` when the limit is unknown).
-    /// Kubernetes says "bytes" here even where the schema counts characters.
+    /// Kubernetes says "bytes" here even where the schema counts characters, and 1.33 says
+    /// "1 bytes" (1.35 says "1 byte").
     pub fn too_long(path: FieldPath, max_bytes: Option<u64>) -> Self {
         let detail = match max_bytes {
-            Some(1) => "may not be more than 1 byte".to_string(),
             Some(max) => format!("may not be more than {max} bytes"),
             None => "value is too long".to_string(),
         };
@@ -343,9 +345,9 @@ impl FieldError {
     }
 
     /// A list or map with `actual` items where at most `max` are allowed (`field.TooMany`).
+    /// Kubernetes 1.33 says "1 items" (1.35 says "1 item").
     pub fn too_many(path: FieldPath, actual: Option<u64>, max: Option<u64>) -> Self {
         let detail = match max {
-            Some(1) => "must have at most 1 item".to_string(),
             Some(max) => format!("must have at most {max} items"),
             None => "has too many items".to_string(),
         };

@@ -53,7 +53,7 @@ fn each_error_type_renders_as_kubernetes_renders_it() {
         ),
         (
             FieldError::too_long(spec("name"), Some(1)),
-            "spec.name: Too long: may not be more than 1 byte",
+            "spec.name: Too long: may not be more than 1 bytes",
         ),
         (
             FieldError::too_long(spec("name"), None),
@@ -65,7 +65,7 @@ fn each_error_type_renders_as_kubernetes_renders_it() {
         ),
         (
             FieldError::too_many(spec("items"), Some(2), Some(1)),
-            "spec.items: Too many: 2: must have at most 1 item",
+            "spec.items: Too many: 2: must have at most 1 items",
         ),
         (
             FieldError::too_many(spec("items"), None, None),
@@ -89,7 +89,7 @@ fn bad_values_render_by_their_go_type() {
         (BadValue::from(json!(2.0)), "x: Invalid value: 2: d"),
         (BadValue::from(json!(1e6)), "x: Invalid value: 1e+06: d"),
         (BadValue::from(json!(true)), "x: Invalid value: true: d"),
-        (BadValue::from(json!(null)), "x: Invalid value: null: d"),
+        (BadValue::from(json!(null)), "x: Invalid value: \"null\": d"),
         (BadValue::text("a\"b"), "x: Invalid value: \"a\\\"b\": d"),
         (
             BadValue::from(json!([1, "a"])),

@@ -258,7 +258,7 @@ fn string_lengths_count_characters_and_patterns_match() {
             "max length of one",
             json!({"type": "string", "maxLength": 1}),
             json!("ab"),
-            &["spec.x: Too long: may not be more than 1 byte"],
+            &["spec.x: Too long: may not be more than 1 bytes"],
         ),
         (
             "characters, not bytes",
@@ -362,7 +362,7 @@ fn object_keywords_are_checked() {
             "max properties",
             json!({"type": "object", "maxProperties": 1, "additionalProperties": {"type": "integer"}}),
             json!({"a": 1, "b": 2}),
-            &["spec.x: Too many: 2: must have at most 1 item"],
+            &["spec.x: Too many: 2: must have at most 1 items"],
         ),
         (
             "required",

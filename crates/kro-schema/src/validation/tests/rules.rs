@@ -246,7 +246,7 @@ fn schema_errors_block_the_rules() {
         rendered(&schema, &object, None),
         [
             r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#,
-            "<nil>: Invalid value: null: some validation rules were not checked because the object \
+            "<nil>: Invalid value: \"null\": some validation rules were not checked because the object \
              was invalid; correct the existing errors to complete validation",
         ]
     );
