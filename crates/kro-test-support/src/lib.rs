@@ -248,6 +248,15 @@ impl RealControlPlane {
         Self::start_new(&[])
     }
 
+    /// Starts a new control plane, never the one of `KRO_TEST_KUBECONFIG`: for suites that
+    /// replace cluster-wide definitions other suites rely on.
+    ///
+    /// # Errors
+    /// [`SupportError`] when the script cannot run or fails.
+    pub fn start_private() -> Result<Self, SupportError> {
+        Self::start_new(&[])
+    }
+
     /// Starts a new control plane (never the one of `KRO_TEST_KUBECONFIG`) whose
     /// kube-apiserver writes an audit log of every request but its own at level Metadata
     /// (`KRO_CONTROLPLANE_AUDIT=1` of `scripts/controlplane.sh`); [`Self::audit_log`] is where.
@@ -368,20 +377,43 @@ fn run_script_with(
 /// # Panics
 /// Under CI when the control plane cannot be built, or when starting it fails.
 pub fn real_control_plane_or_skip(suite: &str) -> Option<RealControlPlane> {
-    if !control_plane_built() && !go_available() && std::env::var_os(KUBECONFIG_VARIABLE).is_none()
-    {
-        let reason = "the real control plane needs Go to build (scripts/controlplane.sh build)";
-        assert!(
-            !in_ci(),
-            "{suite}: {reason}, and CI=true makes that a failure"
-        );
-        eprintln!("{suite}: skipped: {reason}");
+    let reusable = std::env::var_os(KUBECONFIG_VARIABLE).is_some();
+    if !reusable && !can_build_control_plane(suite) {
         return None;
     }
     match RealControlPlane::start() {
         Ok(control_plane) => Some(control_plane),
         Err(error) => panic!("{suite}: the real control plane did not start: {error}"),
     }
+}
+
+/// As [`real_control_plane_or_skip`], but always a control plane of the suite's own
+/// ([`RealControlPlane::start_private`]), even when `KRO_TEST_KUBECONFIG` names one.
+///
+/// # Panics
+/// Under CI when the control plane cannot be built, or when starting it fails.
+pub fn private_control_plane_or_skip(suite: &str) -> Option<RealControlPlane> {
+    if !can_build_control_plane(suite) {
+        return None;
+    }
+    match RealControlPlane::start_private() {
+        Ok(control_plane) => Some(control_plane),
+        Err(error) => panic!("{suite}: the real control plane did not start: {error}"),
+    }
+}
+
+/// Whether a control plane can be started here; prints why not (a failure under CI).
+fn can_build_control_plane(suite: &str) -> bool {
+    if control_plane_built() || go_available() {
+        return true;
+    }
+    let reason = "the real control plane needs Go to build (scripts/controlplane.sh build)";
+    assert!(
+        !in_ci(),
+        "{suite}: {reason}, and CI=true makes that a failure"
+    );
+    eprintln!("{suite}: skipped: {reason}");
+    false
 }
 
 #[cfg(test)]
