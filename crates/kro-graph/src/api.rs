@@ -3,12 +3,26 @@
 //!
 //! Field names and JSON spelling are upstream kro's, so RGDs written for upstream deserialize
 //! unchanged. Parts that are free-form in the API (`schema.spec`, `template`, `data`) stay as
-//! JSON values.
+//! JSON values. Beside each type is its schema in the RGD CRD (`CrdSchema`), with the rules the
+//! API server checks when an RGD is written: upstream v0.9.4's for the fields both have.
 
 use std::collections::BTreeMap;
 
+use kro_schema::Schema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
+
+use crate::rgd_crd::{
+    CrdSchema, any_value, enum_values, immutable, list, object, open_object, required, rule,
+    string, string_map,
+};
+
+/// The pattern of `schema.kind` (and of `scaling.kind`): UpperCamelCase, at most 63 characters.
+const KIND_PATTERN: &str = "^[A-Z][a-zA-Z0-9]{0,62}$";
+/// The pattern of `schema.apiVersion`: `v1`, `v1alpha1`, `v2beta3`...
+const VERSION_PATTERN: &str = "^v[0-9]+(alpha[0-9]+|beta[0-9]+)?$";
+/// The pattern of each short name and category of the generated kind: a DNS label.
+const NAME_PATTERN: &str = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
 
 /// A ResourceGraphDefinition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -26,6 +40,19 @@ pub struct ResourceGraphDefinition {
     /// What the controller last reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<Json>,
+}
+
+impl CrdSchema for ResourceGraphDefinition {
+    fn crd_schema() -> Schema {
+        object([
+            ("apiVersion", string()),
+            ("kind", string()),
+            ("metadata", Schema::of_type("object")),
+            ("spec", RgdSpec::crd_schema()),
+            // Written by the controller alone, through the status subresource.
+            ("status", open_object()),
+        ])
+    }
 }
 
 /// The metadata fields kro reads from an RGD.
@@ -61,6 +88,19 @@ pub struct RgdSpec {
     /// Horizontal scaling: also generate a `<Kind>Set` (seed 002).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<ScalingSpec>,
+}
+
+impl CrdSchema for RgdSpec {
+    fn crd_schema() -> Schema {
+        Schema {
+            required: required(&["schema"]),
+            ..object([
+                ("schema", SchemaSpec::crd_schema()),
+                ("resources", list(ResourceSpec::crd_schema())),
+                ("scaling", ScalingSpec::crd_schema()),
+            ])
+        }
+    }
 }
 
 /// `spec.schema`: the generated API.
@@ -100,6 +140,71 @@ pub struct SchemaSpec {
     pub metadata: Option<CrdMetadata>,
 }
 
+impl CrdSchema for SchemaSpec {
+    fn crd_schema() -> Schema {
+        // Short names and categories of the generated kind.
+        let names = || Schema {
+            max_items: Some(32),
+            x_kubernetes_list_type: Some("set".to_owned()),
+            ..list(Schema {
+                max_length: Some(63),
+                pattern: Some(NAME_PATTERN.to_owned()),
+                ..string()
+            })
+        };
+        // The generated kind's group, version, kind and scope are immutable: the instances
+        // stored under them would be stranded.
+        Schema {
+            // Upstream's: `scope` is defaulted before `required` is checked, so it never fails.
+            required: required(&["apiVersion", "kind", "scope"]),
+            ..object([
+                (
+                    "apiVersion",
+                    Schema {
+                        pattern: Some(VERSION_PATTERN.to_owned()),
+                        x_kubernetes_validations: vec![immutable("apiVersion")],
+                        ..string()
+                    },
+                ),
+                (
+                    "kind",
+                    Schema {
+                        pattern: Some(KIND_PATTERN.to_owned()),
+                        x_kubernetes_validations: vec![immutable("kind")],
+                        ..string()
+                    },
+                ),
+                (
+                    "group",
+                    Schema {
+                        default: Some(json!(crate::metadata::GROUP)),
+                        x_kubernetes_validations: vec![immutable("group")],
+                        ..string()
+                    },
+                ),
+                (
+                    "scope",
+                    Schema {
+                        default: Some(json!(Scope::Namespaced)),
+                        x_kubernetes_validations: vec![immutable("scope")],
+                        ..Scope::crd_schema()
+                    },
+                ),
+                ("spec", open_object()),
+                ("types", open_object()),
+                ("status", open_object()),
+                (
+                    "additionalPrinterColumns",
+                    list(PrinterColumn::crd_schema()),
+                ),
+                ("shortNames", names()),
+                ("categories", names()),
+                ("metadata", CrdMetadata::crd_schema()),
+            ])
+        }
+    }
+}
+
 /// The scope of the generated kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scope {
@@ -107,6 +212,15 @@ pub enum Scope {
     Namespaced,
     /// Instances are cluster-wide.
     Cluster,
+}
+
+impl CrdSchema for Scope {
+    fn crd_schema() -> Schema {
+        Schema {
+            enum_: Some(enum_values(&[Scope::Namespaced, Scope::Cluster])),
+            ..string()
+        }
+    }
 }
 
 /// One printer column (apiextensions `CustomResourceColumnDefinition`).
@@ -131,6 +245,28 @@ pub struct PrinterColumn {
     pub priority: Option<i32>,
 }
 
+impl CrdSchema for PrinterColumn {
+    fn crd_schema() -> Schema {
+        Schema {
+            required: required(&["jsonPath", "name", "type"]),
+            ..object([
+                ("name", string()),
+                ("type", string()),
+                ("jsonPath", string()),
+                ("description", string()),
+                ("format", string()),
+                (
+                    "priority",
+                    Schema {
+                        format: Some("int32".to_owned()),
+                        ..Schema::of_type("integer")
+                    },
+                ),
+            ])
+        }
+    }
+}
+
 /// Labels and annotations put on the generated CRD.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrdMetadata {
@@ -140,6 +276,12 @@ pub struct CrdMetadata {
     /// Annotations.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
+}
+
+impl CrdSchema for CrdMetadata {
+    fn crd_schema() -> Schema {
+        object([("labels", string_map()), ("annotations", string_map())])
+    }
 }
 
 /// One entry of `spec.resources`: exactly one of `template`, `externalRef` or `data`.
@@ -168,6 +310,40 @@ pub struct ResourceSpec {
     pub for_each: Option<ForEach>,
 }
 
+impl CrdSchema for ResourceSpec {
+    fn crd_schema() -> Schema {
+        // `data` has no type CEL could declare (it is any JSON value), so `has(self.data)`
+        // does not compile; `in dyn(self)` asks the object at run time instead. A data node
+        // has neither `template` nor `externalRef`, which upstream's rule refuses: the rule
+        // holds for the other nodes only, with upstream's text.
+        let has_data = "'data' in dyn(self)";
+        let exactly_one = "(has(self.template) && !has(self.externalRef)) || \
+                           (!has(self.template) && has(self.externalRef))";
+        Schema {
+            required: required(&["id"]),
+            x_kubernetes_validations: vec![
+                rule(
+                    &format!("{has_data} || {exactly_one}"),
+                    "exactly one of template or externalRef must be provided",
+                ),
+                rule(
+                    &format!("!({has_data}) || (!has(self.template) && !has(self.externalRef))"),
+                    "data cannot be combined with template or externalRef",
+                ),
+            ],
+            ..object([
+                ("id", string()),
+                ("template", open_object()),
+                ("externalRef", ExternalRef::crd_schema()),
+                ("data", any_value()),
+                ("readyWhen", list(string())),
+                ("includeWhen", list(string())),
+                ("forEach", ForEach::crd_schema()),
+            ])
+        }
+    }
+}
+
 /// `forEach` in either form.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -180,6 +356,22 @@ pub enum ForEach {
     Expression(String),
 }
 
+impl CrdSchema for ForEach {
+    fn crd_schema() -> Schema {
+        // No type, for the string form; a list is checked item by item as upstream checks it
+        // (an untyped schema applies `items` to lists only). Another type passes here and is
+        // refused when the RGD is compiled.
+        Schema {
+            items: Some(Box::new(Schema {
+                min_properties: Some(1),
+                max_properties: Some(1),
+                ..string_map()
+            })),
+            ..any_value()
+        }
+    }
+}
+
 /// `externalRef`: an existing object by name, or objects by label selector.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -190,6 +382,19 @@ pub struct ExternalRef {
     pub kind: String,
     /// Which object(s).
     pub metadata: ExternalRefMetadata,
+}
+
+impl CrdSchema for ExternalRef {
+    fn crd_schema() -> Schema {
+        Schema {
+            required: required(&["apiVersion", "kind", "metadata"]),
+            ..object([
+                ("apiVersion", string()),
+                ("kind", string()),
+                ("metadata", ExternalRefMetadata::crd_schema()),
+            ])
+        }
+    }
 }
 
 /// `externalRef.metadata`: exactly one of `name` and `selector`.
@@ -207,6 +412,25 @@ pub struct ExternalRefMetadata {
     pub selector: Option<Json>,
 }
 
+impl CrdSchema for ExternalRefMetadata {
+    fn crd_schema() -> Schema {
+        // That exactly one of `name` and `selector` is set is checked when the controller
+        // compiles the RGD: upstream v0.9.4's CRD admits both and neither.
+        object([
+            (
+                "name",
+                Schema {
+                    min_length: Some(1),
+                    ..string()
+                },
+            ),
+            ("namespace", string()),
+            // A label selector, or one `${...}` expression.
+            ("selector", any_value()),
+        ])
+    }
+}
+
 /// `spec.scaling` (seed 002): generate a `<Kind>Set` replicating instances.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -217,12 +441,39 @@ pub struct ScalingSpec {
     pub method: ScalingMethod,
 }
 
+impl CrdSchema for ScalingSpec {
+    fn crd_schema() -> Schema {
+        Schema {
+            required: required(&["kind", "method"]),
+            ..object([
+                (
+                    "kind",
+                    Schema {
+                        pattern: Some(KIND_PATTERN.to_owned()),
+                        ..string()
+                    },
+                ),
+                ("method", ScalingMethod::crd_schema()),
+            ])
+        }
+    }
+}
+
 /// The scaling methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ScalingMethod {
     /// A replica count.
     Replicas,
+}
+
+impl CrdSchema for ScalingMethod {
+    fn crd_schema() -> Schema {
+        Schema {
+            enum_: Some(enum_values(&[ScalingMethod::Replicas])),
+            ..string()
+        }
+    }
 }
 
 impl SchemaSpec {

@@ -1,57 +1,113 @@
 //! The CustomResourceDefinition of ResourceGraphDefinitions themselves (`kro.run/v1alpha1`),
 //! which the controller installs when the API server does not serve it yet.
 //!
-//! The schema checks the shape the API server can check (the required fields and their
-//! types) and leaves the free-form parts (`schema.spec`, templates, data) open; the controller
-//! checks everything else when it compiles the RGD and reports it in `GraphAccepted`. Tests
-//! hold it against the API types of this crate in both directions, and against upstream kro's
-//! CRD, so a field added to one cannot be missing from the other.
+//! Its schema is built from the API types: each type of [`crate::api`] says, beside its
+//! fields, what its schema is ([`CrdSchema`]), with the admission rules upstream kro v0.9.4's
+//! CRD has for the fields both share (patterns, enums, list types, defaults, sizes and
+//! `x-kubernetes-validations`), so an RGD the API server refuses under upstream's CRD it
+//! refuses under this one, for the same field with the same message. Where a rule of upstream's
+//! would refuse an addition of this project (a `data` node has neither `template` nor
+//! `externalRef`; `forEach` may be one `${...}` string), the rule admits it. The free-form parts
+//! (`schema.spec`, templates, data) stay open; the controller checks everything else when it
+//! compiles the RGD and reports it in `GraphAccepted`. Tests hold the CRD against the API types
+//! in both directions and against upstream's CRD; `crates/kro/tests/rgd_admission.rs` holds
+//! its refusals to upstream's on kube-apiserver and on the embedded server.
 
+use std::collections::BTreeMap;
+
+use kro_schema::{AdditionalProperties, Schema, ValidationRule};
 use serde_json::{Value as Json, json};
 
+use crate::api::ResourceGraphDefinition;
 use crate::metadata::{GROUP, RGD_CRD_NAME, RGD_KIND, RGD_PLURAL, VERSION};
 
-/// An object whose fields are not checked.
-fn open_object() -> Json {
-    json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+/// An API type's schema in the ResourceGraphDefinition CRD, with the rules the API server
+/// checks when an RGD is written.
+pub(crate) trait CrdSchema {
+    /// The schema of a value of this type.
+    fn crd_schema() -> Schema;
 }
 
-fn strings() -> Json {
-    json!({"type": "array", "items": {"type": "string"}})
+/// A string.
+pub(crate) fn string() -> Schema {
+    Schema::of_type("string")
+}
+
+/// A list of `items`.
+pub(crate) fn list(items: Schema) -> Schema {
+    Schema {
+        items: Some(Box::new(items)),
+        ..Schema::of_type("array")
+    }
+}
+
+/// An object with these properties.
+pub(crate) fn object<'a>(properties: impl IntoIterator<Item = (&'a str, Schema)>) -> Schema {
+    Schema {
+        properties: properties
+            .into_iter()
+            .map(|(name, schema)| (name.to_owned(), schema))
+            .collect::<BTreeMap<_, _>>(),
+        ..Schema::of_type("object")
+    }
+}
+
+/// An object whose fields are not checked.
+pub(crate) fn open_object() -> Schema {
+    Schema {
+        x_kubernetes_preserve_unknown_fields: Some(true),
+        ..Schema::of_type("object")
+    }
+}
+
+/// Any JSON value, unchecked. CEL rules cannot read it (it has no type to declare), and the
+/// API server does not check its type: the controller does.
+pub(crate) fn any_value() -> Schema {
+    Schema {
+        x_kubernetes_preserve_unknown_fields: Some(true),
+        ..Schema::default()
+    }
+}
+
+/// A map of strings to strings.
+pub(crate) fn string_map() -> Schema {
+    Schema {
+        additional_properties: Some(AdditionalProperties::Schema(Box::new(string()))),
+        ..Schema::of_type("object")
+    }
+}
+
+/// The names of required properties.
+pub(crate) fn required(names: &[&str]) -> Vec<String> {
+    names.iter().map(|name| (*name).to_owned()).collect()
+}
+
+/// An `x-kubernetes-validations` rule.
+pub(crate) fn rule(rule: &str, message: &str) -> ValidationRule {
+    ValidationRule {
+        rule: rule.to_owned(),
+        message: Some(message.to_owned()),
+        ..ValidationRule::default()
+    }
+}
+
+/// The rule that a field keeps the value it was created with, as upstream words it.
+pub(crate) fn immutable(field: &str) -> ValidationRule {
+    rule("self == oldSelf", &format!("{field} is immutable"))
+}
+
+/// The values of an enum as they serialize, for a schema's `enum`.
+pub(crate) fn enum_values<T: serde::Serialize>(values: &[T]) -> Vec<Json> {
+    values
+        .iter()
+        .map(|value| serde_json::to_value(value).expect("unit variants serialize to strings"))
+        .collect()
 }
 
 /// The ResourceGraphDefinition CRD.
 pub fn resource_graph_definition_crd() -> Json {
-    let resource = json!({
-        "type": "object",
-        "required": ["id"],
-        "properties": {
-            "id": {"type": "string", "minLength": 1},
-            "template": open_object(),
-            "externalRef": open_object(),
-            "data": {"x-kubernetes-preserve-unknown-fields": true},
-            "readyWhen": strings(),
-            "includeWhen": strings(),
-            "forEach": {"x-kubernetes-preserve-unknown-fields": true},
-        },
-    });
-    let schema = json!({
-        "type": "object",
-        "required": ["apiVersion", "kind"],
-        "properties": {
-            "apiVersion": {"type": "string", "minLength": 1},
-            "kind": {"type": "string", "minLength": 1},
-            "group": {"type": "string"},
-            "scope": {"type": "string", "enum": ["Namespaced", "Cluster"]},
-            "spec": open_object(),
-            "status": open_object(),
-            "types": open_object(),
-            "additionalPrinterColumns": {"type": "array", "items": open_object()},
-            "shortNames": strings(),
-            "categories": strings(),
-            "metadata": open_object(),
-        },
-    });
+    let schema =
+        serde_json::to_value(ResourceGraphDefinition::crd_schema()).expect("a schema serializes");
     json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -78,24 +134,7 @@ pub fn resource_graph_definition_crd() -> Json {
                     {"name": "STATE", "type": "string", "jsonPath": ".status.state"},
                     {"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
                 ],
-                "schema": {"openAPIV3Schema": {
-                    "type": "object",
-                    "properties": {
-                        "apiVersion": {"type": "string"},
-                        "kind": {"type": "string"},
-                        "metadata": {"type": "object"},
-                        "spec": {
-                            "type": "object",
-                            "required": ["schema"],
-                            "properties": {
-                                "schema": schema,
-                                "resources": {"type": "array", "items": resource},
-                                "scaling": open_object(),
-                            },
-                        },
-                        "status": open_object(),
-                    },
-                }},
+                "schema": {"openAPIV3Schema": schema},
             }],
         },
     })
@@ -201,7 +240,11 @@ mod tests {
             Json::Object(fields) if path != ".metadata" => {
                 for (key, field) in fields {
                     let child = format!("{path}.{key}");
-                    match schema["properties"].get(key) {
+                    // A map's keys are its values' names, not properties.
+                    match schema["properties"]
+                        .get(key)
+                        .or_else(|| schema.get("additionalProperties"))
+                    {
                         Some(property) => unknown_paths(field, property, &child, found),
                         None => found.push(child),
                     }
@@ -290,5 +333,50 @@ mod tests {
             &mut unknown,
         );
         assert_eq!(unknown, Vec::<String>::new());
+    }
+
+    /// Where and why the CRD's schema refuses an RGD with these resources.
+    fn refusals(resources: Json) -> Vec<(String, String)> {
+        let rgd = json!({
+            "apiVersion": API_VERSION,
+            "kind": RGD_KIND,
+            "metadata": {"name": "a"},
+            "spec": {
+                "schema": {"apiVersion": "v1alpha1", "kind": "App", "scope": "Namespaced"},
+                "resources": resources,
+            },
+        });
+        kro_schema::validate(&ResourceGraphDefinition::crd_schema(), &rgd, None)
+            .into_iter()
+            .map(|error| (error.path.to_string(), error.detail))
+            .collect()
+    }
+
+    #[test]
+    fn a_node_is_a_template_an_external_ref_or_data() {
+        let template = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+        let external = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        let valid = json!([
+            {"id": "a", "template": template},
+            {"id": "b", "externalRef": external},
+            {"id": "c", "data": {"a": "${a.data}"}},
+            {"id": "d", "data": "${a.data}"},
+        ]);
+        assert_eq!(refusals(valid), []);
+        let upstream = "exactly one of template or externalRef must be provided";
+        let combined = "data cannot be combined with template or externalRef";
+        let invalid = json!([
+            {"id": "a", "template": template, "externalRef": external},
+            {"id": "b"},
+            {"id": "c", "data": 1, "template": template},
+        ]);
+        assert_eq!(
+            refusals(invalid),
+            [
+                ("spec.resources[0]".to_owned(), upstream.to_owned()),
+                ("spec.resources[1]".to_owned(), upstream.to_owned()),
+                ("spec.resources[2]".to_owned(), combined.to_owned()),
+            ]
+        );
     }
 }
