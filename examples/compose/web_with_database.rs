@@ -1,5 +1,8 @@
 //! The seed's web application with its database, as one composition: Postgres and its Service,
 //! the web Deployment reading the database's address from that Service, and the web Service.
+//! The instance is ACTIVE once the database has a ready pod and every web server is ready, so
+//! its status says the same whoever deploys it: the controller holds a resource without
+//! readyWhen ready as soon as it exists, and direct deploy waits for its rollout.
 //! `cargo run -p kro-compose --example web_with_database` prints the RGD, which has the same
 //! graph and CRD as `web-with-database.yaml` beside this file.
 
@@ -57,6 +60,8 @@ pub fn composition() -> Composition<WebAppSpec, WebAppStatus> {
             },
         ),
     );
+    let database_ready = postgres.status().ready_replicas().or_default(0).gt(0);
+    webapp.ready_when(&postgres, &database_ready);
     let database_service = webapp.add(
         "databaseService",
         service(postgres.metadata().name(), &database_name, 5432),
@@ -90,12 +95,7 @@ pub fn composition() -> Composition<WebAppSpec, WebAppStatus> {
     webapp.status(WebAppStatusValues {
         url: fmt_cel!("http://{}", web_service.metadata().name()).into(),
         ready_replicas: ready.into(),
-        database_ready: postgres
-            .status()
-            .ready_replicas()
-            .or_default(0)
-            .gt(0)
-            .into(),
+        database_ready: database_ready.into(),
     });
     webapp
 }
