@@ -12,7 +12,7 @@ use kro_schema::Schema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
-use crate::rgd_crd::{
+use crate::crd_schema::{
     CrdSchema, any_value, enum_values, immutable, list, object, open_object, required, rule,
     string, string_map,
 };

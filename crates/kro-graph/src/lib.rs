@@ -14,6 +14,7 @@ mod builder;
 mod compat;
 mod crd;
 mod crd_changes;
+mod crd_schema;
 mod dag;
 mod diagram;
 mod error;
