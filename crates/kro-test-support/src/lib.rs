@@ -4,10 +4,12 @@
 //!
 //! **Owns:** starting, reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane;
 //! finding kubectl; building the Go programs under `tools/` ([`build_go_tool`]); polling
-//! helpers the suites share; hand-built protobuf bodies ([`protobuf_bodies`]).
+//! helpers the suites share; hand-built protobuf bodies ([`protobuf_bodies`]); child processes
+//! that die with the test ([`child_command`]).
 //!
 //! **Must not:** be a dependency of anything but tests.
 
+mod children;
 mod go_tool;
 pub mod protobuf_bodies;
 
@@ -15,6 +17,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub use children::child_command;
 pub use go_tool::{build_go_tool, go_module_dir};
 
 /// The environment variable naming the kubeconfig of an already running real control plane.
@@ -225,11 +228,13 @@ pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
 }
 
 /// A running real control plane; stopped on drop unless it was reused from
-/// `KRO_TEST_KUBECONFIG`.
+/// `KRO_TEST_KUBECONFIG`. One this process started is stopped too when the process is
+/// killed (SIGKILL, no drop): a watchdog process waits for that.
 #[derive(Debug)]
 pub struct RealControlPlane {
     kubeconfig: PathBuf,
     owned: bool,
+    watchdog: Option<children::Watchdog>,
 }
 
 impl RealControlPlane {
@@ -243,6 +248,7 @@ impl RealControlPlane {
             return Ok(RealControlPlane {
                 kubeconfig: PathBuf::from(kubeconfig),
                 owned: false,
+                watchdog: None,
             });
         }
         Self::start_new(&[])
@@ -276,10 +282,12 @@ impl RealControlPlane {
             .rev()
             .find(|line| !line.trim().is_empty())
             .map(|line| PathBuf::from(line.trim()))
-            .ok_or(SupportError::NoKubeconfig(script))?;
+            .ok_or_else(|| SupportError::NoKubeconfig(script.clone()))?;
+        let watchdog = children::Watchdog::start(&script, &kubeconfig);
         Ok(RealControlPlane {
             kubeconfig,
             owned: true,
+            watchdog,
         })
     }
 
@@ -318,7 +326,10 @@ impl RealControlPlane {
         result
     }
 
-    fn stop_owned(&self) -> Result<(), SupportError> {
+    fn stop_owned(&mut self) -> Result<(), SupportError> {
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.release();
+        }
         if !self.owned {
             return Ok(());
         }
@@ -349,7 +360,14 @@ fn run_script_with(
     envs: &[(&str, &str)],
 ) -> Result<Vec<u8>, SupportError> {
     let script = script_path();
-    let output = Command::new("bash")
+    // A start interrupted by the end of this process undoes itself (the script stops what it
+    // started on SIGTERM); a stop or a restart carries on.
+    let mut bash = if command == "start" {
+        children::terminated_with_thread("bash")
+    } else {
+        Command::new("bash")
+    };
+    let output = bash
         .arg(&script)
         .arg(command)
         .args(args)

@@ -37,6 +37,10 @@
 //! - `KRO_BENCH_TRIALS`: the pairs of ours and the floor a scale workload is timed over
 //!   (default 3; the first is ours' run in the table, the others skip the steady state).
 //!
+//! Killing the bench, even with SIGKILL, takes what it started with it: the servers and
+//! controllers die with it (`kro_test_support::child_command`), and a watchdog stops a real
+//! control plane.
+//!
 //! Prints one markdown table: a row per workload and controller, and the upstream/ours ratio
 //! per workload (above 1 means ours is better, for every column).
 
@@ -447,7 +451,8 @@ impl ControllerKind {
     }
 }
 
-/// A process killed on drop.
+/// A process killed on drop, and by the kernel when the bench is killed
+/// ([`kro_test_support::child_command`]).
 struct Process {
     child: Child,
     /// Where ours serves its metrics (upstream's are not read).
@@ -612,7 +617,7 @@ fn start_kro_apiserver(dir: &Path, flags: &[String]) -> (Process, PathBuf) {
         .expect("a free port")
         .port();
     let kubeconfig = dir.join("kubeconfig");
-    let child = Command::new(env!("CARGO_BIN_EXE_kro"))
+    let child = kro_test_support::child_command(env!("CARGO_BIN_EXE_kro"))
         .args(["apiserver", "--port", &port.to_string(), "--kubeconfig-out"])
         .arg(&kubeconfig)
         .args(flags)
@@ -639,12 +644,12 @@ fn start_controller(kind: &ControllerKind, kubeconfig: &Path, log: &Path) -> Pro
                 .expect("a free port")
                 .port();
             metrics_port = Some(port);
-            let mut command = Command::new(kro());
+            let mut command = kro_test_support::child_command(kro());
             command.args(["controller", "--metrics-addr", &format!("127.0.0.1:{port}")]);
             command
         }
         ControllerKind::Upstream(upstream) => {
-            let mut command = Command::new(&upstream.controller);
+            let mut command = kro_test_support::child_command(&upstream.controller);
             command.args(["--metrics-bind-address", "0"]);
             command
         }
