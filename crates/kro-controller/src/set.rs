@@ -12,7 +12,8 @@
 //! One reconcile makes at most [`BURST_REPLICAS`] writes ([`SetPlan::batch`], sent by
 //! [`batch`]), writes the Set's status, and then waits for its cache to show those writes (a
 //! ReplicaSet's expectations): their watch events bring the Set back for its next batch, which
-//! reads the Set again, so a change of `spec.replicas` is obeyed one batch later.
+//! reads the Set again. A change of the Set ends the batch under way before its next
+//! slow-start round, so a change of `spec.replicas` is obeyed one round later.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, Hasher};
@@ -187,7 +188,8 @@ impl SetController {
             Ok(spec) => spec,
             Err(error) => {
                 let outcome = Outcome::invalid(error.to_string());
-                self.write_status(shared, &set, &plan_set_of_nothing(), &outcome)
+                let current = set.json().get("status").unwrap_or(&Json::Null);
+                self.write_status(shared, &set, current, &plan_set_of_nothing(), &outcome)
                     .await?;
                 return Ok(false);
             }
@@ -218,6 +220,18 @@ impl SetController {
             .get(key)
             .filter(|(refused_at, _)| *refused_at == generation)
             .map(|(_, message)| message.clone());
+        let mut status = set.json().get("status").cloned().unwrap_or(Json::Null);
+        if status.get("observedGeneration").and_then(Json::as_i64) != generation {
+            // A new spec is reported before its first batch, which on a busy cluster takes
+            // seconds: status then follows a scale to 0 as soon as the Set decides on it.
+            let outcome = Outcome {
+                invalid: None,
+                refused: refused_before.clone(),
+            };
+            status = self
+                .write_status(shared, &set, &status, &plan, &outcome)
+                .await?;
+        }
         // A template refused at this generation is not tried again: only the deletes are made.
         let carried_out = match refused_before {
             Some(message) => {
@@ -251,7 +265,8 @@ impl SetController {
             invalid: None,
             refused: carried_out?,
         };
-        self.write_status(shared, &set, &plan, &outcome).await?;
+        self.write_status(shared, &set, &status, &plan, &outcome)
+            .await?;
         Ok(plan.rollout != Rollout::Complete)
     }
 
@@ -389,18 +404,18 @@ impl SetController {
         Written::Refused(message)
     }
 
+    /// Writes the status `plan` and `outcome` make, unless `current` (the Set's status as last
+    /// read or written) says the same; the status now in place.
     async fn write_status(
         &self,
         shared: &Shared,
         set: &Object,
+        current: &Json,
         plan: &SetPlan,
         outcome: &Outcome,
-    ) -> Result<(), ReconcileError> {
+    ) -> Result<Json, ReconcileError> {
         let generation = set.meta().generation;
-        let previous = set
-            .json()
-            .pointer("/status/conditions")
-            .and_then(Json::as_array);
+        let previous = current.get("conditions").and_then(Json::as_array);
         let (ready, progressing) = conditions(plan, outcome);
         let stamp = |(type_, status, reason, message): (&str, &str, &str, String)| {
             let kept = previous
@@ -421,8 +436,7 @@ impl SetController {
             "observedGeneration": generation,
             "conditions": [stamp(ready), stamp(progressing)],
         });
-        let unchanged =
-            |field: &str| set.json().pointer(&format!("/status/{field}")) == status.get(field);
+        let unchanged = |field: &str| current.get(field) == status.get(field);
         let conditions_unchanged = previous.is_some_and(|previous| {
             previous
                 .iter()
@@ -458,7 +472,7 @@ impl SetController {
         .all(|field| unchanged(field))
             && conditions_unchanged
         {
-            return Ok(());
+            return Ok(current.clone());
         }
         let api = self
             .kind
@@ -474,7 +488,7 @@ impl SetController {
         )
         .await
         .map_err(ReconcileError::api(Request::WriteStatus))?;
-        Ok(())
+        Ok(status)
     }
 }
 

@@ -1,13 +1,17 @@
 //! One reconcile's batch of a `<Kind>Set`'s writes ([`SetBatch`], at most
 //! [`BURST_REPLICAS`](crate::set_plan::BURST_REPLICAS)), sent as a ReplicaSet's sync sends them:
 //! the deletes together, the creates and updates in slow-start rounds of 1, 2, 4, …, each round
-//! together. At most the settings' `apply_concurrency` requests are in flight at once.
+//! together. At most the settings' `apply_concurrency` requests are in flight at once. A change
+//! of the Set (a new generation in its cache) ends the batch before its next round: the rounds
+//! of a batch of 500 on a busy cluster take seconds, and a Set scaled to 0 meanwhile should
+//! not wait for them.
 
 use std::future::Future;
 
 use futures_util::StreamExt;
 use futures_util::stream;
 use kube::api::{Api, DynamicObject};
+use kube::runtime::reflector::ObjectRef;
 
 use super::{SetController, Written};
 use crate::error::ReconcileError;
@@ -24,20 +28,24 @@ struct Rounds {
     refused: Option<String>,
     /// The first request that failed otherwise.
     failed: Option<ReconcileError>,
+    /// Rounds were left unsent because the Set changed.
+    superseded: bool,
 }
 
 impl Rounds {
     fn stopped(&self) -> bool {
-        self.refused.is_some() || self.failed.is_some()
+        self.refused.is_some() || self.failed.is_some() || self.superseded
     }
 }
 
 /// Sends `write` for each of `items`, in rounds of the sizes `rounds`, each round's writes
-/// together (at most `concurrency` in flight); a round with a refusal or a failure is the last.
+/// together (at most `concurrency` in flight); a round with a refusal or a failure is the last,
+/// and no round is sent once `superseded` says the Set changed.
 async fn in_rounds<T, F, Fut>(
     items: impl IntoIterator<Item = T>,
     rounds: &[usize],
     concurrency: usize,
+    superseded: impl Fn() -> bool,
     write: F,
 ) -> Rounds
 where
@@ -47,6 +55,10 @@ where
     let mut items = items.into_iter();
     let mut outcome = Rounds::default();
     for &round in rounds {
+        if round > 0 && superseded() {
+            outcome.superseded = true;
+            break;
+        }
         let results: Vec<Result<Written, ReconcileError>> =
             stream::iter(items.by_ref().take(round).map(&write))
                 .buffer_unordered(concurrency.max(1))
@@ -75,6 +87,9 @@ impl SetController {
     /// when a later one fails); the message of a write the server refused, if one was (a refused
     /// create stops the creates, a refused update the updates).
     ///
+    /// Once the Set's cache shows it changed, no further round is sent: the next reconcile
+    /// decides from the new spec.
+    ///
     /// # Errors
     /// The first request that failed (the writes of its round that succeeded are noted).
     pub(super) async fn carry_out(
@@ -87,6 +102,7 @@ impl SetController {
         writes: &mut AwaitedWrites,
     ) -> Result<Option<String>, ReconcileError> {
         let concurrency = shared.settings.apply_concurrency;
+        let superseded = || self.is_superseded(set);
         // Deletes go together, as a ReplicaSet's: a delete is refused only when the instance is
         // gone already.
         // (The writes take their names by value: a closure over borrowed names makes the
@@ -95,6 +111,7 @@ impl SetController {
             batch.delete.iter().cloned(),
             &[batch.delete.len()],
             concurrency,
+            superseded,
             |name: String| async move {
                 self.delete_instance(shared, set, instances, &name).await?;
                 Ok(Written::Yes(name))
@@ -105,10 +122,14 @@ impl SetController {
         if let Some(error) = deleted.failed {
             return Err(error);
         }
+        if deleted.superseded {
+            return Ok(None);
+        }
         let created = in_rounds(
             std::iter::repeat_n((), batch.create),
             &slow_start_rounds(batch.create),
             concurrency,
+            superseded,
             |()| self.create_instance(shared, set, spec, instances),
         )
         .await;
@@ -116,10 +137,14 @@ impl SetController {
         if let Some(error) = created.failed {
             return Err(error);
         }
+        if created.superseded {
+            return Ok(created.refused);
+        }
         let updated = in_rounds(
             batch.update.iter().cloned(),
             &slow_start_rounds(batch.update.len()),
             concurrency,
+            superseded,
             |name: String| async move {
                 self.update_instance(shared, set, spec, instances, &name)
                     .await
@@ -136,6 +161,20 @@ impl SetController {
             return Err(error);
         }
         Ok(created.refused.or(updated.refused))
+    }
+
+    /// Whether the Set's cache holds a newer Set than `set` (another generation, or another
+    /// Set of the name), or none.
+    fn is_superseded(&self, set: &Object) -> bool {
+        let reference = ObjectRef::new_with(set.name(), self.kind.resource.clone());
+        let reference = match set.namespace() {
+            "" => reference,
+            namespace => reference.within(namespace),
+        };
+        self.store.get(&reference).is_none_or(|latest| {
+            latest.metadata.generation != set.meta().generation
+                || latest.metadata.uid.as_deref() != Some(set.uid())
+        })
     }
 }
 
@@ -173,7 +212,7 @@ mod tests {
             sent: Mutex::default(),
         };
         let rounds = slow_start_rounds(10);
-        let outcome = in_rounds(0..10, &rounds, 4, |item| writer.write(item)).await;
+        let outcome = in_rounds(0..10, &rounds, 4, || false, |item| writer.write(item)).await;
         assert_eq!(outcome.written.len(), 10);
         assert!(!outcome.stopped());
     }
@@ -186,7 +225,7 @@ mod tests {
             sent: Mutex::default(),
         };
         let rounds = slow_start_rounds(15);
-        let outcome = in_rounds(0..15, &rounds, 16, |item| writer.write(item)).await;
+        let outcome = in_rounds(0..15, &rounds, 16, || false, |item| writer.write(item)).await;
         let mut sent = writer
             .sent
             .lock()
@@ -198,5 +237,27 @@ mod tests {
         written.sort();
         assert_eq!(written, ["0", "1"]);
         assert_eq!(outcome.refused.as_deref(), Some("2 refused"));
+    }
+
+    #[tokio::test]
+    async fn a_change_of_the_set_ends_the_batch_before_its_next_round() {
+        let writer = Writer {
+            refused: Vec::new(),
+            sent: Mutex::default(),
+        };
+        let rounds = slow_start_rounds(500);
+        // The Set changes while the third round (4 writes) is under way.
+        let changed = || {
+            writer
+                .sent
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .len()
+                >= 7
+        };
+        let outcome = in_rounds(0..500, &rounds, 16, changed, |item| writer.write(item)).await;
+        assert_eq!(outcome.written.len(), 7, "rounds of 1, 2 and 4");
+        assert!(outcome.superseded && outcome.stopped());
+        assert!(outcome.refused.is_none() && outcome.failed.is_none());
     }
 }
