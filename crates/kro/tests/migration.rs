@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kro_test_support::{eventually, repository_root};
 use serde_json::Value;
@@ -66,7 +66,8 @@ fn upstream(version: &'static str) -> Option<Upstream> {
     })
 }
 
-/// A controller process, killed on drop; its output goes to `log`.
+/// A controller process, killed on drop (and with the test, when it is killed); its output goes
+/// to `log`.
 struct Running {
     child: Child,
     log: PathBuf,
@@ -75,7 +76,7 @@ struct Running {
 impl Running {
     fn start(program: &Path, args: &[&std::ffi::OsStr], log: PathBuf) -> Running {
         let file = std::fs::File::create(&log).expect("a log file");
-        let child = Command::new(program)
+        let child = kro_test_support::child_command(program)
             .args(args)
             .stdout(Stdio::null())
             .stderr(file)
@@ -322,14 +323,44 @@ fn no_errors_logged(controller: &Running, who: &str) {
     );
 }
 
+/// Prints how far into the test a step is, so that a slow step shows in the test's output.
+fn phase(started: Instant, what: &str) {
+    eprintln!("[{:6.1} s] {what}", started.elapsed().as_secs_f64());
+}
+
+/// A temporary directory that is kept, and named on stderr, when the test fails: the
+/// controllers' logs in it say what happened.
+struct KeptOnFailure(Option<tempfile::TempDir>);
+
+impl KeptOnFailure {
+    fn new() -> Self {
+        KeptOnFailure(Some(tempfile::tempdir().expect("a temporary directory")))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.as_ref().expect("kept until dropped").path()
+    }
+}
+
+impl Drop for KeptOnFailure {
+    fn drop(&mut self) {
+        if std::thread::panicking()
+            && let Some(dir) = self.0.take()
+        {
+            eprintln!("the controllers' logs are kept in {}", dir.keep().display());
+        }
+    }
+}
+
 fn migrate(version: &'static str) {
+    let started = Instant::now();
     let Some(upstream) = upstream(version) else {
         return;
     };
     let Some(control_plane) = kro_test_support::real_control_plane_or_skip("migration") else {
         return;
     };
-    let home = tempfile::tempdir().expect("a HOME");
+    let home = KeptOnFailure::new();
     let kubectl = Kubectl {
         kubeconfig: control_plane.kubeconfig(),
         home: home.path(),
@@ -353,6 +384,7 @@ fn migrate(version: &'static str) {
         kubectl.run(&["create", "namespace", namespace]);
     }
 
+    phase(started, "control plane up, CRDs established");
     // Upstream runs the RGD and its instances.
     let first = start_upstream(
         &upstream,
@@ -375,6 +407,7 @@ fn migrate(version: &'static str) {
     eventually("the instances ACTIVE under upstream", || {
         (all_active(&kubectl) && children(&kubectl).len() == expected).then_some(())
     });
+    phase(started, "instances ACTIVE under upstream");
     let before = children(&kubectl);
     let upstream_label = label(
         before.values().next().expect("children"),
@@ -400,7 +433,9 @@ fn migrate(version: &'static str) {
             "{key} was written while upstream led"
         );
     }
+    phase(started, "ours started, standing by");
     first.stop();
+    phase(started, "upstream stopped");
     let rgd_crd = eventually("the RGD CRD at this controller's schema", || {
         let crd = kubectl.json(&["get", "crd", "resourcegraphdefinitions.kro.run"]);
         let resources = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
@@ -433,6 +468,7 @@ fn migrate(version: &'static str) {
         kubectl.json(&["get", "crd", "shops.kro.run"])["metadata"]["uid"],
         "the generated CRD is kept"
     );
+    phase(started, "generated CRD relabelled by ours");
     let after = wait_relabelled(&kubectl, &ours, &ours_version, expected);
     for (key, old) in &before {
         let new = &after[key];
@@ -446,6 +482,7 @@ fn migrate(version: &'static str) {
             "{key} changed beyond its kro version label"
         );
     }
+    phase(started, "children relabelled by ours");
     std::thread::sleep(Duration::from_secs(3));
     let settled = children(&kubectl);
     for (key, object) in &after {
@@ -523,6 +560,7 @@ fn migrate(version: &'static str) {
     eventually("the instances ACTIVE after the update", || {
         all_active(&kubectl).then_some(())
     });
+    phase(started, "update rolled out");
     ours.stop();
 
     // And back: upstream takes over again.
@@ -531,6 +569,7 @@ fn migrate(version: &'static str) {
         kubectl.kubeconfig,
         home.path().join("upstream-2.log"),
     );
+    phase(started, "ours stopped, upstream started again");
     let back = wait_relabelled(&kubectl, &second, &upstream_label, expected);
     for (key, old) in &before {
         assert_eq!(
@@ -545,6 +584,7 @@ fn migrate(version: &'static str) {
             "upstream keeps the update"
         );
     }
+    phase(started, "children relabelled by upstream");
     wait_rgd_active(&kubectl, "shop");
     assert_all_active(&kubectl, "after going back");
     no_errors_logged(
@@ -569,7 +609,7 @@ fn from_upstream_v0_9_4_and_back() {
 fn start_kro_dev_without_controllers(kubeconfig: &Path) -> Running {
     use std::io::{BufRead, BufReader};
     let log = kubeconfig.with_extension("log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
+    let mut child = kro_test_support::child_command(env!("CARGO_BIN_EXE_kro"))
         .args(["dev", "--no-controllers", "--port", "0", "--kubeconfig-out"])
         .arg(kubeconfig)
         .stdout(Stdio::piped())
