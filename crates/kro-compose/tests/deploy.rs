@@ -22,6 +22,7 @@ use web_with_database::{WebAppSpec, WebAppStatus, composition};
 
 /// A fresh embedded server with its simulated cluster, and a client of it.
 async fn server() -> (kro_apiserver::RunningServer, kube::Client) {
+    kro_test_support::log_to_test_output();
     let server = kro_apiserver::start(ServerConfig {
         token: None,
         tls: false,

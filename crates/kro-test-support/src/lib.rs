@@ -5,12 +5,14 @@
 //! **Owns:** starting, reusing (`KRO_TEST_KUBECONFIG`) and stopping the real control plane;
 //! finding kubectl; building the Go programs under `tools/` ([`build_go_tool`]); polling
 //! helpers the suites share; hand-built protobuf bodies ([`protobuf_bodies`]); child processes
-//! that die with the test ([`child_command`]).
+//! that die with the test ([`child_command`]); logs in the test's output
+//! ([`log_to_test_output`]).
 //!
 //! **Must not:** be a dependency of anything but tests.
 
 mod children;
 mod go_tool;
+mod logs;
 pub mod protobuf_bodies;
 
 use std::io::Write;
@@ -19,6 +21,7 @@ use std::process::{Command, Output, Stdio};
 
 pub use children::child_command;
 pub use go_tool::{build_go_tool, go_module_dir};
+pub use logs::log_to_test_output;
 
 /// The environment variable naming the kubeconfig of an already running real control plane.
 pub const KUBECONFIG_VARIABLE: &str = "KRO_TEST_KUBECONFIG";

@@ -161,6 +161,7 @@ impl Cluster {
     }
 
     async fn with_backend(backend: Backend, config: kube::Config, settings: Settings) -> Cluster {
+        kro_test_support::log_to_test_output();
         let client = kube::Client::try_from(config.clone()).expect("a client");
         let (manager, metrics) = start_controllers(&config, settings.clone()).await;
         Cluster {
