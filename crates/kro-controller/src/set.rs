@@ -203,17 +203,6 @@ impl SetController {
         let members = self.members(shared, &set, &instances).await?;
         let plan = plan_set(&spec, &members);
         let mut batch = plan.batch(BURST_REPLICAS);
-        if batch.create > 0 || !batch.delete.is_empty() {
-            let message = format!(
-                "scaling from {} to {} instance(s)",
-                plan.counts.replicas, spec.replicas
-            );
-            shared
-                .events
-                .record(&set, EventType::Normal, "Scaling", &message)
-                .await;
-        }
-        let mut writes = AwaitedWrites::default();
         let generation = set.meta().generation;
         let refused_before = self
             .refusals_lock()
@@ -233,16 +222,34 @@ impl SetController {
                 .await?;
         }
         // A template refused at this generation is not tried again: only the deletes are made.
+        if refused_before.is_some() {
+            batch.create = 0;
+            batch.update.clear();
+        }
+        if batch.create > 0 || !batch.delete.is_empty() {
+            let message = format!(
+                "scaling from {} to {} instance(s)",
+                plan.counts.replicas, spec.replicas
+            );
+            shared
+                .events
+                .record(&set, EventType::Normal, "Scaling", &message)
+                .await;
+        }
+        if !batch.is_empty() {
+            // The batch's writes are awaited as each is made: a reconcile abandoned halfway
+            // (past the reconcile timeout) leaves the writes it made awaited, not forgotten.
+            self.awaited_lock()
+                .insert(key.clone(), (AwaitedWrites::default(), Instant::now()));
+            self.queue.add_after(key.clone(), AWAITED_WRITES_TIMEOUT);
+        }
         let carried_out = match refused_before {
-            Some(message) => {
-                batch.create = 0;
-                batch.update.clear();
-                self.carry_out(shared, &set, &spec, &batch, &instances, &mut writes)
-                    .await
-                    .map(|_| Some(message))
-            }
+            Some(message) => self
+                .carry_out(shared, key, &set, &spec, &batch, &instances)
+                .await
+                .map(|_| Some(message)),
             None => {
-                self.carry_out(shared, &set, &spec, &batch, &instances, &mut writes)
+                self.carry_out(shared, key, &set, &spec, &batch, &instances)
                     .await
             }
         };
@@ -256,10 +263,14 @@ impl SetController {
             }
             Err(_) => {}
         }
-        if !writes.is_empty() {
-            self.awaited_lock()
-                .insert(key.clone(), (writes, Instant::now()));
-            self.queue.add_after(key.clone(), AWAITED_WRITES_TIMEOUT);
+        {
+            let mut awaited = self.awaited_lock();
+            if awaited
+                .get(key)
+                .is_some_and(|(writes, _)| writes.is_empty())
+            {
+                awaited.remove(key);
+            }
         }
         let outcome = Outcome {
             invalid: None,
@@ -268,6 +279,15 @@ impl SetController {
         self.write_status(shared, &set, &status, &plan, &outcome)
             .await?;
         Ok(plan.rollout != Rollout::Complete)
+    }
+
+    /// Notes a write of the Set `key` that its cache must show before it decides again.
+    fn await_write(&self, key: &InstanceRef, note: impl FnOnce(&mut AwaitedWrites)) {
+        let mut awaited = self.awaited_lock();
+        let (writes, _) = awaited
+            .entry(key.clone())
+            .or_insert_with(|| (AwaitedWrites::default(), Instant::now()));
+        note(writes);
     }
 
     fn awaited_lock(

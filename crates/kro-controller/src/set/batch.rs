@@ -16,8 +16,9 @@ use kube::runtime::reflector::ObjectRef;
 use super::{SetController, Written};
 use crate::error::ReconcileError;
 use crate::object::Object;
-use crate::set_plan::{AwaitedWrites, SetBatch, SetSpec, slow_start_rounds};
+use crate::set_plan::{SetBatch, SetSpec, slow_start_rounds};
 use crate::shared::Shared;
+use crate::watches::InstanceRef;
 
 /// What the rounds of one kind of write achieved.
 #[derive(Default)]
@@ -83,9 +84,9 @@ where
 }
 
 impl SetController {
-    /// Deletes, creates and updates what `batch` says, noting in `writes` each write made (also
-    /// when a later one fails); the message of a write the server refused, if one was (a refused
-    /// create stops the creates, a refused update the updates).
+    /// Deletes, creates and updates what `batch` says, noting each write as awaited as soon as
+    /// it is made (also when a later one fails); the message of a write the server refused, if
+    /// one was (a refused create stops the creates, a refused update the updates).
     ///
     /// Once the Set's cache shows it changed, no further round is sent: the next reconcile
     /// decides from the new spec.
@@ -95,11 +96,11 @@ impl SetController {
     pub(super) async fn carry_out(
         &self,
         shared: &Shared,
+        key: &InstanceRef,
         set: &Object,
         spec: &SetSpec,
         batch: &SetBatch,
         instances: &Api<DynamicObject>,
-        writes: &mut AwaitedWrites,
     ) -> Result<Option<String>, ReconcileError> {
         let concurrency = shared.settings.apply_concurrency;
         let superseded = || self.is_superseded(set);
@@ -114,11 +115,11 @@ impl SetController {
             superseded,
             |name: String| async move {
                 self.delete_instance(shared, set, instances, &name).await?;
+                self.await_write(key, |writes| writes.deleted.push(name.clone()));
                 Ok(Written::Yes(name))
             },
         )
         .await;
-        writes.deleted.extend(deleted.written);
         if let Some(error) = deleted.failed {
             return Err(error);
         }
@@ -130,10 +131,15 @@ impl SetController {
             &slow_start_rounds(batch.create),
             concurrency,
             superseded,
-            |()| self.create_instance(shared, set, spec, instances),
+            |()| async move {
+                let written = self.create_instance(shared, set, spec, instances).await?;
+                if let Written::Yes(name) = &written {
+                    self.await_write(key, |writes| writes.created.push(name.clone()));
+                }
+                Ok(written)
+            },
         )
         .await;
-        writes.created.extend(created.written);
         if let Some(error) = created.failed {
             return Err(error);
         }
@@ -146,16 +152,22 @@ impl SetController {
             concurrency,
             superseded,
             |name: String| async move {
-                self.update_instance(shared, set, spec, instances, &name)
-                    .await
+                let written = self
+                    .update_instance(shared, set, spec, instances, &name)
+                    .await?;
+                if let Written::Yes(name) = &written {
+                    let hash = spec.template_hash.clone();
+                    self.await_write(key, |writes| writes.updated.push((name.clone(), hash)));
+                }
+                Ok(written)
             },
         )
         .await;
-        writes.updated.extend(
-            updated
-                .written
-                .into_iter()
-                .map(|name| (name, spec.template_hash.clone())),
+        tracing::debug!(
+            deleted = deleted.written.len(),
+            created = created.written.len(),
+            updated = updated.written.len(),
+            "sent a batch"
         );
         if let Some(error) = updated.failed {
             return Err(error);
