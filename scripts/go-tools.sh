@@ -27,6 +27,7 @@ PROGRAMS=(
   "kube-protobuf ."
   "flect ."
   "kro-json ."
+  "kro-metrics ."
 )
 
 cmd_build() {
