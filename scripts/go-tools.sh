@@ -27,6 +27,7 @@ PROGRAMS=(
   "kube-protobuf ."
   "flect ."
   "kro-json ."
+  "kro-features ."
   "kro-metrics ."
 )
 

@@ -262,6 +262,8 @@ pub struct Composition<Spec, Status = ()> {
     nested: Vec<(String, Map<String, Json>)>,
     /// The `<Kind>Set` kind of `spec.scaling`.
     scaling: Option<String>,
+    /// The gates of the controller the RGD is for (upstream's defaults: all off).
+    features: kro_graph::FeatureGates,
     types: PhantomData<fn() -> (Spec, Status)>,
 }
 
@@ -278,6 +280,7 @@ impl<Spec, Status> Clone for Composition<Spec, Status> {
             mistakes: self.mistakes.clone(),
             nested: self.nested.clone(),
             scaling: self.scaling.clone(),
+            features: self.features,
             types: PhantomData,
         }
     }
@@ -319,8 +322,38 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
             mistakes: Vec::new(),
             nested: Vec::new(),
             scaling: None,
+            features: kro_graph::FeatureGates::upstream_defaults(),
             types: PhantomData,
         }
+    }
+
+    /// For a controller running with these feature gates (its `--feature-gates`). The RGD is
+    /// checked as that controller would check it, so by default (upstream's gates, all off) it
+    /// compiles on any kro. With [`Feature::CelOmitFunction`](kro_graph::Feature) on, a template
+    /// field may be set from an optional spec field (`Option<T>`): it is left out while the
+    /// spec has no value (`has(p) ? p : omit()`); with it off, `to_rgd()` refuses such a field
+    /// and names the gate.
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, tag: Option<String> }
+    /// let app = spec::<AppSpec>();
+    /// let mut composition = Composition::<AppSpec>::new("app", "App");
+    /// composition.add("settings", ConfigMap::default()
+    ///     .with("metadata.name", instance_name())
+    ///     .with("data.tag", app.tag()));
+    /// let error = composition.to_rgd().unwrap_err().to_string();
+    /// assert!(error.contains("--feature-gates=CELOmitFunction=true"), "{error}");
+    /// let composition =
+    ///     composition.feature_gates(FeatureGates::default().with(Feature::CelOmitFunction, true));
+    /// assert!(composition.to_rgd().is_ok());
+    /// ```
+    #[must_use]
+    pub fn feature_gates(mut self, gates: kro_graph::FeatureGates) -> Self {
+        self.features = gates;
+        self
     }
 
     /// In the API group `group` (kro's own by default).
@@ -823,8 +856,12 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
                 message: error.to_string(),
             }
         })?;
-        let graph =
-            kro_graph::build_graph(&decoded, &kro_graph::BuiltinCatalog).map_err(|errors| {
+        let config = kro_graph::BuildConfig {
+            features: self.features,
+            ..kro_graph::BuildConfig::default()
+        };
+        let graph = kro_graph::build_graph_with(&decoded, &kro_graph::BuiltinCatalog, &config)
+            .map_err(|errors| {
                 let mut call_sites: Vec<(String, String)> = Vec::new();
                 for id in errors
                     .errors

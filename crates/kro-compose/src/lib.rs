@@ -52,6 +52,7 @@ pub use kro_compose_derive::{KroSchema, cel, fmt_cel};
 /// direct engine's own types.
 #[cfg(feature = "deploy")]
 pub use kro_engine::direct::{DirectConfig, Progress};
+pub use kro_graph::{Feature, FeatureGates};
 pub use object::ObjectRef;
 pub use reference::{
     FromPath, Ref, Typed, dimension, each_index, each_item, instance_name, instance_namespace,

@@ -9,7 +9,8 @@ mod support;
 
 use kro_compose::k8s::api::core::v1::ConfigMap;
 use kro_compose::{
-    ComposeError, Composition, KroSchema, Mistake, Template, fmt_cel, instance_name, spec,
+    ComposeError, Composition, Feature, FeatureGates, KroSchema, Mistake, Template, fmt_cel,
+    instance_name, spec,
 };
 use serde_json::json;
 use support::{compile, shape};
@@ -199,7 +200,18 @@ fn an_option_field_leaves_the_template_field_out_while_absent() {
     let mut app = Composition::<AppSpec>::new("app", "App");
     let map = config_map(instance_name()).with("data.tag", spec::<AppSpec>().tag());
     app.add("settings", map);
-    let rgd = app.to_rgd().expect("a valid RGD: kro's omit() is known");
+    // Under upstream's default gates omit() is refused, and the error names the gate.
+    let error = app.to_rgd().expect_err("omit() needs CELOmitFunction");
+    let message = error.to_string();
+    assert!(
+        message.contains("omit() requires the CELOmitFunction feature gate")
+            && message.contains("spec.resources[0].template.data.tag"),
+        "{message}"
+    );
+    let app = app.feature_gates(FeatureGates::default().with(Feature::CelOmitFunction, true));
+    let rgd = app
+        .to_rgd()
+        .expect("a valid RGD for a controller with CELOmitFunction");
     assert_eq!(
         rgd["spec"]["resources"][0]["template"]["data"]["tag"],
         "${has(schema.spec.tag) ? schema.spec.tag : omit()}"

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use kro_graph::Feature;
 use kro_graph::metadata::{APPLYSET_ID_LABEL, RECONCILE_ANNOTATION, STATUS_MANAGER};
 use kro_runtime::{ControllerFacts, Observed, Plan, PlanOptions, StepFailure, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
@@ -25,7 +26,7 @@ use serde_json::json;
 
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
-use crate::metrics::{LiveSource, gvr_label};
+use crate::metrics::{LiveSource, conditions_of, gvr_label, transitions};
 use crate::object::Object;
 use crate::object_json::{merge_patch, now, text, without_nulls};
 use crate::queue::{Failures, WorkQueue};
@@ -225,6 +226,11 @@ impl InstanceController {
             &key.name,
         ) else {
             self.forget(key);
+            shared.metrics.conditions().forget_instance(
+                &self.gvr,
+                key.namespace.as_deref().unwrap_or_default(),
+                &key.name,
+            );
             return Ok(None);
         };
         let mut instance = Object::new(&object)?;
@@ -419,6 +425,19 @@ impl InstanceController {
             return Ok(());
         }
         let wanted = without_nulls(current.status.to_json());
+        if shared
+            .settings
+            .features
+            .enabled(Feature::InstanceConditionMetrics)
+        {
+            shared.metrics.conditions().record(
+                &self.gvr,
+                instance.namespace(),
+                instance.name(),
+                &conditions_of(&wanted),
+                chrono::Utc::now(),
+            );
+        }
         let uid = instance.uid().to_owned();
         let digest = kro_engine::intent(&wanted);
         let cached_version: Option<u64> = instance.resource_version().parse().ok();
@@ -455,6 +474,8 @@ impl InstanceController {
             .map_err(ReconcileError::api(Request::WriteStatus))?;
         self.own_writes
             .wrote(&uid, answered.metadata.resource_version.as_deref());
+        self.condition_transitions(shared, instance, existing, &wanted)
+            .await;
         let to = text(&wanted, "/state");
         let written = WrittenStatus {
             state: to.to_owned(),
@@ -476,6 +497,55 @@ impl InstanceController {
             shared.metrics.instance_state_changed(&self.gvr, &from, to);
         }
         Ok(())
+    }
+}
+
+impl InstanceController {
+    /// Tells each condition that changed status in a status write: an Event with the gate
+    /// `InstanceConditionEvents` (Normal when it became `True`, else Warning; the condition's
+    /// type as reason, `False -> True: <reason>` as message, as upstream), a log line with
+    /// `InstanceConditionMetrics`.
+    async fn condition_transitions(
+        &self,
+        shared: &Shared,
+        instance: &Object,
+        before: &serde_json::Value,
+        after: &serde_json::Value,
+    ) {
+        let features = shared.settings.features;
+        let events = features.enabled(Feature::InstanceConditionEvents);
+        let logs = features.enabled(Feature::InstanceConditionMetrics);
+        if !events && !logs {
+            return;
+        }
+        let (before, after) = (conditions_of(before), conditions_of(after));
+        for transition in transitions(&before, &after) {
+            if logs {
+                tracing::debug!(
+                    condition_type = %transition.condition.kind,
+                    old_status = %transition.from,
+                    new_status = %transition.condition.status,
+                    reason = %transition.condition.reason,
+                    "condition transitioned"
+                );
+            }
+            if events {
+                let kind = if transition.is_normal() {
+                    EventType::Normal
+                } else {
+                    EventType::Warning
+                };
+                shared
+                    .events
+                    .record(
+                        instance,
+                        kind,
+                        &transition.condition.kind,
+                        &transition.message(),
+                    )
+                    .await;
+            }
+        }
     }
 }
 

@@ -27,6 +27,10 @@ use prometheus_client::registry::Registry;
 
 use crate::queue::WorkQueue;
 
+mod conditions;
+
+pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
+
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -224,6 +228,7 @@ struct Inner {
     api_request_duration: HistogramFamily<VerbLabel>,
     leader: Family<NameLabel, Gauge>,
     live: Arc<Live>,
+    conditions: Arc<ConditionDurations>,
 }
 
 /// The metrics of one process; clones share them.
@@ -355,6 +360,8 @@ impl Metrics {
         );
         let live = Arc::new(Live::default());
         registry.register_collector(Box::new(Arc::clone(&live)));
+        let conditions = Arc::new(ConditionDurations::default());
+        registry.register_collector(Box::new(Arc::clone(&conditions)));
         Metrics {
             inner: Arc::new(Inner {
                 registry,
@@ -376,6 +383,7 @@ impl Metrics {
                 api_request_duration,
                 leader,
                 live,
+                conditions,
             }),
         }
     }
@@ -497,8 +505,15 @@ impl Metrics {
             .insert(gvr.to_owned(), source);
     }
 
-    /// Stops showing the instance controller of `gvr`.
+    /// The state of each instance's conditions (`instance_condition_current_status_seconds`,
+    /// fed only with the `InstanceConditionMetrics` gate on).
+    pub(crate) fn conditions(&self) -> &ConditionDurations {
+        &self.inner.conditions
+    }
+
+    /// Stops showing the instance controller of `gvr`, and its instances' conditions.
     pub(crate) fn forget_kind(&self, gvr: &str) {
+        self.inner.conditions.forget_kind(gvr);
         self.inner
             .live
             .kinds

@@ -437,6 +437,7 @@ impl RgdController {
         let config = BuildConfig {
             env: kro_cel::Env::kro().with_cost_limit(Some(self.shared.settings.cel_cost_limit)),
             max_collection_dimensions: self.shared.settings.max_collection_dimensions,
+            features: self.shared.settings.features,
         };
         let built = build_graph_with(
             &definition,

@@ -50,6 +50,11 @@ pub struct Settings {
     /// `InstanceConditionEvents` gate is on. Warnings (`ReconcileFailed`) and the Events of
     /// pruning and deletion are recorded either way.
     pub active_events: bool,
+    /// Upstream's feature gates (`--feature-gates`): `CELOmitFunction` lets RGDs use `omit()`,
+    /// `InstanceConditionEvents` records an Event per condition transition,
+    /// `InstanceConditionMetrics` feeds `instance_condition_current_status_seconds`. All off by
+    /// default, as upstream.
+    pub features: kro_graph::FeatureGates,
 }
 
 impl Settings {
@@ -80,6 +85,7 @@ impl Default for Settings {
             reconcile_timeout: Duration::from_secs(120),
             request_retries: 3,
             active_events: false,
+            features: kro_graph::FeatureGates::upstream_defaults(),
         }
     }
 }

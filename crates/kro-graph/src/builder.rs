@@ -19,6 +19,7 @@ use crate::api::ResourceGraphDefinition;
 use crate::crd::{KindNames, instance_crd, set_crd};
 use crate::dag::{Dag, DagError};
 use crate::error::{BuildError, BuildErrorKind, BuildErrors};
+use crate::features::FeatureGates;
 use crate::graph::CompiledGraph;
 use crate::schema_source::SchemaSource;
 use crate::template::FieldPath;
@@ -34,6 +35,9 @@ pub struct BuildConfig {
     /// The most dimensions a `forEach` may have (upstream's
     /// `--rgd-max-collection-dimension-size`, 10 by default).
     pub max_collection_dimensions: usize,
+    /// The feature gates that change what compiles (`CELOmitFunction`); upstream's defaults
+    /// (all off) unless configured.
+    pub features: FeatureGates,
 }
 
 /// The most dimensions a `forEach` may have unless configured otherwise (upstream's default).
@@ -44,6 +48,7 @@ impl Default for BuildConfig {
         BuildConfig {
             env: Env::kro(),
             max_collection_dimensions: DEFAULT_MAX_COLLECTION_DIMENSIONS,
+            features: FeatureGates::upstream_defaults(),
         }
     }
 }
@@ -188,6 +193,7 @@ impl Builder<'_> {
             .collect();
         let order: Vec<usize> = levels.iter().flatten().copied().collect();
         let (nodes, node_types) = self.check_nodes(&mut plans, &order, &instance_type);
+        self.check_identity_omit(&nodes, schema_spec.scope() == crate::api::Scope::Cluster);
         let (status, status_conditions, status_schema, status_scale) =
             self.check_status(status_plan, &instance_type, &node_types);
         let scale = self.scale_fields(&spec_scale, &status_scale);

@@ -185,6 +185,26 @@ pub enum BuildErrorKind {
     /// The generated CRD's spec or status schema is invalid (for example a scale marker rule).
     #[error("{0}")]
     Scaling(String),
+    /// An expression that uses a function behind a feature gate that is off.
+    #[error(
+        "expression {expression:?}: {function} requires the {feature} feature gate to be enabled \
+         (--feature-gates={feature}=true)"
+    )]
+    FeatureGateDisabled {
+        /// The expression.
+        expression: String,
+        /// What it uses (`omit()`).
+        function: &'static str,
+        /// The gate that would allow it.
+        feature: crate::Feature,
+    },
+    /// `omit()` in a field the object cannot be without (its name; its namespace when no
+    /// namespace is inherited from the instance).
+    #[error(
+        "expression {0:?}: omit() cannot be used here: the field is required and must resolve \
+         to a concrete value"
+    )]
+    OmitOnIdentity(String),
 }
 
 impl BuildErrorKind {
@@ -224,6 +244,8 @@ impl BuildErrorKind {
             BuildErrorKind::ConstantStatusField => "ConstantStatusField",
             BuildErrorKind::NotACondition(_) => "InvalidConditionType",
             BuildErrorKind::Scaling(_) => "InvalidScaling",
+            BuildErrorKind::FeatureGateDisabled { .. } => "FeatureGateDisabled",
+            BuildErrorKind::OmitOnIdentity(_) => "OmitOnIdentityField",
         }
     }
 }

@@ -18,6 +18,7 @@ mod crd_schema;
 mod dag;
 mod diagram;
 mod error;
+mod features;
 mod generated_schemas;
 mod graph;
 pub mod metadata;
@@ -45,6 +46,7 @@ pub use diagram::{
     DiagramEdge, DiagramError, DiagramFormat, DiagramGraph, DiagramNode, DiagramNodeRole,
 };
 pub use error::{BuildError, BuildErrorKind, BuildErrors, Hint};
+pub use features::{Feature, FeatureGateError, FeatureGates};
 pub use generated_schemas::{ForRgd, GeneratedSchemas};
 pub use graph::{
     BuildStats, BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph,

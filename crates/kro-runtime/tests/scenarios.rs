@@ -18,7 +18,8 @@
 use std::path::{Path, PathBuf};
 
 use kro_graph::{
-    BuiltinCatalog, ResourceGraphDefinition, SchemaSources, build_graph, parse_yaml_documents,
+    BuildConfig, BuiltinCatalog, FeatureGates, ResourceGraphDefinition, SchemaSources,
+    build_graph_with, parse_yaml_documents,
 };
 use kro_runtime::{NodeState, Observed, Plan, PlanOptions, Scheduling, converge, plan};
 use serde_json::{Map, Value as Json};
@@ -75,9 +76,16 @@ fn run(file: &Path) -> Result<(), String> {
         .ok_or("empty file")?;
     let rgd: ResourceGraphDefinition =
         serde_json::from_value(scenario["rgd"].clone()).map_err(|error| format!("rgd: {error}"))?;
-    let graph = build_graph(&rgd, &SchemaSources::new().with(BuiltinCatalog))
-        .map_err(|errors| format!("the RGD does not build:\n{errors}"))?;
     let options_json = &scenario["options"];
+    // `featureGates: "CELOmitFunction=true"` builds as a controller with that flag would.
+    let features = FeatureGates::parse(options_json["featureGates"].as_str().unwrap_or(""))
+        .map_err(|error| format!("options.featureGates: {error}"))?;
+    let config = BuildConfig {
+        features,
+        ..BuildConfig::default()
+    };
+    let graph = build_graph_with(&rgd, &SchemaSources::new().with(BuiltinCatalog), &config)
+        .map_err(|errors| format!("the RGD does not build:\n{errors}"))?;
     // `complete: false` plays a controller that has read nothing but what is listed.
     let mut observed = if options_json["complete"].as_bool() == Some(false) {
         Observed::new()

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use kro_graph::{
-    BuildWarning, BuiltinCatalog, CatalogSchemas, CompiledGraph, CrdSchemas, FieldPath,
-    GeneratedSchemas, Location, ResourceGraphDefinition, SchemaSources, SourceMap, YamlDocument,
-    build_graph, parse_yaml_documents,
+    BuildConfig, BuildWarning, BuiltinCatalog, CatalogSchemas, CompiledGraph, CrdSchemas,
+    FeatureGates, FieldPath, GeneratedSchemas, Location, ResourceGraphDefinition, SchemaSources,
+    SourceMap, YamlDocument, build_graph_with, parse_yaml_documents,
 };
 use kro_schema::Gvk;
 
@@ -46,6 +46,11 @@ pub struct InputArgs {
     /// command with a `--timeout` spends it here too.
     #[arg(skip)]
     pub answer_within: Option<std::time::Duration>,
+    /// The feature gates of the controller the RGDs are meant for, as its `--feature-gates`
+    /// (`CELOmitFunction=true` lets them use `omit()`); upstream's defaults, all off, unless
+    /// given.
+    #[arg(long, value_name = "GATES", default_value = "", value_parser = crate::commands::controller::parse_feature_gates)]
+    pub feature_gates: FeatureGates,
 }
 
 /// How bad a [`Diagnostic`] is.
@@ -239,7 +244,18 @@ pub fn load_and_visit(
         )?),
         None => None,
     };
-    build_all(loaded, crds, live, &mut workspace.diagnostics, visit);
+    let config = BuildConfig {
+        features: args.feature_gates,
+        ..BuildConfig::default()
+    };
+    build_all(
+        loaded,
+        crds,
+        live,
+        &config,
+        &mut workspace.diagnostics,
+        visit,
+    );
     // Report file by file, in the order the files were read.
     let mut positions = std::collections::HashMap::new();
     for (position, file) in file_order.into_iter().enumerate() {
@@ -262,6 +278,7 @@ fn build_all(
     loaded: Vec<LoadedRgd>,
     crds: CrdSchemas,
     live: Option<CatalogSchemas>,
+    config: &BuildConfig,
     diagnostics: &mut Vec<Diagnostic>,
     visit: &mut dyn FnMut(BuiltRgd),
 ) {
@@ -275,9 +292,9 @@ fn build_all(
         .map(|loaded| (loaded.rgd, (loaded.file, loaded.source_map, loaded.index)))
         .unzip();
     let files: Vec<String> = places.iter().map(|(file, _, _)| file.clone()).collect();
-    let generated = GeneratedSchemas::new(&rgds, &base);
+    let generated = GeneratedSchemas::new(&rgds, &base).with_config(config.clone());
     for (position, (rgd, (file, source_map, index))) in rgds.iter().zip(places).enumerate() {
-        let outcome = build_graph(rgd, &generated.for_rgd(position));
+        let outcome = build_graph_with(rgd, &generated.for_rgd(position), config);
         let loaded = LoadedRgd {
             file,
             source_map,

@@ -44,6 +44,11 @@ pub struct Target {
     /// `default`).
     #[arg(short = 'n', long, value_name = "NAMESPACE")]
     pub(crate) namespace: Option<String>,
+    /// The feature gates the RGDs are checked with, as the controller's `--feature-gates`
+    /// (`CELOmitFunction=true` lets them use `omit()`); upstream's defaults, all off, unless
+    /// given.
+    #[arg(long, value_name = "GATES", default_value = "", value_parser = crate::commands::controller::parse_feature_gates)]
+    feature_gates: kro_graph::FeatureGates,
 }
 
 impl Target {
@@ -74,6 +79,7 @@ impl Target {
             kubeconfig: self.kubeconfig_path(),
             context: self.context.clone(),
             answer_within,
+            feature_gates: self.feature_gates,
         };
         let workspace = load_and_build(&input)?;
         workspace.print_diagnostics();

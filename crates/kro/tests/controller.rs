@@ -339,7 +339,12 @@ fn upstream_kro_s_flags_are_accepted_with_their_meanings() {
         "--rgd-max-collection-dimension-size=1",
         "--graceful-shutdown-timeout=60s",
         "--zap-log-level=info",
+        "--feature-gates=CELOmitFunction=true,InstanceConditionEvents=false",
     ]);
+    controller.wait_line(
+        "kro controller: feature gates CELOmitFunction=true,InstanceConditionEvents=false,InstanceConditionMetrics=false",
+        Duration::from_secs(30),
+    );
     let metrics = address_in(&controller.wait_line("metrics at http://", Duration::from_secs(30)));
     let health =
         address_in(&controller.wait_line("health probes at http://", Duration::from_secs(30)));

@@ -185,6 +185,42 @@ fn a_kind_no_source_knows_is_a_located_warning() {
 }
 
 #[test]
+fn omit_validates_only_for_a_controller_with_its_feature_gate() {
+    let omitting = WEB_APP.replace(
+        "replicas: ${schema.spec.replicas}",
+        "replicas: \"${schema.spec.replicas > 0 ? schema.spec.replicas : omit()}\"",
+    );
+    let dir = directory(&[("omit.yaml", &omitting)]);
+    let file = path(&dir, "omit.yaml");
+    let output = kro(&["validate", "-f", &file]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(
+            "{file}:22:11: error: web-app: resource deployment: \
+             spec.resources[0].template.spec.replicas: expression \
+             \"schema.spec.replicas > 0 ? schema.spec.replicas : omit()\": omit() requires the \
+             CELOmitFunction feature gate to be enabled (--feature-gates=CELOmitFunction=true)"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    let output = kro(&[
+        "validate",
+        "-f",
+        &file,
+        "--feature-gates=CELOmitFunction=true",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = kro(&["validate", "-f", &file, "--feature-gates=CELOmit=true"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("unrecognized feature gate: CELOmit (known: CELOmitFunction,"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
 fn a_type_mismatch_exits_1_naming_file_line_column_and_field() {
     let bad = WEB_APP.replace(
         "replicas: ${schema.spec.replicas}",

@@ -12,6 +12,7 @@ use super::collect::{ForEachPlan, NodePlan, Shape, Standalone};
 use crate::NodeId;
 use crate::compat::is_compatible;
 use crate::error::{BuildErrorKind, Hint};
+use crate::features::Feature;
 use crate::graph::{CompiledExpression, CompiledField, CompiledForEach, CompiledNode, NodeKind};
 use crate::template::{FieldPath, Template};
 use crate::types::{constant_type, field_schema, join};
@@ -33,7 +34,22 @@ impl Builder<'_> {
             .map_err(kro_cel::CompileError::from)
             .and_then(|ast| env.check(&ast).map_err(kro_cel::CompileError::from));
         match result {
-            Ok(checked) => Some(checked),
+            Ok(checked) => {
+                if !self.config.features.enabled(Feature::CelOmitFunction) && calls_omit(&checked) {
+                    self.failed_expressions.insert(path.clone());
+                    self.error(
+                        path.clone(),
+                        resource,
+                        BuildErrorKind::FeatureGateDisabled {
+                            expression: source.to_string(),
+                            function: "omit()",
+                            feature: Feature::CelOmitFunction,
+                        },
+                    );
+                    return None;
+                }
+                Some(checked)
+            }
             Err(error) => {
                 self.failed_expressions.insert(path.clone());
                 let hints = hints(env, source, &error);
@@ -363,6 +379,48 @@ impl Builder<'_> {
         compiled
     }
 
+    /// Refuses `omit()` where an object cannot be without the field: its `metadata.name`, and
+    /// its `metadata.namespace` when it is namespaced and the instance is not (there is no
+    /// namespace to inherit). Upstream checks this only with `CELOmitFunction` on; with it off
+    /// every `omit()` is refused already.
+    pub(super) fn check_identity_omit(
+        &mut self,
+        nodes: &[Option<CompiledNode>],
+        instance_cluster_scoped: bool,
+    ) {
+        let name = FieldPath::root().key("metadata").key("name");
+        let namespace = FieldPath::root().key("metadata").key("namespace");
+        for node in nodes.iter().flatten() {
+            let NodeKind::Template { namespaced, .. } = &node.kind else {
+                continue;
+            };
+            let namespace_required = instance_cluster_scoped && *namespaced == Some(true);
+            for field in &node.fields {
+                let identity =
+                    field.path == name || (namespace_required && field.path == namespace);
+                if !identity {
+                    continue;
+                }
+                let uses_omit = self
+                    .config
+                    .env
+                    .parse(&field.expression.source)
+                    .is_ok_and(|ast| expr_calls_omit(&ast.expr));
+                if uses_omit {
+                    let path = crate::builder::resource_path(node.index)
+                        .key("template")
+                        .join(&field.path);
+                    let expression = field_text(&field.template, &field.expression.source);
+                    self.error(
+                        path,
+                        Some(node.id.as_str()),
+                        BuildErrorKind::OmitOnIdentity(expression),
+                    );
+                }
+            }
+        }
+    }
+
     /// The type the schema gives a field of a node's value; `None` where anything goes.
     fn expected_type(&self, plan: &NodePlan, path: &FieldPath) -> Option<Type> {
         match &plan.shape {
@@ -537,3 +595,18 @@ fn hints(env: &Env, source: &str, error: &kro_cel::CompileError) -> Vec<Hint> {
 
 /// The top-level fields of an instance, which expressions reach through `schema`.
 const INSTANCE_FIELDS: [&str; 3] = ["spec", "metadata", "status"];
+
+/// Whether a checked expression calls kro's `omit()`.
+pub(crate) fn calls_omit(checked: &CheckedAst) -> bool {
+    expr_calls_omit(&checked.ast.expr)
+}
+
+fn expr_calls_omit(root: &kro_cel::Expr) -> bool {
+    let mut found = false;
+    root.walk(&mut |expr| {
+        if let Some(("omit", [])) = expr.as_global_call() {
+            found = true;
+        }
+    });
+    found
+}

@@ -1136,3 +1136,87 @@ spec:
         );
     }
 }
+
+/// An RGD whose ConfigMap may leave out a key (`omit()`), with its name set by `name`, for a
+/// cluster-scoped or namespaced instance.
+fn omitting_rgd(name: &str, scope: &str) -> String {
+    format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Settings
+    scope: {scope}
+    spec:
+      tag: string | default=\"\"
+  resources:
+    - id: settings
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: {name}
+          namespace: \"${{schema.spec.tag != '' ? 'tagged' : omit()}}\"
+        data:
+          tag: \"${{schema.spec.tag != '' ? schema.spec.tag : omit()}}\"
+"
+    )
+}
+
+fn build_with_gates(yaml: &str, gates: &str) -> Result<CompiledGraph, BuildErrors> {
+    let config = BuildConfig {
+        features: crate::FeatureGates::parse(gates).expect("valid gates"),
+        ..BuildConfig::default()
+    };
+    build_graph_with(
+        &rgd(yaml),
+        &SchemaSources::new().with(BuiltinCatalog),
+        &config,
+    )
+}
+
+#[test]
+fn omit_is_refused_unless_its_feature_gate_is_on() {
+    let yaml = omitting_rgd("settings", "Namespaced");
+    let errors = build(&yaml).expect_err("the gate is off by default").errors;
+    let paths: Vec<String> = errors.iter().map(|error| error.path.to_string()).collect();
+    assert_eq!(
+        paths,
+        [
+            "spec.resources[0].template.data.tag",
+            "spec.resources[0].template.metadata.namespace"
+        ]
+    );
+    assert_eq!(errors[1].kind.reason(), "FeatureGateDisabled");
+    assert_eq!(
+        errors[0].kind.to_string(),
+        "expression \"schema.spec.tag != '' ? schema.spec.tag : omit()\": omit() requires the \
+         CELOmitFunction feature gate to be enabled (--feature-gates=CELOmitFunction=true)"
+    );
+    assert!(build_with_gates(&yaml, "CELOmitFunction=true").is_ok());
+    assert!(build_with_gates(&yaml, "AllAlpha=true").is_ok());
+}
+
+#[test]
+fn with_the_gate_on_omit_may_not_leave_an_object_without_its_identity() {
+    let yaml = omitting_rgd("\"${schema.spec.tag != '' ? 'a' : omit()}\"", "Namespaced");
+    let errors = build_with_gates(&yaml, "CELOmitFunction=true")
+        .expect_err("metadata.name is required")
+        .errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].path.to_string(),
+        "spec.resources[0].template.metadata.name"
+    );
+    assert_eq!(errors[0].kind.reason(), "OmitOnIdentityField");
+    // A namespaced object under a cluster-scoped instance has no namespace to inherit.
+    let errors = build_with_gates(&omitting_rgd("settings", "Cluster"), "CELOmitFunction=true")
+        .expect_err("metadata.namespace is required")
+        .errors;
+    assert_eq!(
+        errors
+            .iter()
+            .map(|error| error.path.to_string())
+            .collect::<Vec<_>>(),
+        ["spec.resources[0].template.metadata.namespace"]
+    );
+}

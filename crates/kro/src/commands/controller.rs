@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kro_controller::client_rate::{ClientRate, ClientRateLayer};
 use kro_controller::{LeaderElector, LeaseConfig, Manager, Metrics, Readiness, Settings};
+use kro_graph::FeatureGates;
 use kro_graph::metadata::LEADER_LEASE_NAME;
 
 use crate::endpoints::{serve_health, serve_metrics};
@@ -113,6 +114,13 @@ pub struct Args {
     /// one more write per instance, and upstream kro records none.
     #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
     record_active_events: bool,
+    /// Upstream kro's feature gates, as `Name=bool` pairs (`--feature-gates=CELOmitFunction=true`);
+    /// all off by default, as upstream. Known: CELOmitFunction (RGDs may use `omit()`),
+    /// InstanceConditionEvents (an Event per instance condition transition),
+    /// InstanceConditionMetrics (the `instance_condition_current_status_seconds` gauge), and
+    /// AllAlpha to set them all.
+    #[arg(long, value_name = "GATES", default_value = "", value_parser = parse_feature_gates)]
+    feature_gates: FeatureGates,
     /// The log level, as upstream's zap flag: `debug`, `info`, `error`, or a number (1 and
     /// above: debug). `KRO_LOG`, when set, wins.
     #[arg(long, value_name = "LEVEL")]
@@ -161,9 +169,6 @@ struct UpstreamOnly {
     /// Accepted for upstream compatibility; no effect (RGDs are requeued by watches).
     #[arg(long, value_name = "DURATION", hide_short_help = true)]
     rgd_progress_requeue_delay: Option<String>,
-    /// Accepted for upstream compatibility; no effect (`omit()` and the rest are always on).
-    #[arg(long, value_name = "GATES", hide_short_help = true)]
-    feature_gates: Option<String>,
     /// Accepted for upstream compatibility; no effect (logs are text on stderr).
     #[arg(long, value_name = "ENCODER", hide_short_help = true)]
     zap_encoder: Option<String>,
@@ -178,7 +183,7 @@ struct UpstreamOnly {
 impl UpstreamOnly {
     /// The flags given, as `--name=value`.
     fn given(&self) -> Vec<String> {
-        let flags: [(&str, &Option<String>); 15] = [
+        let flags: [(&str, &Option<String>); 14] = [
             ("enable-controller-warmup", &self.enable_controller_warmup),
             (
                 "graph-revision-concurrent-reconciles",
@@ -214,7 +219,6 @@ impl UpstreamOnly {
                 "rgd-progress-requeue-delay",
                 &self.rgd_progress_requeue_delay,
             ),
-            ("feature-gates", &self.feature_gates),
             ("zap-encoder", &self.zap_encoder),
             ("zap-devel", &self.zap_devel),
             ("pprof-bind-address", &self.pprof_bind_address),
@@ -224,6 +228,11 @@ impl UpstreamOnly {
             .filter_map(|(name, value)| value.as_ref().map(|value| format!("--{name}={value}")))
             .collect()
     }
+}
+
+/// A `--feature-gates` value (upstream's syntax: `Name=bool,...`).
+pub fn parse_feature_gates(text: &str) -> Result<FeatureGates, String> {
+    FeatureGates::parse(text).map_err(|error| error.to_string())
 }
 
 /// Where to serve HTTP, or nowhere (`0`, as controller-runtime reads it).
@@ -340,6 +349,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rgd_max_collection_dimension_size,
         allow_crd_deletion,
         record_active_events,
+        feature_gates,
         zap_log_level: _,
         upstream_only,
     } = args;
@@ -364,8 +374,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         allow_crd_deletion,
         reconcile_timeout,
         active_events: record_active_events,
+        features: feature_gates,
         ..Settings::default()
     };
+    eprintln!("kro controller: feature gates {}", settings.features);
     let rate = ClientRateLayer::new(ClientRate {
         qps: client_qps,
         burst: client_burst,

@@ -49,6 +49,12 @@ pub struct Args {
     /// against it.
     #[arg(long, conflicts_with_all = ["demo", "metrics_addr"])]
     no_controllers: bool,
+    /// The controllers' feature gates, as `kro controller --feature-gates`. `kro dev` turns on
+    /// `CELOmitFunction`, which kro-compose needs for optional spec fields and upstream's own
+    /// examples use (`CELOmitFunction=false` for upstream's defaults); it says which are on
+    /// as it starts.
+    #[arg(long, value_name = "GATES", default_value = "CELOmitFunction=true", value_parser = crate::commands::controller::parse_feature_gates)]
+    feature_gates: kro_graph::FeatureGates,
     /// Serve the controllers' Prometheus metrics (`/metrics`) and health checks here.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
@@ -121,7 +127,25 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             crate::endpoints::serve_metrics(address, metrics.clone(), readiness.clone()).await?;
         eprintln!("kro dev: metrics at http://{bound}/metrics");
     }
-    let mut manager = Manager::start(client.clone(), Settings::default(), metrics)
+    let settings = Settings {
+        features: args.feature_gates,
+        ..Settings::default()
+    };
+    let gates: Vec<&str> = settings
+        .features
+        .enabled_features()
+        .into_iter()
+        .map(kro_graph::Feature::name)
+        .collect();
+    println!(
+        "kro dev: feature gates on: {}",
+        if gates.is_empty() {
+            "none".to_owned()
+        } else {
+            gates.join(", ")
+        }
+    );
+    let mut manager = Manager::start(client.clone(), settings, metrics)
         .await
         .context("cannot start the controllers")?;
     manager.report_readiness(&readiness);
