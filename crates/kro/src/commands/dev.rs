@@ -137,7 +137,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(kro_graph::Feature::name)
         .collect();
-    println!(
+    eprintln!(
         "kro dev: feature gates on: {}",
         if gates.is_empty() {
             "none".to_owned()
