@@ -4,9 +4,7 @@
 //! duplicate keys, invalid texts) and a few thousand random numbers from a fixed seed, both
 //! give the same value of the same CEL types, doubles compared by their bits, or both fail.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use kro_cel::{Env, Key, Type, Value};
 use serde_json::{Value as Json, json};
@@ -188,30 +186,12 @@ fn ours(texts: &[String]) -> Vec<Json> {
 }
 
 fn upstream(tool: &Path, texts: &[String]) -> Vec<Json> {
-    let mut child = Command::new(tool)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", tool.display()));
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input: String = texts
+    let lines: Vec<String> = texts
         .iter()
-        .map(|text| format!("{}\n", Json::String(text.clone())))
+        .map(|value| Json::String(value.clone()).to_string())
         .collect();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child.wait_with_output().expect("kro-json runs to the end");
-    writer
-        .join()
-        .expect("the writer thread does not panic")
-        .expect("kro-json reads every text");
-    assert!(
-        output.status.success(),
-        "kro-json failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
+    kro_test_support::answer_lines(tool, &lines)
+        .iter()
         .map(|line| serde_json::from_str(line).expect("kro-json prints JSON lines"))
         .collect()
 }

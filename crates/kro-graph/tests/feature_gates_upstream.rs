@@ -4,9 +4,7 @@
 //! repeats, stray spaces and commas, pairs without `=`), kro-graph's `FeatureGates::parse`
 //! accepts exactly what upstream accepts and turns on the same gates.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use kro_graph::{Feature, FeatureGates};
 use serde_json::{Value as Json, json};
@@ -109,32 +107,12 @@ fn ours(flags: &[String]) -> Vec<Json> {
 }
 
 fn upstream(tool: &Path, flags: &[String]) -> Vec<Json> {
-    let mut child = Command::new(tool)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot run {}: {error}", tool.display()));
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input: String = flags
+    let lines: Vec<String> = flags
         .iter()
-        .map(|flag| format!("{}\n", Json::String(flag.clone())))
+        .map(|value| Json::String(value.clone()).to_string())
         .collect();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let output = child
-        .wait_with_output()
-        .expect("kro-features runs to the end");
-    writer
-        .join()
-        .expect("the writer thread does not panic")
-        .expect("kro-features reads every value");
-    assert!(
-        output.status.success(),
-        "kro-features failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
+    kro_test_support::answer_lines(tool, &lines)
+        .iter()
         .map(|line| serde_json::from_str(line).expect("kro-features prints JSON lines"))
         .collect()
 }

@@ -134,3 +134,50 @@ fn fnv1a(bytes: &[u8]) -> u64 {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
+
+/// Runs a built tool that answers each line of its standard input with one line of standard
+/// output (the differential tests' probes of upstream code: `tools/kro-json`,
+/// `tools/kro-features`), feeding it `lines`, and returns its answers in order.
+///
+/// # Panics
+/// When the tool cannot start, exits with a failure (its standard error is in the message) or
+/// answers a different number of lines.
+pub fn answer_lines(tool: &Path, lines: &[String]) -> Vec<String> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(tool)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", tool.display()));
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    // Written from a thread: the tool answers while it reads, and a full stdout pipe would
+    // otherwise block both.
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child
+        .wait_with_output()
+        .unwrap_or_else(|error| panic!("{} did not run to the end: {error}", tool.display()));
+    let written = writer.join().expect("the writer thread does not panic");
+    assert!(
+        output.status.success(),
+        "{} failed: {}",
+        tool.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    written.unwrap_or_else(|error| panic!("{} did not read every line: {error}", tool.display()));
+    let answers: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        answers.len(),
+        lines.len(),
+        "{} answered {} lines to {}",
+        tool.display(),
+        answers.len(),
+        lines.len()
+    );
+    answers
+}

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub use children::child_command;
-pub use go_tool::{build_go_tool, go_module_dir};
+pub use go_tool::{answer_lines, build_go_tool, go_module_dir};
 pub use logs::log_to_test_output;
 
 /// The environment variable naming the kubeconfig of an already running real control plane.
