@@ -263,11 +263,11 @@ fn main() {
             .encode()
             .lines()
             .filter(|line| {
-                line.starts_with("rest_client_requests_total{verb=\"create\"")
-                    || line.starts_with("rest_client_requests_total{verb=\"delete\"")
+                line.starts_with("rest_client_requests_by_verb_total{verb=\"create\"")
+                    || line.starts_with("rest_client_requests_by_verb_total{verb=\"delete\"")
             })
             .map(|line| {
-                line.trim_start_matches("rest_client_requests_total")
+                line.trim_start_matches("rest_client_requests_by_verb_total")
                     .to_owned()
             })
             .collect();

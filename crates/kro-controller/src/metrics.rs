@@ -57,6 +57,14 @@ struct RequestLabels {
     code: String,
 }
 
+/// controller-runtime's labels of `rest_client_requests_total`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HttpRequestLabels {
+    code: String,
+    host: String,
+    method: String,
+}
+
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerbLabel {
     verb: &'static str,
@@ -163,13 +171,23 @@ impl Collector for Live {
             "Number of instance kinds (GVRs) with a running controller.",
             count(kinds.len()),
         )?;
-        gauge_family(
+        let lengths: Vec<(String, usize)> = kinds
+            .iter()
+            .map(|(gvr, source)| (gvr.clone(), (source.queue_length)()))
+            .collect();
+        gauge(
             &mut encoder,
             "dynamic_controller_queue_length",
+            "Current length of the workqueue: instances waiting, over every instance controller.",
+            count(lengths.iter().map(|(_, length)| length).sum()),
+        )?;
+        gauge_family(
+            &mut encoder,
+            "instance_queue_length",
             "Instances waiting in the work queue of each instance controller.",
-            kinds
-                .iter()
-                .map(|(gvr, source)| (vec![("gvr", gvr.clone())], count((source.queue_length)()))),
+            lengths
+                .into_iter()
+                .map(|(gvr, length)| (vec![("gvr", gvr)], count(length))),
         )?;
         let mut instances = Vec::new();
         for (gvr, source) in kinds.iter() {
@@ -221,10 +239,11 @@ struct Inner {
     rgd_reconciles: Counter,
     rgd_reconcile_errors: Counter,
     rgd_reconcile_duration: Histogram,
-    rgd_graph_builds: Counter,
-    rgd_graph_build_errors: Counter,
-    rgd_graph_build_duration: Histogram,
+    rgd_graph_builds: Family<NameLabel, Counter>,
+    rgd_graph_build_errors: Family<NameLabel, Counter>,
+    rgd_graph_build_duration: HistogramFamily<NameLabel>,
     api_requests: Family<RequestLabels, Counter>,
+    http_requests: Family<HttpRequestLabels, Counter>,
     api_request_duration: HistogramFamily<VerbLabel>,
     leader: Family<NameLabel, Gauge>,
     live: Arc<Live>,
@@ -321,19 +340,20 @@ impl Metrics {
             "Duration of ResourceGraphDefinition reconciles in seconds",
             rgd_reconcile_duration.clone(),
         );
-        let rgd_graph_builds = Counter::default();
+        let rgd_graph_builds = Family::<NameLabel, Counter>::default();
         registry.register(
             "rgd_graph_build",
-            "Compilations of a ResourceGraphDefinition into a graph",
+            "Compilations of a ResourceGraphDefinition into a graph, by RGD name",
             rgd_graph_builds.clone(),
         );
-        let rgd_graph_build_errors = Counter::default();
+        let rgd_graph_build_errors = Family::<NameLabel, Counter>::default();
         registry.register(
             "rgd_graph_build_errors",
-            "Compilations that found the ResourceGraphDefinition invalid",
+            "Compilations that found the ResourceGraphDefinition invalid, by RGD name",
             rgd_graph_build_errors.clone(),
         );
-        let rgd_graph_build_duration = reconcile_histogram();
+        let rgd_graph_build_duration: HistogramFamily<NameLabel> =
+            Family::new_with_constructor(reconcile_histogram);
         registry.register(
             "rgd_graph_build_duration_seconds",
             "Duration of compilations (schemas read from the API server included) in seconds",
@@ -341,9 +361,15 @@ impl Metrics {
         );
         let api_requests = Family::<RequestLabels, Counter>::default();
         registry.register(
-            "rest_client_requests",
+            "rest_client_requests_by_verb",
             "Requests to the API server, by Kubernetes verb and HTTP status code",
             api_requests.clone(),
+        );
+        let http_requests = Family::<HttpRequestLabels, Counter>::default();
+        registry.register(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            http_requests.clone(),
         );
         let api_request_duration: HistogramFamily<VerbLabel> =
             Family::new_with_constructor(request_histogram);
@@ -380,6 +406,7 @@ impl Metrics {
                 rgd_graph_build_errors,
                 rgd_graph_build_duration,
                 api_requests,
+                http_requests,
                 api_request_duration,
                 leader,
                 live,
@@ -484,14 +511,21 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// Records one compilation of an RGD.
-    pub(crate) fn graph_built(&self, took: Duration, valid: bool) {
-        self.inner.rgd_graph_builds.inc();
+    /// Records one compilation of the RGD `name`.
+    pub(crate) fn graph_built(&self, name: &str, took: Duration, valid: bool) {
+        let label = NameLabel {
+            name: name.to_owned(),
+        };
+        self.inner.rgd_graph_builds.get_or_create(&label).inc();
         if !valid {
-            self.inner.rgd_graph_build_errors.inc();
+            self.inner
+                .rgd_graph_build_errors
+                .get_or_create(&label)
+                .inc();
         }
         self.inner
             .rgd_graph_build_duration
+            .get_or_create(&label)
             .observe(took.as_secs_f64());
     }
 
@@ -532,7 +566,22 @@ impl Metrics {
             .unwrap_or_else(PoisonError::into_inner) = Some(source);
     }
 
-    fn request_done(&self, verb: &'static str, code: String, took: Duration) {
+    fn request_done(
+        &self,
+        verb: &'static str,
+        method: &http::Method,
+        host: String,
+        code: String,
+        took: Duration,
+    ) {
+        self.inner
+            .http_requests
+            .get_or_create(&HttpRequestLabels {
+                code: code.clone(),
+                host,
+                method: method.as_str().to_owned(),
+            })
+            .inc();
         self.inner
             .api_requests
             .get_or_create(&RequestLabels { verb, code })
@@ -646,6 +695,20 @@ where
             request.uri().query().unwrap_or_default(),
             content_type,
         );
+        let method = request.method().clone();
+        // client-go's `req.URL.Host`: the server's host and port.
+        let host = request
+            .uri()
+            .authority()
+            .map(|authority| authority.as_str().to_owned())
+            .or_else(|| {
+                request
+                    .headers()
+                    .get(http::header::HOST)
+                    .and_then(|host| host.to_str().ok())
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
         let metrics = self.metrics.clone();
         let started = Instant::now();
         let response = self.inner.call(request);
@@ -655,7 +718,7 @@ where
                 Ok(response) => response.status().as_u16().to_string(),
                 Err(_) => "<error>".to_owned(),
             };
-            metrics.request_done(verb, code, started.elapsed());
+            metrics.request_done(verb, &method, host, code, started.elapsed());
             response
         })
     }
@@ -748,7 +811,13 @@ mod tests {
         metrics.instance_reconciled(&gvr, Duration::from_millis(20), true);
         metrics.instance_reconciled(&gvr, Duration::from_millis(30), false);
         metrics.instance_state_changed(&gvr, "IN_PROGRESS", "ACTIVE");
-        metrics.request_done("apply", "200".to_owned(), Duration::from_millis(3));
+        metrics.request_done(
+            "apply",
+            &http::Method::PATCH,
+            "127.0.0.1:6443".to_owned(),
+            "200".to_owned(),
+            Duration::from_millis(3),
+        );
         metrics.set_leader("controller.kro.run", true);
         metrics.watch_kind(
             &gvr,
@@ -763,10 +832,12 @@ mod tests {
             "instance_reconcile_errors_total{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 1",
             "instance_reconcile_duration_seconds_count{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 2",
             "instance_state_transitions_total{gvr=\"kro.run/v1alpha1, Resource=webapps\",from_state=\"IN_PROGRESS\",to_state=\"ACTIVE\"} 1",
-            "rest_client_requests_total{verb=\"apply\",code=\"200\"} 1",
+            "rest_client_requests_by_verb_total{verb=\"apply\",code=\"200\"} 1",
+            "rest_client_requests_total{code=\"200\",host=\"127.0.0.1:6443\",method=\"PATCH\"} 1",
             "leader_election_master_status{name=\"controller.kro.run\"} 1",
             "dynamic_controller_gvr_count 1",
-            "dynamic_controller_queue_length{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 2",
+            "dynamic_controller_queue_length 2",
+            "instance_queue_length{gvr=\"kro.run/v1alpha1, Resource=webapps\"} 2",
             "instance_count{gvr=\"kro.run/v1alpha1, Resource=webapps\",state=\"ACTIVE\"} 3",
         ] {
             assert!(

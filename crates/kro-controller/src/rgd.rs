@@ -444,9 +444,11 @@ impl RgdController {
             &SchemaSources::new().with(live).with(BuiltinCatalog),
             &config,
         );
-        self.shared
-            .metrics
-            .graph_built(building.elapsed(), built.is_ok());
+        self.shared.metrics.graph_built(
+            &definition.metadata.name,
+            building.elapsed(),
+            built.is_ok(),
+        );
         match built {
             Ok(graph) => {
                 progress.graph_accepted = graph_accepted();

@@ -18,14 +18,14 @@ use common::{Cluster, at, cluster_at};
 
 const RUNS: usize = 20;
 
-/// The controllers' requests so far, by verb and code (`rest_client_requests_total`).
+/// The controllers' requests so far, by verb and code (`rest_client_requests_by_verb_total`).
 fn requests(cluster: &Cluster) -> BTreeMap<String, u64> {
     cluster
         .metrics
         .encode()
         .lines()
         .filter_map(|line| {
-            let series = line.strip_prefix("rest_client_requests_total")?;
+            let series = line.strip_prefix("rest_client_requests_by_verb_total")?;
             let (labels, count) = series.rsplit_once(' ')?;
             Some((labels.to_owned(), count.parse::<f64>().ok()? as u64))
         })

@@ -215,7 +215,7 @@ fn two_replicas_elect_one_leader_serve_metrics_and_hand_over_on_sigterm() {
         .filter_map(|code| {
             series(
                 &scrape,
-                &format!("rest_client_requests_total{{verb=\"apply\",code=\"{code}\"}}"),
+                &format!("rest_client_requests_by_verb_total{{verb=\"apply\",code=\"{code}\"}}"),
             )
         })
         .sum::<f64>();

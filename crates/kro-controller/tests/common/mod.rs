@@ -396,12 +396,12 @@ impl Cluster {
         })
     }
 
-    /// Writes the controllers made, by their own metrics (`rest_client_requests_total`).
+    /// Writes the controllers made, by their own metrics (`rest_client_requests_by_verb_total`).
     pub fn controller_writes(&self) -> f64 {
         self.metrics
             .encode()
             .lines()
-            .filter(|line| line.starts_with("rest_client_requests_total{"))
+            .filter(|line| line.starts_with("rest_client_requests_by_verb_total{"))
             .filter(|line| {
                 [
                     "create",
