@@ -54,6 +54,7 @@ pub mod patch;
 pub mod protobuf;
 pub mod registry;
 pub mod selectors;
+mod serve;
 mod server;
 pub mod simulators;
 mod state;

@@ -447,25 +447,15 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, StartError> {
         Some(tls) => {
             let listener = crate::tls::TlsListener::new(listener, tls.config)
                 .map_err(|source| StartError::Bind { address, source })?;
-            tokio::spawn(async move {
-                let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                    let _ = stop_simulators.send(true);
-                });
-                if let Err(error) = serve.await {
-                    tracing::error!(%error, "the API server stopped");
-                }
-            })
-        }
-        None => tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+            tokio::spawn(crate::serve::serve(listener, app, async move {
                 let _ = stopped.await;
                 let _ = stop_simulators.send(true);
-            });
-            if let Err(error) = serve.await {
-                tracing::error!(%error, "the API server stopped");
-            }
-        }),
+            }))
+        }
+        None => tokio::spawn(crate::serve::serve(listener, app, async move {
+            let _ = stopped.await;
+            let _ = stop_simulators.send(true);
+        })),
     };
     let server = RunningServer {
         address: local,

@@ -316,9 +316,11 @@ fn open_watch(port: u16, collection: &str) -> TcpStream {
 }
 
 /// What a watch whose client reads nothing may add to the server's resident memory: its own
-/// buffer (256 KiB of lines and the line waiting for room), hyper's write buffer (about 400
-/// KiB of queued lines) and the allocator's rounding; measured at about 1 MiB.
-const STALLED_WATCH_BOUND_KIB: u64 = 1536;
+/// buffer (256 KiB of lines and the line waiting for room), its connection's (64 KiB, see
+/// kro-apiserver's `serve`) and the allocator's rounding; measured at about 520 KiB. With
+/// hyper's default connection buffer (about 400 KiB, as `axum::serve` left it) it was about
+/// 1,100 KiB.
+const STALLED_WATCH_BOUND_KIB: u64 = 768;
 
 /// Clients that read the response headers and then nothing. The list is 10 MB so the kernel's
 /// socket buffers (up to 4 MiB on the server's side here) cannot take it off the server's
