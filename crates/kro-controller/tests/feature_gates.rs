@@ -113,40 +113,6 @@ fn condition_gauges(cluster: &Cluster, name: &str) -> Vec<(String, String)> {
     found
 }
 
-async fn make_active(cluster: &Cluster, name: &str) {
-    cluster
-        .apply(&json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
-            "metadata": {"name": "notes"},
-            "spec": {
-                "schema": {"apiVersion": "v1alpha1", "kind": "Note",
-                    "spec": {"text": "string"}},
-                "resources": [{"id": "note", "template": {
-                    "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "${schema.metadata.name}"},
-                    "data": {"text": "${schema.spec.text}"},
-                }}],
-            },
-        }))
-        .await;
-    cluster
-        .wait_state(
-            cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "notes"),
-            "Active",
-        )
-        .await;
-    cluster
-        .apply(&json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "Note",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"text": "hello"},
-        }))
-        .await;
-    cluster
-        .wait_state(at("kro.run/v1alpha1", "Note", name), "ACTIVE")
-        .await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn condition_transitions_are_events_and_gauges_only_with_their_gates() {
     let cluster = Cluster::start_with(settings_with(&[
@@ -154,7 +120,7 @@ async fn condition_transitions_are_events_and_gauges_only_with_their_gates() {
         Feature::InstanceConditionMetrics,
     ]))
     .await;
-    make_active(&cluster, "first").await;
+    cluster.active_note("first").await;
     let gauges = condition_gauges(&cluster, "first");
     assert!(
         gauges.contains(&("Ready".to_owned(), "True".to_owned())),
@@ -194,7 +160,7 @@ async fn condition_transitions_are_events_and_gauges_only_with_their_gates() {
     cluster.stop().await;
 
     let cluster = Cluster::start().await;
-    make_active(&cluster, "second").await;
+    cluster.active_note("second").await;
     assert_eq!(condition_gauges(&cluster, "second"), []);
     let reasons = cluster.event_reasons("second").await;
     assert!(

@@ -13,7 +13,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use common::{Cluster, at, cluster_at};
+use common::Cluster;
 use serde_json::{Value, json};
 
 /// Upstream's families this controller does not serve yet.
@@ -272,36 +272,7 @@ async fn every_upstream_family_we_serve_has_its_type_labels_and_buckets() {
     );
 
     let cluster = Cluster::start().await;
-    cluster
-        .apply(&json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
-            "metadata": {"name": "notes"},
-            "spec": {
-                "schema": {"apiVersion": "v1alpha1", "kind": "Note", "spec": {"text": "string"}},
-                "resources": [{"id": "note", "template": {
-                    "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "${schema.metadata.name}"},
-                    "data": {"text": "${schema.spec.text}"},
-                }}],
-            },
-        }))
-        .await;
-    cluster
-        .wait_state(
-            cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "notes"),
-            "Active",
-        )
-        .await;
-    cluster
-        .apply(&json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "Note",
-            "metadata": {"name": "one", "namespace": "default"},
-            "spec": {"text": "hello"},
-        }))
-        .await;
-    cluster
-        .wait_state(at("kro.run/v1alpha1", "Note", "one"), "ACTIVE")
-        .await;
+    cluster.active_note("one").await;
     // An RGD that does not compile, for the build error series.
     cluster
         .apply(&json!({

@@ -365,6 +365,37 @@ impl Cluster {
         }
     }
 
+    /// Applies the RGD `notes` (one ConfigMap per `Note`) and a `Note` named `name` in
+    /// `default`, and waits until the instance is ACTIVE.
+    pub async fn active_note(&self, name: &str) {
+        self.apply(&serde_json::json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+            "metadata": {"name": "notes"},
+            "spec": {
+                "schema": {"apiVersion": "v1alpha1", "kind": "Note", "spec": {"text": "string"}},
+                "resources": [{"id": "note", "template": {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "${schema.metadata.name}"},
+                    "data": {"text": "${schema.spec.text}"},
+                }}],
+            },
+        }))
+        .await;
+        self.wait_state(
+            cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "notes"),
+            "Active",
+        )
+        .await;
+        self.apply(&serde_json::json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "Note",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"text": "hello"},
+        }))
+        .await;
+        self.wait_state(at("kro.run/v1alpha1", "Note", name), "ACTIVE")
+            .await;
+    }
+
     /// Waits until `status.state` is `state`.
     pub async fn wait_state(&self, target: Target<'_>, state: &str) -> Value {
         self.wait_for(target, state, |object| {
