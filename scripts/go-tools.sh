@@ -29,6 +29,7 @@ PROGRAMS=(
   "kro-json ."
   "kro-features ."
   "kro-metrics ."
+  "kro-hash ."
 )
 
 cmd_build() {

@@ -21,6 +21,7 @@ mod error;
 mod features;
 mod generated_schemas;
 mod graph;
+mod graph_revision;
 pub mod metadata;
 mod names;
 mod node_id;
@@ -51,6 +52,11 @@ pub use generated_schemas::{ForRgd, GeneratedSchemas};
 pub use graph::{
     BuildStats, BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph,
     CompiledNode, NodeKind, StatusField,
+};
+pub use graph_revision::{
+    GRAPH_REVISION_API_VERSION, GRAPH_REVISION_CRD_NAME, GRAPH_REVISION_GROUP,
+    GRAPH_REVISION_HASH_LABEL, GRAPH_REVISION_KIND, GRAPH_REVISION_PLURAL, graph_revision_crd,
+    graph_revision_name, spec_hash,
 };
 pub use names::{
     NameError, NameRule, is_dns_label, is_lower_camel_case, is_reserved, is_valid_kind,
