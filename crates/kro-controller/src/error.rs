@@ -84,6 +84,10 @@ pub(crate) enum Request {
     ApplyInstanceMetadata,
     /// Creating, updating, adopting, releasing or deleting an instance of a `<Kind>Set`.
     WriteSetInstance,
+    /// Listing an RGD's GraphRevisions.
+    ListGraphRevisions,
+    /// Creating, adopting or verifying a GraphRevision.
+    WriteGraphRevision,
 }
 
 impl std::fmt::Display for Request {
@@ -98,6 +102,8 @@ impl std::fmt::Display for Request {
             Request::WriteStatus => "writing the status",
             Request::ApplyInstanceMetadata => "applying the instance's metadata",
             Request::WriteSetInstance => "writing an instance of the Set",
+            Request::ListGraphRevisions => "listing the graph revisions",
+            Request::WriteGraphRevision => "writing a graph revision",
         })
     }
 }

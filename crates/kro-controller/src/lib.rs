@@ -80,7 +80,7 @@ pub use metrics::Metrics;
 pub use readiness::{NotReady, Readiness};
 pub use rgd::{rgd_resource, used_kinds};
 pub use rgd_crd::StartError;
-pub use rgd_crd::install_rgd_crd;
+pub use rgd_crd::install_kro_crds;
 pub use rgd_status::{ConditionValue, RgdObservation, Truth, rgd_status};
 pub use schemas::{SchemaCache, SchemaReadError, read_schemas, read_schemas_with};
 pub use settings::Settings;

@@ -3,12 +3,11 @@
 use std::sync::Arc;
 
 use kube::Client;
-use tokio::task::JoinHandle;
 
 use crate::metrics::Metrics;
 use crate::readiness::Readiness;
 use crate::rgd::RgdController;
-use crate::rgd_crd::{StartError, install_rgd_crd};
+use crate::rgd_crd::{StartError, install_kro_crds};
 use crate::settings::Settings;
 use crate::shared::Shared;
 use crate::watches::{Router, Watches};
@@ -20,14 +19,12 @@ pub struct Manager {
     rgds: Arc<RgdController>,
     /// Where readiness is reported, once asked.
     readiness: Option<Readiness>,
-    /// Releases upstream kro's GraphRevisions as they are deleted, when the server has them.
-    graph_revisions: Option<JoinHandle<()>>,
 }
 
 impl Manager {
-    /// Installs the ResourceGraphDefinition CRD, or brings it to this controller's schema
-    /// ([`install_rgd_crd`]), starts releasing upstream kro's GraphRevisions as they are
-    /// deleted when the server has them, then starts the controllers, which report into `metrics`. Transient failures (the server unreachable,
+    /// Installs the CRDs of ResourceGraphDefinitions and GraphRevisions, or brings them to
+    /// this controller's schemas ([`install_kro_crds`]), then starts the controllers, which
+    /// report into `metrics`. Transient failures (the server unreachable,
     /// overloaded or failing) are retried with the settings' backoff for as long as it takes,
     /// as a controller in a pod must: the caller bounds the wait if it wants to.
     ///
@@ -46,16 +43,15 @@ impl Manager {
             },
         );
         let mut attempt = 0u32;
-        while let Err(error) = install_rgd_crd(&client).await {
+        while let Err(error) = install_kro_crds(&client).await {
             if !error.is_transient() {
                 return Err(error);
             }
             attempt = attempt.saturating_add(1);
             let delay = settings.retry_delay(attempt);
-            tracing::warn!(%error, ?delay, attempt, "cannot install the ResourceGraphDefinition CRD yet; retrying");
+            tracing::warn!(%error, ?delay, attempt, "cannot install kro's CRDs yet; retrying");
             tokio::time::sleep(delay).await;
         }
-        let graph_revisions = crate::graph_revisions::release_when_deleted(&client).await;
         let router = Arc::new(Router::default());
         let shared = Arc::new(Shared {
             kinds: Kinds::new(client.clone()),
@@ -72,7 +68,6 @@ impl Manager {
             shared,
             rgds,
             readiness: None,
-            graph_revisions,
         })
     }
 
@@ -95,9 +90,6 @@ impl Manager {
             readiness.stopping();
         }
         self.rgds.stop().await;
-        if let Some(graph_revisions) = self.graph_revisions {
-            graph_revisions.abort();
-        }
         self.shared.watches.stop();
     }
 }

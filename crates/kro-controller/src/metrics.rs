@@ -28,8 +28,10 @@ use prometheus_client::registry::Registry;
 use crate::queue::WorkQueue;
 
 mod conditions;
+mod graph_revisions;
 
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
+pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -248,6 +250,7 @@ struct Inner {
     leader: Family<NameLabel, Gauge>,
     live: Arc<Live>,
     conditions: Arc<ConditionDurations>,
+    revisions: RevisionMetrics,
 }
 
 /// The metrics of one process; clones share them.
@@ -384,6 +387,7 @@ impl Metrics {
             "1 while this process holds the leader election lease, else 0",
             leader.clone(),
         );
+        let revisions = RevisionMetrics::register(&mut registry);
         let live = Arc::new(Live::default());
         registry.register_collector(Box::new(Arc::clone(&live)));
         let conditions = Arc::new(ConditionDurations::default());
@@ -411,6 +415,7 @@ impl Metrics {
                 leader,
                 live,
                 conditions,
+                revisions,
             }),
         }
     }
@@ -543,6 +548,11 @@ impl Metrics {
     /// fed only with the `InstanceConditionMetrics` gate on).
     pub(crate) fn conditions(&self) -> &ConditionDurations {
         &self.inner.conditions
+    }
+
+    /// The GraphRevision families.
+    pub(crate) fn revisions(&self) -> &RevisionMetrics {
+        &self.inner.revisions
     }
 
     /// Stops showing the instance controller of `gvr`, and its instances' conditions.

@@ -32,6 +32,7 @@ use crate::crd_plan::{CrdPlan, RgdIdentity, allows_breaking_changes, desired_crd
 use crate::error::{ReconcileError, Request};
 use crate::established::wait_established;
 use crate::events::EventType;
+use crate::graph_revisions::{GraphRevisions, RevisionRegistry};
 use crate::instance::{GraphVersion, InstanceController};
 use crate::object::Object;
 use crate::object_json::{merge_patch, now, text, to_json};
@@ -49,6 +50,7 @@ use kro_engine::kinds::ServedKind;
 use kro_graph::metadata::{OWNED_LABEL, RGD_NAME_LABEL};
 
 mod deletion;
+mod revisions;
 
 pub use kro_engine::kinds::rgd_resource;
 
@@ -122,6 +124,10 @@ pub(crate) struct RgdController {
     own_writes: Arc<OwnWrites>,
     /// Failures in a row of each RGD (for the backoff).
     failures: Failures<String>,
+    /// Reads and writes GraphRevisions.
+    revisions: GraphRevisions,
+    /// The GraphRevisions this controller knows, with their states.
+    registry: Arc<RevisionRegistry>,
     tasks: Mutex<Tasks>,
 }
 
@@ -135,6 +141,8 @@ impl RgdController {
         shared
             .metrics
             .watch_rgds(crate::metrics::LiveSource::of(&queue, &store));
+        let revisions = GraphRevisions::new(&shared.client);
+        let registry = Arc::new(RevisionRegistry::new(shared.metrics.clone()));
         let controller = Arc::new(RgdController {
             shared,
             store,
@@ -144,6 +152,8 @@ impl RgdController {
             reviewed: Mutex::default(),
             own_writes: Arc::default(),
             failures: Failures::default(),
+            revisions,
+            registry,
             tasks: Mutex::default(),
         });
         let watch = reflector::reflector(writer, watcher::watcher(api, watcher::Config::default()))
@@ -188,6 +198,11 @@ impl RgdController {
         tasks.watch(watch_generated_crds(
             controller.shared.client.clone(),
             controller.queue.clone(),
+        ));
+        tasks.watch(crate::graph_revisions::watch(
+            controller.shared.client.clone(),
+            controller.queue.clone(),
+            Arc::clone(&controller.registry),
         ));
         for _ in 0..workers.max(1) {
             let controller = Arc::clone(&controller);
@@ -288,16 +303,33 @@ impl RgdController {
         let mut progress = Progress {
             generation: rgd.generation(),
             graph: None,
+            graph_revisions: condition_of(rgd.json(), "GraphRevisionsResolved"),
+            last_issued_revision: rgd
+                .json()
+                .pointer("/status/lastIssuedRevision")
+                .and_then(Json::as_i64)
+                .unwrap_or(0),
+            build_seconds: 0.0,
+            issued: false,
+            resolution: "",
             graph_accepted: ConditionValue::unknown("Pending", ""),
             kind_ready: condition_of(rgd.json(), "KindReady"),
             controller_ready: controller_ready(running),
         };
         tracing::debug!(generation = progress.generation, "reconciling");
-        let concluded = self.run_stages(name, &rgd, identity, &mut progress).await?;
+        let concluded = self.run_stages(name, &rgd, identity, &mut progress).await;
+        let revisions = self.shared.metrics.revisions();
+        match (&concluded, progress.resolution) {
+            (Err(_), _) => revisions.resolved("failed"),
+            (Ok(_), "") => {}
+            (Ok(_), resolution) => revisions.resolved(resolution),
+        }
+        let concluded = concluded?;
         self.write_status(name, &rgd, &progress.observation())
             .await?;
         match concluded {
             Concluded::Done => Ok(None),
+            Concluded::After(delay) => Ok(Some(delay)),
             Concluded::Retry(error) => Err(error),
         }
     }
@@ -312,7 +344,15 @@ impl RgdController {
         identity: RgdIdentity,
         progress: &mut Progress,
     ) -> Result<Concluded, ReconcileError> {
-        let Some(graph) = self.compile(rgd, progress).await? else {
+        let Some(lineage) = self.lineage(rgd, &identity, progress).await? else {
+            return Ok(Concluded::After(
+                self.shared.settings.progress_requeue_delay,
+            ));
+        };
+        let graph = self.compile(rgd, progress).await?;
+        self.resolve_revisions(rgd, &lineage, graph.as_ref(), progress)
+            .await?;
+        let Some(graph) = graph else {
             return Ok(Concluded::Done);
         };
         if !self
@@ -329,8 +369,11 @@ impl RgdController {
             .await
         {
             Concluded::Done => {
-                self.run_set_controller(name, rgd, set, &set_identity, progress)
-                    .await
+                let concluded = self
+                    .run_set_controller(name, rgd, set, &set_identity, progress)
+                    .await?;
+                self.retain_revisions(rgd, &lineage, progress.issued).await;
+                Ok(concluded)
             }
             retry => Ok(retry),
         }
@@ -444,6 +487,7 @@ impl RgdController {
             &SchemaSources::new().with(live).with(BuiltinCatalog),
             &config,
         );
+        progress.build_seconds = building.elapsed().as_secs_f64();
         self.shared.metrics.graph_built(
             &definition.metadata.name,
             building.elapsed(),
@@ -736,6 +780,16 @@ struct Progress {
     generation: i64,
     /// The compiled graph, once the RGD compiles.
     graph: Option<CompiledGraph>,
+    /// `GraphRevisionsResolved`.
+    graph_revisions: ConditionValue,
+    /// The highest revision number issued (`status.lastIssuedRevision`).
+    last_issued_revision: i64,
+    /// How long the compile took (schemas read included), in seconds.
+    build_seconds: f64,
+    /// Whether this reconcile issued a revision.
+    issued: bool,
+    /// How the revisions were resolved (`rgd_graph_revision_resolution_total`'s `result`).
+    resolution: &'static str,
     graph_accepted: ConditionValue,
     kind_ready: ConditionValue,
     controller_ready: ConditionValue,
@@ -747,6 +801,8 @@ impl Progress {
         RgdObservation {
             generation: self.generation,
             graph: self.graph.as_ref(),
+            graph_revisions: self.graph_revisions.clone(),
+            last_issued_revision: self.last_issued_revision,
             graph_accepted: self.graph_accepted.clone(),
             kind_ready: self.kind_ready.clone(),
             controller_ready: self.controller_ready.clone(),
@@ -758,6 +814,8 @@ impl Progress {
 enum Concluded {
     /// Nothing to retry (the RGD may still be rejected or its kind refused: the status says).
     Done,
+    /// Look again after this long (a GraphRevision is still being deleted).
+    After(Duration),
     /// Retry with backoff.
     Retry(ReconcileError),
 }

@@ -1,6 +1,7 @@
-//! Bringing the CustomResourceDefinition of ResourceGraphDefinitions themselves to the schema
-//! this controller needs. The CRD is `kro_graph::resource_graph_definition_crd`, which lives
-//! beside the API types it is tested against.
+//! Bringing the CustomResourceDefinitions of kro's own kinds to the schema this controller
+//! needs: ResourceGraphDefinitions (`kro_graph::resource_graph_definition_crd`) and
+//! GraphRevisions (`kro_graph::graph_revision_crd`, whose snapshots hold RGD specs, so its
+//! schema follows the RGD's). Both live beside the API types they are tested against.
 //!
 //! A cluster that ran upstream kro has upstream's CRD, installed by Helm from its `crds/`
 //! directory and never upgraded: without `data`, the string form of `forEach` or
@@ -11,7 +12,7 @@
 //! would stop serving is refused instead of dropped.
 
 use kro_graph::metadata::{CRD_MANAGER, RGD_CRD_NAME};
-use kro_graph::resource_graph_definition_crd;
+use kro_graph::{GRAPH_REVISION_CRD_NAME, graph_revision_crd, resource_graph_definition_crd};
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::Value as Json;
 
@@ -21,18 +22,26 @@ use crate::established::wait_established;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StartError {
-    /// The ResourceGraphDefinition CRD could not be read or installed.
-    #[error("installing the ResourceGraphDefinition CRD: {0}")]
-    InstallCrd(#[source] kube::Error),
-    /// The ResourceGraphDefinition CRD did not become Established.
+    /// A CRD of kro's own kinds could not be read or installed.
+    #[error("installing the CRD {crd}: {source}")]
+    InstallCrd {
+        /// The CRD's name.
+        crd: &'static str,
+        /// What the server answered.
+        #[source]
+        source: kube::Error,
+    },
+    /// A CRD of kro's own kinds did not become Established.
     #[error(transparent)]
     NotEstablished(crate::established::EstablishError),
-    /// The ResourceGraphDefinition CRD stores objects at a version this controller does not
-    /// serve; updating the CRD would strand them.
+    /// A CRD of kro's own kinds stores objects at a version this controller does not serve;
+    /// updating the CRD would strand them.
     #[error(
-        "the ResourceGraphDefinition CRD stores objects at version {version}, which this controller does not serve: migrate them to v1alpha1 and remove {version} from status.storedVersions first"
+        "the CRD {crd} stores objects at version {version}, which this controller does not serve: migrate them to v1alpha1 and remove {version} from status.storedVersions first"
     )]
     StoredVersionNotServed {
+        /// The CRD's name.
+        crd: &'static str,
         /// The stored version.
         version: String,
     },
@@ -43,7 +52,7 @@ impl StartError {
     /// slow to establish the CRD. Refusals (unauthorized, forbidden, invalid) are not.
     pub fn is_transient(&self) -> bool {
         match self {
-            StartError::InstallCrd(source)
+            StartError::InstallCrd { source, .. }
             | StartError::NotEstablished(crate::established::EstablishError::Read {
                 source, ..
             }) => crate::retry::is_transient(source),
@@ -53,36 +62,41 @@ impl StartError {
     }
 }
 
-/// Makes sure the API server serves ResourceGraphDefinitions with this controller's schema:
-/// creates their CRD when it does not exist, updates it when it differs (keeping its stored
-/// versions), and waits until it is Established.
+/// Makes sure the API server serves ResourceGraphDefinitions and GraphRevisions with this
+/// controller's schemas: creates each CRD when it does not exist, updates it when it differs
+/// (keeping its stored versions), and waits until it is Established.
 ///
 /// # Errors
-/// When the CRD cannot be read or written, when it stores a version this controller does not
+/// When a CRD cannot be read or written, when it stores a version this controller does not
 /// serve, or when it is not Established in time.
-pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), StartError> {
+pub async fn install_kro_crds(client: &kube::Client) -> Result<(), StartError> {
+    install_crd(client, RGD_CRD_NAME, &resource_graph_definition_crd()).await?;
+    install_crd(client, GRAPH_REVISION_CRD_NAME, &graph_revision_crd()).await
+}
+
+async fn install_crd(
+    client: &kube::Client,
+    name: &'static str,
+    desired: &Json,
+) -> Result<(), StartError> {
     let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
-    let name = RGD_CRD_NAME;
-    let desired = resource_graph_definition_crd();
-    let found = crds.get_opt(name).await.map_err(StartError::InstallCrd)?;
+    let install = |source| StartError::InstallCrd { crd: name, source };
+    let found = crds.get_opt(name).await.map_err(install)?;
     match found {
         None => {
-            apply(&crds, &desired).await?;
-            tracing::info!(crd = name, "installed the ResourceGraphDefinition CRD");
+            apply(&crds, name, desired).await?;
+            tracing::info!(crd = name, "installed the CRD");
         }
         Some(found) => {
-            check_stored_versions(&found.data, &desired)?;
-            if !is_current(&found.data, &desired) {
-                let applied = apply(&crds, &desired).await?;
-                if !same_versions(&applied.data, &desired) {
+            check_stored_versions(name, &found.data, desired)?;
+            if !is_current(&found.data, desired) {
+                let applied = apply(&crds, name, desired).await?;
+                if !same_versions(&applied.data, desired) {
                     // Another field manager still owns parts of the old schema, which a
                     // server-side apply leaves in place: replace the versions wholesale.
-                    replace_versions(&crds, applied, &desired).await?;
+                    replace_versions(&crds, name, applied, desired).await?;
                 }
-                tracing::info!(
-                    crd = name,
-                    "brought the ResourceGraphDefinition CRD to this controller's schema"
-                );
+                tracing::info!(crd = name, "brought the CRD to this controller's schema");
             }
         }
     }
@@ -91,18 +105,23 @@ pub async fn install_rgd_crd(client: &kube::Client) -> Result<(), StartError> {
         .map_err(StartError::NotEstablished)
 }
 
-async fn apply(crds: &Api<DynamicObject>, desired: &Json) -> Result<DynamicObject, StartError> {
+async fn apply(
+    crds: &Api<DynamicObject>,
+    name: &'static str,
+    desired: &Json,
+) -> Result<DynamicObject, StartError> {
     crds.patch(
-        RGD_CRD_NAME,
+        name,
         &PatchParams::apply(CRD_MANAGER).force(),
         &Patch::Apply(desired),
     )
     .await
-    .map_err(StartError::InstallCrd)
+    .map_err(|source| StartError::InstallCrd { crd: name, source })
 }
 
 async fn replace_versions(
     crds: &Api<DynamicObject>,
+    name: &'static str,
     mut applied: DynamicObject,
     desired: &Json,
 ) -> Result<(), StartError> {
@@ -112,15 +131,19 @@ async fn replace_versions(
         field_manager: Some(CRD_MANAGER.to_owned()),
         ..PostParams::default()
     };
-    crds.replace(RGD_CRD_NAME, &params, &applied)
+    crds.replace(name, &params, &applied)
         .await
-        .map_err(StartError::InstallCrd)?;
+        .map_err(|source| StartError::InstallCrd { crd: name, source })?;
     Ok(())
 }
 
 /// Refuses a CRD that stores objects at a version `desired` does not serve: updating it would
 /// strand them.
-fn check_stored_versions(found: &Json, desired: &Json) -> Result<(), StartError> {
+fn check_stored_versions(
+    crd: &'static str,
+    found: &Json,
+    desired: &Json,
+) -> Result<(), StartError> {
     let served: Vec<&str> = desired["spec"]["versions"]
         .as_array()
         .into_iter()
@@ -136,6 +159,7 @@ fn check_stored_versions(found: &Json, desired: &Json) -> Result<(), StartError>
         .find(|version| !served.contains(version))
     {
         Some(version) => Err(StartError::StoredVersionNotServed {
+            crd,
             version: version.to_owned(),
         }),
         None => Ok(()),
@@ -232,11 +256,16 @@ mod tests {
     fn a_stored_version_the_controller_does_not_serve_is_refused() {
         let desired = resource_graph_definition_crd();
         assert!(
-            check_stored_versions(&served(json!({"storedVersions": ["v1alpha1"]})), &desired)
-                .is_ok()
+            check_stored_versions(
+                RGD_CRD_NAME,
+                &served(json!({"storedVersions": ["v1alpha1"]})),
+                &desired
+            )
+            .is_ok()
         );
-        assert!(check_stored_versions(&served(json!({})), &desired).is_ok());
+        assert!(check_stored_versions(RGD_CRD_NAME, &served(json!({})), &desired).is_ok());
         let error = check_stored_versions(
+            RGD_CRD_NAME,
             &served(json!({"storedVersions": ["v1alpha1", "v1beta1"]})),
             &desired,
         )

@@ -1,8 +1,9 @@
-//! The status of a ResourceGraphDefinition, as upstream kro writes it: the conditions
-//! `GraphAccepted`, `KindReady` and `ControllerReady` with the root `Ready` (true when all
-//! are, otherwise the most unhealthy one's status, reason and message), `state` (`Active`
-//! only when all three hold), `topologicalOrder` and `resources` (each node that has
-//! dependencies, with them).
+//! The status of a ResourceGraphDefinition, as upstream kro v0.9.4 writes it: the conditions
+//! `GraphRevisionsResolved`, `GraphAccepted`, `KindReady` and `ControllerReady` with the root
+//! `Ready` (true when all are, otherwise the most unhealthy one's status, reason and message),
+//! `state` (`Active` when the last three hold), `topologicalOrder`, `resources` (each node
+//! that has dependencies, with them) and `lastIssuedRevision`; and the status of a
+//! GraphRevision (`GraphVerified` with its `Ready`, the same order and resources).
 //!
 //! Conditions keep their `lastTransitionTime` while their status holds, so writing the same
 //! status twice changes nothing (and the controller can skip the write).
@@ -11,7 +12,12 @@ use kro_graph::CompiledGraph;
 use serde_json::{Value as Json, json};
 
 /// The conditions the root `Ready` summarizes, in the order they are judged.
-pub const DEPENDENT_CONDITIONS: [&str; 3] = ["GraphAccepted", "KindReady", "ControllerReady"];
+pub const DEPENDENT_CONDITIONS: [&str; 4] = [
+    "GraphRevisionsResolved",
+    "GraphAccepted",
+    "KindReady",
+    "ControllerReady",
+];
 
 /// A condition's truth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +87,11 @@ pub struct RgdObservation<'a> {
     pub generation: i64,
     /// The compiled graph, when the RGD compiles.
     pub graph: Option<&'a CompiledGraph>,
+    /// `GraphRevisionsResolved`.
+    pub graph_revisions: ConditionValue,
+    /// The highest GraphRevision number issued (`status.lastIssuedRevision`); 0 keeps what
+    /// the status says.
+    pub last_issued_revision: i64,
     /// `GraphAccepted`.
     pub graph_accepted: ConditionValue,
     /// `KindReady`.
@@ -99,6 +110,14 @@ pub fn graph_rejected(errors: &str) -> ConditionValue {
     ConditionValue::fails("InvalidResourceGraph", errors)
 }
 
+/// `GraphRevisionsResolved` once revision `revision` is compiled and serves.
+pub fn graph_revisions_resolved(revision: i64) -> ConditionValue {
+    ConditionValue::holds(
+        "Resolved",
+        format!("revision {revision} compiled and active"),
+    )
+}
+
 /// `KindReady` once the CRD is Established.
 pub fn kind_ready(kind: &str) -> ConditionValue {
     ConditionValue::holds("Ready", format!("kind {kind} has been accepted and ready"))
@@ -113,65 +132,34 @@ pub fn rgd_status(previous: &Json, observation: &RgdObservation<'_>, now: &str) 
         .cloned()
         .unwrap_or_default();
     let dependents = [
+        &observation.graph_revisions,
         &observation.graph_accepted,
         &observation.kind_ready,
         &observation.controller_ready,
     ];
-    // Ready: true when all are; else the first false one, else the first unknown one.
-    let ready = if dependents.iter().all(|value| value.status == Truth::True) {
-        ConditionValue::holds("Ready", "")
-    } else {
-        [Truth::False, Truth::Unknown]
-            .iter()
-            .find_map(|truth| dependents.iter().find(|value| value.status == *truth))
-            .map(|value| (*value).clone())
-            .unwrap_or_else(|| ConditionValue::unknown("Unknown", ""))
-    };
-    let mut conditions = Vec::new();
-    for (kind, value) in DEPENDENT_CONDITIONS
+    let conditions = with_ready(
+        &DEPENDENT_CONDITIONS,
+        &dependents,
+        &old_conditions,
+        observation.generation,
+        now,
+    );
+    // Upstream's state leaves GraphRevisionsResolved out.
+    let active = dependents[1..]
         .iter()
-        .copied()
-        .zip(dependents)
-        .chain(std::iter::once(("Ready", &ready)))
-    {
-        conditions.push(condition(
-            kind,
-            value,
-            &old_conditions,
-            observation.generation,
-            now,
-        ));
-    }
-    let active = dependents.iter().all(|value| value.status == Truth::True);
+        .all(|value| value.status == Truth::True);
     let mut status = json!({
         "state": if active { "Active" } else { "Inactive" },
         "conditions": conditions,
     });
+    let last_issued = observation
+        .last_issued_revision
+        .max(previous["lastIssuedRevision"].as_i64().unwrap_or(0));
+    if last_issued > 0 {
+        status["lastIssuedRevision"] = json!(last_issued);
+    }
     if let Some(graph) = observation.graph {
-        let order: Vec<&str> = graph
-            .levels
-            .iter()
-            .flatten()
-            .filter_map(|index| graph.nodes.get(*index))
-            .map(|node| node.id.as_str())
-            .collect();
-        status["topologicalOrder"] = json!(order);
-        let resources: Vec<Json> = graph
-            .nodes
-            .iter()
-            .filter(|node| !node.dependencies.is_empty())
-            .map(|node| {
-                let dependencies: Vec<Json> = node
-                    .dependencies
-                    .iter()
-                    .map(|id| json!({"id": id}))
-                    .collect();
-                json!({"id": node.id, "dependencies": dependencies})
-            })
-            .collect();
-        if !resources.is_empty() {
-            status["resources"] = json!(resources);
-        }
+        write_topology(&mut status, graph);
     } else {
         // A graph that does not compile leaves what the last good one said.
         for field in ["topologicalOrder", "resources"] {
@@ -181,6 +169,77 @@ pub fn rgd_status(previous: &Json, observation: &RgdObservation<'_>, now: &str) 
         }
     }
     status
+}
+
+/// The status of a GraphRevision whose snapshot compiled to `graph` (`GraphVerified` and its
+/// `Ready`, the order and resources), from its previous status (for transition times).
+pub fn graph_revision_status(previous: &Json, graph: &CompiledGraph, now: &str) -> Json {
+    let old_conditions: Vec<Json> = previous
+        .get("conditions")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let verified = ConditionValue::holds("Verified", "graph revision compiled and verified");
+    // A GraphRevision's spec never changes: its generation stays 1.
+    let conditions = with_ready(&["GraphVerified"], &[&verified], &old_conditions, 1, now);
+    let mut status = json!({"conditions": conditions});
+    write_topology(&mut status, graph);
+    status
+}
+
+/// The conditions `kinds` with their values, then the root `Ready`: true when all are; else
+/// the first false one's, else the first unknown one's.
+fn with_ready(
+    kinds: &[&str],
+    values: &[&ConditionValue],
+    old: &[Json],
+    generation: i64,
+    now: &str,
+) -> Vec<Json> {
+    let ready = if values.iter().all(|value| value.status == Truth::True) {
+        ConditionValue::holds("Ready", "")
+    } else {
+        [Truth::False, Truth::Unknown]
+            .iter()
+            .find_map(|truth| values.iter().find(|value| value.status == *truth))
+            .map(|value| (*value).clone())
+            .unwrap_or_else(|| ConditionValue::unknown("Unknown", ""))
+    };
+    kinds
+        .iter()
+        .copied()
+        .zip(values.iter().copied())
+        .chain(std::iter::once(("Ready", &ready)))
+        .map(|(kind, value)| condition(kind, value, old, generation, now))
+        .collect()
+}
+
+/// `topologicalOrder` and `resources` (each node that has dependencies, with them).
+fn write_topology(status: &mut Json, graph: &CompiledGraph) {
+    let order: Vec<&str> = graph
+        .levels
+        .iter()
+        .flatten()
+        .filter_map(|index| graph.nodes.get(*index))
+        .map(|node| node.id.as_str())
+        .collect();
+    status["topologicalOrder"] = json!(order);
+    let resources: Vec<Json> = graph
+        .nodes
+        .iter()
+        .filter(|node| !node.dependencies.is_empty())
+        .map(|node| {
+            let dependencies: Vec<Json> = node
+                .dependencies
+                .iter()
+                .map(|id| json!({"id": id}))
+                .collect();
+            json!({"id": node.id, "dependencies": dependencies})
+        })
+        .collect();
+    if !resources.is_empty() {
+        status["resources"] = json!(resources);
+    }
 }
 
 fn condition(kind: &str, value: &ConditionValue, old: &[Json], generation: i64, now: &str) -> Json {
@@ -269,12 +328,19 @@ spec:
         let observation = RgdObservation {
             generation: 3,
             graph: Some(&graph),
+            graph_revisions: graph_revisions_resolved(2),
+            last_issued_revision: 2,
             graph_accepted: graph_accepted(),
             kind_ready: kind_ready("WebApp"),
             controller_ready: ConditionValue::holds("Running", "controller is running"),
         };
         let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
         assert_eq!(status["state"], "Active");
+        assert_eq!(status["lastIssuedRevision"], 2);
+        assert_eq!(
+            condition_of(&status, "GraphRevisionsResolved")["message"],
+            "revision 2 compiled and active"
+        );
         assert_eq!(status["topologicalOrder"], json!(["deployment", "service"]));
         assert_eq!(
             status["resources"],
@@ -297,6 +363,8 @@ spec:
         let observation = RgdObservation {
             generation: 1,
             graph: None,
+            graph_revisions: graph_revisions_resolved(1),
+            last_issued_revision: 0,
             graph_accepted: graph_rejected("resource service: unknown field spec.portz"),
             kind_ready: ConditionValue::unknown("Pending", "waiting for the graph"),
             controller_ready: ConditionValue::unknown("Pending", "waiting for the kind"),
@@ -332,5 +400,39 @@ spec:
             "2026-01-01T00:00:00Z",
             "KindReady kept its status"
         );
+    }
+
+    #[test]
+    fn unresolved_revisions_hold_ready_back_but_not_the_state() {
+        let graph = graph();
+        let observation = RgdObservation {
+            generation: 2,
+            graph: Some(&graph),
+            graph_revisions: ConditionValue::unknown(
+                "WaitingForGraphRevisionSettlement",
+                "waiting for terminating graph revisions to settle",
+            ),
+            last_issued_revision: 0,
+            graph_accepted: graph_accepted(),
+            kind_ready: kind_ready("WebApp"),
+            controller_ready: ConditionValue::holds("Running", "controller is running"),
+        };
+        let previous = json!({"lastIssuedRevision": 4});
+        let status = rgd_status(&previous, &observation, "2026-01-01T00:00:00Z");
+        assert_eq!(status["state"], "Active");
+        assert_eq!(condition_of(&status, "Ready")["status"], "Unknown");
+        assert_eq!(
+            status["lastIssuedRevision"], 4,
+            "the high-water mark is kept"
+        );
+    }
+
+    #[test]
+    fn a_graph_revision_reports_it_verified() {
+        let graph = graph();
+        let status = graph_revision_status(&json!({}), &graph, "2026-01-01T00:00:00Z");
+        assert_eq!(condition_of(&status, "GraphVerified")["reason"], "Verified");
+        assert_eq!(condition_of(&status, "Ready")["status"], "True");
+        assert_eq!(status["topologicalOrder"], json!(["deployment", "service"]));
     }
 }

@@ -25,6 +25,12 @@ pub struct Settings {
     /// The CEL cost limit of each expression of an RGD, checked while it runs (`--cel-cost-limit`;
     /// kro-cel's default, 1,000,000, unless set).
     pub cel_cost_limit: u64,
+    /// How many GraphRevisions of each RGD are kept (`--rgd-max-graph-revisions`, default 5
+    /// as upstream; `0` or less keeps every one).
+    pub max_graph_revisions: i64,
+    /// How soon an RGD waiting for a GraphRevision to be deleted is looked at again
+    /// (`--rgd-progress-requeue-delay`, default 3s as upstream).
+    pub progress_requeue_delay: Duration,
     /// The kro version written into labels.
     pub kro_version: String,
     /// Level barrier or wavefront.
@@ -77,6 +83,8 @@ impl Default for Settings {
             allow_crd_deletion: false,
             apply_concurrency: 16,
             cel_cost_limit: kro_cel::DEFAULT_COST_LIMIT,
+            max_graph_revisions: 5,
+            progress_requeue_delay: Duration::from_secs(3),
             kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
             scheduling: Scheduling::Levels,
             deletion_poll: Duration::from_secs(2),

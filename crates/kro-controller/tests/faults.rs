@@ -138,7 +138,7 @@ async fn the_controllers_start_through_failing_requests() {
     assert!(
         error
             .to_string()
-            .contains("installing the ResourceGraphDefinition CRD"),
+            .contains("installing the CRD resourcegraphdefinitions.kro.run"),
         "{error}"
     );
 }

@@ -195,17 +195,25 @@ fn the_chart_lints_renders_and_makes_a_command_line_the_controller_accepts() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("use unrestricted or aggregation"));
 }
 
+/// The chart's CRDs, each with the `kro generate` subcommand that prints it.
+const CHART_CRDS: [(&str, &str); 2] = [
+    ("rgd-crd", "kro.run_resourcegraphdefinitions.yaml"),
+    ("graph-revision-crd", "internal.kro.run_graphrevisions.yaml"),
+];
+
 #[test]
-fn the_chart_s_crd_is_the_one_the_controller_installs() {
-    let generated = kro(&["generate".to_owned(), "rgd-crd".to_owned()]);
-    assert!(generated.status.success());
-    let path = repository_root().join("charts/kro/crds/kro.run_resourcegraphdefinitions.yaml");
-    let in_chart = std::fs::read_to_string(&path).expect("the chart's CRD");
-    assert!(
-        in_chart == String::from_utf8_lossy(&generated.stdout),
-        "{} is not what `kro generate rgd-crd` prints: regenerate it with\n  kro generate rgd-crd > charts/kro/crds/kro.run_resourcegraphdefinitions.yaml",
-        path.display()
-    );
+fn the_chart_s_crds_are_the_ones_the_controller_installs() {
+    for (command, file) in CHART_CRDS {
+        let generated = kro(&["generate".to_owned(), command.to_owned()]);
+        assert!(generated.status.success());
+        let path = repository_root().join("charts/kro/crds").join(file);
+        let in_chart = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            in_chart == String::from_utf8_lossy(&generated.stdout),
+            "{} is not what `kro generate {command}` prints: regenerate it with\n  kro generate {command} > charts/kro/crds/{file}",
+            path.display()
+        );
+    }
 }
 
 #[test]
@@ -213,17 +221,21 @@ fn the_plain_manifests_are_what_the_chart_renders() {
     let Some(helm) = helm() else {
         return;
     };
-    let crd = std::fs::read_to_string(
-        repository_root().join("charts/kro/crds/kro.run_resourcegraphdefinitions.yaml"),
-    )
-    .expect("the chart's CRD");
+    let crd: String = CHART_CRDS
+        .iter()
+        .map(|(_, file)| {
+            std::fs::read_to_string(repository_root().join("charts/kro/crds").join(file))
+                .expect("the chart's CRD")
+        })
+        .collect::<Vec<_>>()
+        .join("---\n");
     let rendered = run_helm(
         &helm,
         &["template", "kro", "charts/kro", "--namespace", "kro-system"],
     );
     let expected = format!(
         "# kro for clusters without Helm: `helm template kro charts/kro --namespace kro-system`\n\
-         # with the chart's default values, its CRD and the namespace. Do not edit: regenerate\n\
+         # with the chart's default values, its CRDs and the namespace. Do not edit: regenerate\n\
          # with `KRO_WRITE_MANIFESTS=1 cargo test -p kro --test chart` (docs/install.md).\n\
          apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kro-system\n---\n{crd}---\n{}",
         rendered.trim_start_matches("---\n")

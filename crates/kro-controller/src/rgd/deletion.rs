@@ -39,6 +39,8 @@ impl RgdController {
                 let observation = RgdObservation {
                     generation: rgd.generation(),
                     graph: None,
+                    graph_revisions: condition_of(rgd.json(), "GraphRevisionsResolved"),
+                    last_issued_revision: 0,
                     graph_accepted: condition_of(rgd.json(), "GraphAccepted"),
                     kind_ready: condition_of(rgd.json(), "KindReady"),
                     controller_ready: ConditionValue::fails("Deleting", message),

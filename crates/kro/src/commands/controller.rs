@@ -106,6 +106,18 @@ pub struct Args {
     /// The most dimensions one `forEach` may have.
     #[arg(long, value_name = "N", default_value_t = kro_graph::DEFAULT_MAX_COLLECTION_DIMENSIONS)]
     rgd_max_collection_dimension_size: usize,
+    /// How many GraphRevisions of each RGD are kept; older ones are deleted once a newer one
+    /// serves. 0 or less keeps every one.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 5,
+        allow_negative_numbers = true
+    )]
+    rgd_max_graph_revisions: i64,
+    /// How soon an RGD waiting for a GraphRevision being deleted is looked at again.
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = crate::duration::parse_duration)]
+    rgd_progress_requeue_delay: Duration,
     /// Delete the CRDs kro made for an RGD when the RGD is deleted (and with them every custom
     /// resource of the kind). Off by default.
     #[arg(long, num_args = 0..=1, default_value_t = false, default_missing_value = "true", action = clap::ArgAction::Set)]
@@ -136,12 +148,10 @@ struct UpstreamOnly {
     /// Accepted for upstream compatibility; no effect (controllers start watching at once).
     #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true", hide_short_help = true)]
     enable_controller_warmup: Option<String>,
-    /// Accepted for upstream compatibility; no effect (this controller makes no GraphRevisions).
+    /// Accepted for upstream compatibility; no effect (GraphRevisions are issued and verified
+    /// by the RGD reconcile itself, not by a controller of their own).
     #[arg(long, value_name = "N", hide_short_help = true)]
     graph_revision_concurrent_reconciles: Option<String>,
-    /// Accepted for upstream compatibility; no effect (this controller makes no GraphRevisions).
-    #[arg(long, value_name = "N", hide_short_help = true)]
-    rgd_max_graph_revisions: Option<String>,
     /// Accepted for upstream compatibility; no effect (retries back off from 10 ms to 60 s).
     #[arg(long, value_name = "DURATION", hide_short_help = true)]
     dynamic_controller_rate_limiter_min_delay: Option<String>,
@@ -166,9 +176,6 @@ struct UpstreamOnly {
     /// readiness, not on an interval).
     #[arg(long, value_name = "DURATION", hide_short_help = true)]
     instance_requeue_interval: Option<String>,
-    /// Accepted for upstream compatibility; no effect (RGDs are requeued by watches).
-    #[arg(long, value_name = "DURATION", hide_short_help = true)]
-    rgd_progress_requeue_delay: Option<String>,
     /// Accepted for upstream compatibility; no effect (logs are text on stderr).
     #[arg(long, value_name = "ENCODER", hide_short_help = true)]
     zap_encoder: Option<String>,
@@ -183,13 +190,12 @@ struct UpstreamOnly {
 impl UpstreamOnly {
     /// The flags given, as `--name=value`.
     fn given(&self) -> Vec<String> {
-        let flags: [(&str, &Option<String>); 14] = [
+        let flags: [(&str, &Option<String>); 12] = [
             ("enable-controller-warmup", &self.enable_controller_warmup),
             (
                 "graph-revision-concurrent-reconciles",
                 &self.graph_revision_concurrent_reconciles,
             ),
-            ("rgd-max-graph-revisions", &self.rgd_max_graph_revisions),
             (
                 "dynamic-controller-rate-limiter-min-delay",
                 &self.dynamic_controller_rate_limiter_min_delay,
@@ -215,10 +221,6 @@ impl UpstreamOnly {
                 &self.dynamic_controller_default_queue_max_retries,
             ),
             ("instance-requeue-interval", &self.instance_requeue_interval),
-            (
-                "rgd-progress-requeue-delay",
-                &self.rgd_progress_requeue_delay,
-            ),
             ("zap-encoder", &self.zap_encoder),
             ("zap-devel", &self.zap_devel),
             ("pprof-bind-address", &self.pprof_bind_address),
@@ -347,6 +349,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         client_burst,
         rgd_max_collection_size,
         rgd_max_collection_dimension_size,
+        rgd_max_graph_revisions,
+        rgd_progress_requeue_delay,
         allow_crd_deletion,
         record_active_events,
         feature_gates,
@@ -371,6 +375,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         max_collection_size: rgd_max_collection_size,
         max_collection_dimensions: rgd_max_collection_dimension_size,
+        max_graph_revisions: rgd_max_graph_revisions,
+        progress_requeue_delay: rgd_progress_requeue_delay,
         allow_crd_deletion,
         reconcile_timeout,
         active_events: record_active_events,

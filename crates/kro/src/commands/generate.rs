@@ -1,7 +1,8 @@
 //! `kro generate crd -f FILE [-o yaml|json]`: the CustomResourceDefinitions kro would install
 //! for ResourceGraphDefinitions, built offline; `kro generate rgd-crd`: the
 //! ResourceGraphDefinition CRD itself, as the controller installs it (the Helm chart's copy is
-//! this output); `kro generate instance -f FILE [--name N] [-n NS]`: an instance of each RGD's
+//! this output); `kro generate graph-revision-crd`: the GraphRevision CRD, likewise;
+//! `kro generate instance -f FILE [--name N] [-n NS]`: an instance of each RGD's
 //! kind with every required field and every default shown, checked against its CRD.
 
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum What {
     Crd(CrdArgs),
     /// The ResourceGraphDefinition CRD, as the controller installs it.
     RgdCrd(RgdCrdArgs),
+    /// The GraphRevision CRD (internal.kro.run), as the controller installs it.
+    GraphRevisionCrd(RgdCrdArgs),
     /// An instance of each RGD's kind: every required field with a value its schema accepts,
     /// every default shown.
     Instance(InstanceArgs),
@@ -47,7 +50,7 @@ struct InstanceArgs {
     output: OutputFormat,
 }
 
-/// Flags of `kro generate rgd-crd`.
+/// Flags of `kro generate rgd-crd` and `kro generate graph-revision-crd`.
 #[derive(Debug, clap::Args)]
 struct RgdCrdArgs {
     /// Output format, as kubectl prints it.
@@ -73,6 +76,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Crd(args) => args,
         What::RgdCrd(args) => {
             let crd = kro_graph::resource_graph_definition_crd();
+            print!("{}", render(&[&crd], args.output)?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        What::GraphRevisionCrd(args) => {
+            let crd = kro_graph::graph_revision_crd();
             print!("{}", render(&[&crd], args.output)?);
             return Ok(ExitCode::SUCCESS);
         }
