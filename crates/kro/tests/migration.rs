@@ -310,6 +310,38 @@ fn wait_relabelled(
     })
 }
 
+/// The GraphRevisions, by name, with their number and UID.
+fn graph_revisions(kubectl: &Kubectl<'_>) -> std::collections::BTreeMap<String, (i64, String)> {
+    let listed = kubectl.json(&["get", "graphrevisions"]);
+    listed["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| {
+            (
+                item["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                (
+                    item["spec"]["revision"].as_i64().unwrap_or_default(),
+                    item["metadata"]["uid"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The RGD's `status.lastIssuedRevision` (0 when unset).
+fn last_issued_revision(kubectl: &Kubectl<'_>, rgd: &str) -> i64 {
+    kubectl.json(&["get", "rgd", rgd])["status"]["lastIssuedRevision"]
+        .as_i64()
+        .unwrap_or(0)
+}
+
 fn no_errors_logged(controller: &Running, who: &str) {
     let log = controller.log();
     let errors: Vec<&str> = log
@@ -415,11 +447,16 @@ fn migrate(version: &'static str) {
     )
     .expect("upstream labels its children")
     .to_owned();
-    let revisions = kubectl.json(&["get", "graphrevisions"]);
-    let revision = revisions["items"][0]["metadata"]["name"]
-        .as_str()
-        .expect("upstream made a GraphRevision")
-        .to_owned();
+    let upstream_revisions = graph_revisions(&kubectl);
+    let upstream_last = last_issued_revision(&kubectl, "shop");
+    assert!(
+        upstream_last >= 1
+            && upstream_revisions
+                .values()
+                .any(|(number, _)| *number == upstream_last),
+        "upstream issued revision {upstream_last} of shop: {upstream_revisions:?}"
+    );
+    let revision = format!("shop-r{upstream_last:05}");
     no_errors_logged(&first, &format!("upstream {}", upstream.version));
 
     // This controller starts while upstream still leads (a rolling upgrade): both elect a
@@ -494,19 +531,40 @@ fn migrate(version: &'static str) {
     wait_rgd_active(&kubectl, "shop");
     assert_all_active(&kubectl, "after the takeover");
 
-    // A deleted upstream GraphRevision is released, not stuck on its finalizer.
+    // Upstream's GraphRevisions are kept as they were, and the unchanged spec issues none.
+    assert_eq!(
+        graph_revisions(&kubectl),
+        upstream_revisions,
+        "the GraphRevisions after the takeover"
+    );
+    assert_eq!(last_issued_revision(&kubectl, "shop"), upstream_last);
+    let resolved = kubectl.run(&[
+        "get",
+        "rgd",
+        "shop",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type==\"GraphRevisionsResolved\")].message}",
+    ]);
+    assert_eq!(
+        resolved,
+        format!("revision {upstream_last} compiled and active")
+    );
+
+    // A deleted upstream GraphRevision is released, not stuck on its finalizer, and the spec
+    // it held is issued again under the next number.
     kubectl.run(&["delete", "graphrevision", &revision, "--wait=false"]);
-    eventually("the deleted GraphRevision gone", || {
-        let left = kubectl.json(&["get", "graphrevisions"]);
-        left["items"]
-            .as_array()
-            .is_some_and(|items| {
-                items
-                    .iter()
-                    .all(|item| item["metadata"]["name"] != revision.as_str())
-            })
-            .then_some(())
-    });
+    let reissued = upstream_last + 1;
+    eventually(
+        "the deleted GraphRevision gone, the next one issued",
+        || {
+            let now = graph_revisions(&kubectl);
+            (!now.contains_key(&revision)
+                && now.contains_key(&format!("shop-r{reissued:05}"))
+                && last_issued_revision(&kubectl, "shop") == reissued)
+                .then_some(())
+        },
+    );
+    phase(started, "GraphRevisions continued by ours");
 
     // An RGD only this controller accepts keeps its data node.
     kubectl.apply_file(&data.join("migration/data-rgd.yaml"));
@@ -560,6 +618,14 @@ fn migrate(version: &'static str) {
     eventually("the instances ACTIVE after the update", || {
         all_active(&kubectl).then_some(())
     });
+    // The spec change is the next revision.
+    let changed = reissued + 1;
+    eventually("the changed spec issued as the next revision", || {
+        (last_issued_revision(&kubectl, "shop") == changed
+            && graph_revisions(&kubectl).contains_key(&format!("shop-r{changed:05}")))
+        .then_some(())
+    });
+    let handed_back = graph_revisions(&kubectl);
     phase(started, "update rolled out");
     ours.stop();
 
@@ -587,6 +653,13 @@ fn migrate(version: &'static str) {
     phase(started, "children relabelled by upstream");
     wait_rgd_active(&kubectl, "shop");
     assert_all_active(&kubectl, "after going back");
+    // Upstream serves the revision this controller issued: same high-water mark, no new one.
+    assert_eq!(last_issued_revision(&kubectl, "shop"), changed);
+    assert_eq!(
+        graph_revisions(&kubectl),
+        handed_back,
+        "upstream issues no GraphRevision of its own for the spec ours issued"
+    );
     no_errors_logged(
         &second,
         &format!("upstream {} after going back", upstream.version),

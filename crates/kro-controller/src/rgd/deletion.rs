@@ -57,6 +57,7 @@ impl RgdController {
         if let Ok(mut reviewed) = self.reviewed.lock() {
             reviewed.remove(name);
         }
+        self.delete_revisions(rgd).await?;
         let patch = json!({"metadata": {
             "finalizers": rgd.finalizers_without(FINALIZER),
             "resourceVersion": rgd.resource_version(),
@@ -66,6 +67,29 @@ impl RgdController {
             .await
             .map_err(ReconcileError::api(Request::RemoveFinalizer))?;
         Ok(None)
+    }
+
+    /// Deletes the RGD's GraphRevisions, as the garbage collector would once the RGD is gone
+    /// (their owner references name it), so that none outlives it on a cluster whose garbage
+    /// collector is slow or absent, where the next controller to start would find a history
+    /// without its RGD. An RGD deleted with `--cascade=orphan` (the `orphan` finalizer) keeps
+    /// them, for an RGD of the same name to adopt.
+    async fn delete_revisions(&self, rgd: &Object) -> Result<(), ReconcileError> {
+        if rgd.has_finalizer("orphan") {
+            return Ok(());
+        }
+        let lineage = self
+            .revisions
+            .lineage(rgd.name(), rgd.uid())
+            .await
+            .map_err(ReconcileError::api(Request::ListGraphRevisions))?;
+        for revision in lineage.live.iter().filter(|revision| revision.owned) {
+            self.revisions
+                .delete(&revision.name)
+                .await
+                .map_err(ReconcileError::api(Request::WriteGraphRevision))?;
+        }
+        Ok(())
     }
 
     /// Deletes the CRDs kro made for the RGD `name` (labelled with its name and owned by kro):
