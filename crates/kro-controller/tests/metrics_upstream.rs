@@ -59,8 +59,6 @@ const NOT_YET_SERVED: &[&str] = &[
     "rest_client_response_size_bytes",
     "rgd_deletion_duration_seconds",
     "rgd_deletions_total",
-    "rgd_graph_revision_registry_miss_total",
-    "rgd_graph_revision_wait_total",
     "rgd_state_transitions_total",
     "runtime_collection_size",
     "runtime_creation_duration_seconds",
@@ -261,6 +259,56 @@ async fn every_upstream_family_we_serve_has_its_type_labels_and_buckets() {
 
     let cluster = Cluster::start().await;
     cluster.active_note("one").await;
+    let revisions: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+        cluster.client.clone(),
+        &kube::api::ApiResource {
+            group: "internal.kro.run".into(),
+            version: "v1alpha1".into(),
+            api_version: "internal.kro.run/v1alpha1".into(),
+            kind: "GraphRevision".into(),
+            plural: "graphrevisions".into(),
+        },
+    );
+    // A revision held while it is deleted: the RGD waits for it to settle.
+    let hold = kube::api::Patch::Merge(
+        json!({"metadata": {"finalizers": ["kro.run/finalizer", "example.com/hold"]}}),
+    );
+    revisions
+        .patch("notes-r00001", &kube::api::PatchParams::default(), &hold)
+        .await
+        .expect("held");
+    revisions
+        .delete("notes-r00001", &kube::api::DeleteParams::default())
+        .await
+        .expect("deleting");
+    for _ in 0..200 {
+        if cluster
+            .metrics
+            .encode()
+            .contains("rgd_graph_revision_wait_total{reason=\"settling\"}")
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let release = kube::api::Patch::Merge(json!({"metadata": {"finalizers": []}}));
+    revisions
+        .patch("notes-r00001", &kube::api::PatchParams::default(), &release)
+        .await
+        .expect("released");
+    // A revision this controller did not issue (as upstream leaves them), for the registry
+    // miss of the RGD that finds it.
+    let foreign: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "internal.kro.run/v1alpha1", "kind": "GraphRevision",
+        "metadata": {"name": "broken-r00001"},
+        "spec": {"revision": 1, "snapshot": {"name": "broken", "generation": 1, "spec": {
+            "schema": {"apiVersion": "v1alpha1", "kind": "Broken"}}}},
+    }))
+    .expect("a GraphRevision");
+    revisions
+        .create(&kube::api::PostParams::default(), &foreign)
+        .await
+        .expect("created");
     // An RGD that does not compile, for the build error series.
     cluster
         .apply(&json!({
@@ -278,7 +326,9 @@ async fn every_upstream_family_we_serve_has_its_type_labels_and_buckets() {
     let mut scrape = String::new();
     for _ in 0..200 {
         scrape = cluster.metrics.encode();
-        if scrape.contains("rgd_graph_build_errors_total{name=\"broken\"}") {
+        if scrape.contains("rgd_graph_build_errors_total{name=\"broken\"}")
+            && scrape.contains("rgd_graph_revision_registry_miss_total{")
+        {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
