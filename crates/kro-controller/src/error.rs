@@ -34,6 +34,9 @@ pub(crate) enum ReconcileError {
     /// The controller may not handle kinds a graph uses (its RBAC).
     #[error("{0}")]
     MissingPermissions(String),
+    /// The reconcile panicked (a bug); recovered and retried.
+    #[error("the reconcile panicked: {0}")]
+    Panicked(String),
     /// The reconcile took longer than the settings allow and was abandoned.
     #[error("the reconcile did not finish within {}s; abandoned, to be retried", .0.as_secs())]
     TimedOut(std::time::Duration),
@@ -53,6 +56,7 @@ impl ReconcileError {
             ReconcileError::Json(_) => "InternalError",
             ReconcileError::Schemas(_) => "SchemaReadFailed",
             ReconcileError::TimedOut(_) => "ReconcileTimedOut",
+            ReconcileError::Panicked(_) => "ReconcilePanicked",
             ReconcileError::MissingPermissions(_) => "MissingPermissions",
             // The first problem names the reconcile's failure.
             ReconcileError::Resources(problems) => problems

@@ -26,6 +26,7 @@ use serde_json::json;
 
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
+use crate::metrics::{INSTANCE_QUEUE, ReconcileResult};
 use crate::metrics::{LiveSource, conditions_of, gvr_label, transitions};
 use crate::object::Object;
 use crate::object_json::{merge_patch, now, text, without_nulls};
@@ -77,7 +78,7 @@ impl InstanceController {
     ) -> Arc<InstanceController> {
         let writer = Writer::new(kind.resource.clone());
         let store = writer.as_reader();
-        let queue = WorkQueue::new();
+        let queue = WorkQueue::counted(shared.metrics.queues().queue(INSTANCE_QUEUE));
         let external = graph.external.keys().cloned().collect();
         let gvr = gvr_label(
             &kind.resource.group,
@@ -574,10 +575,14 @@ impl Reconciler for InstanceController {
         self.reconcile_instance(shared, key)
     }
 
-    fn reconciled(&self, shared: &Shared, elapsed: Duration, succeeded: bool) {
+    fn reconciled(&self, shared: &Shared, elapsed: Duration, result: ReconcileResult) {
         shared
             .metrics
-            .instance_reconciled(&self.gvr, elapsed, succeeded);
+            .instance_reconciled(&self.gvr, elapsed, result.succeeded());
+        shared
+            .metrics
+            .queues()
+            .instance_reconciled(&self.gvr, result, elapsed.as_secs_f64());
     }
 
     fn succeeded(

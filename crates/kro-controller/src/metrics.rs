@@ -29,9 +29,13 @@ use crate::queue::WorkQueue;
 
 mod conditions;
 mod graph_revisions;
+mod queues;
 
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
 pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
+pub(crate) use queues::{
+    INSTANCE_QUEUE, QueueFamilies, QueueMetrics, RGD_CONTROLLER, ReconcileResult,
+};
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -251,6 +255,7 @@ struct Inner {
     live: Arc<Live>,
     conditions: Arc<ConditionDurations>,
     revisions: RevisionMetrics,
+    queues: QueueFamilies,
 }
 
 /// The metrics of one process; clones share them.
@@ -388,6 +393,7 @@ impl Metrics {
             leader.clone(),
         );
         let revisions = RevisionMetrics::register(&mut registry);
+        let queues = QueueFamilies::register(&mut registry);
         let live = Arc::new(Live::default());
         registry.register_collector(Box::new(Arc::clone(&live)));
         let conditions = Arc::new(ConditionDurations::default());
@@ -416,6 +422,7 @@ impl Metrics {
                 live,
                 conditions,
                 revisions,
+                queues,
             }),
         }
     }
@@ -553,6 +560,11 @@ impl Metrics {
     /// The GraphRevision families.
     pub(crate) fn revisions(&self) -> &RevisionMetrics {
         &self.inner.revisions
+    }
+
+    /// The work queue and reconcile loop families.
+    pub(crate) fn queues(&self) -> &QueueFamilies {
+        &self.inner.queues
     }
 
     /// Stops showing the instance controller of `gvr`, and its instances' conditions.

@@ -2,12 +2,14 @@
 //! often it is added, a key is never handed to two workers at once, and a key added while a
 //! worker holds it is handed out again once that worker is done (so no event is lost).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
+
+use crate::metrics::QueueMetrics;
 
 struct State<K> {
     /// Keys waiting, in the order they were first added.
@@ -20,6 +22,10 @@ struct State<K> {
     dirty: HashSet<K>,
     /// No more keys are handed out.
     shut_down: bool,
+    /// When each waiting (or dirty) key was added, for `workqueue_queue_duration_seconds`.
+    added_at: HashMap<K, Instant>,
+    /// The metrics token of each key being processed.
+    tokens: HashMap<K, u64>,
 }
 
 /// Consecutive failed reconciles per key, for the backoff of the next retry.
@@ -54,6 +60,8 @@ impl<K: Eq + Hash + Clone> Failures<K> {
 pub struct WorkQueue<K> {
     state: Arc<Mutex<State<K>>>,
     ready: Arc<Notify>,
+    /// Where adds, depth, waits and work are counted (`workqueue_*`), when anywhere.
+    metrics: Option<Arc<QueueMetrics>>,
 }
 
 impl<K> Clone for WorkQueue<K> {
@@ -61,6 +69,7 @@ impl<K> Clone for WorkQueue<K> {
         WorkQueue {
             state: Arc::clone(&self.state),
             ready: Arc::clone(&self.ready),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -81,8 +90,27 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 processing: HashSet::new(),
                 dirty: HashSet::new(),
                 shut_down: false,
+                added_at: HashMap::new(),
+                tokens: HashMap::new(),
             })),
             ready: Arc::new(Notify::new()),
+            metrics: None,
+        }
+    }
+
+    /// An empty queue counted in `metrics`.
+    pub(crate) fn counted(metrics: Arc<QueueMetrics>) -> Self {
+        WorkQueue {
+            metrics: Some(metrics),
+            ..Self::new()
+        }
+    }
+
+    /// Counts a new key in the metrics, noting when it came.
+    fn count_added(&self, state: &mut State<K>, key: &K) {
+        if let Some(metrics) = &self.metrics {
+            metrics.added();
+            state.added_at.insert(key.clone(), Instant::now());
         }
     }
 
@@ -97,14 +125,25 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
             return;
         }
         if state.processing.contains(&key) {
-            state.dirty.insert(key);
+            if state.dirty.insert(key.clone()) {
+                self.count_added(&mut state, &key);
+            }
             return;
         }
         if state.queued.insert(key.clone()) {
+            self.count_added(&mut state, &key);
             state.waiting.push_back(key);
             drop(state);
             self.ready.notify_one();
         }
+    }
+
+    /// Adds `key` after `delay` as a retry after a failure (counted in `workqueue_retries`).
+    pub(crate) fn retry_after(&self, key: K, delay: Duration) {
+        if let Some(metrics) = &self.metrics {
+            metrics.retried();
+        }
+        self.add_after(key, delay);
     }
 
     /// Adds `key` after `delay` (a timer task; shutting down drops it).
@@ -129,6 +168,11 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 if let Some(key) = state.waiting.pop_front() {
                     state.queued.remove(&key);
                     state.processing.insert(key.clone());
+                    if let Some(metrics) = &self.metrics {
+                        let since = state.added_at.remove(&key);
+                        let token = metrics.taken(since);
+                        state.tokens.insert(key.clone(), token);
+                    }
                     let more = !state.waiting.is_empty();
                     drop(state);
                     if more {
@@ -146,6 +190,15 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     pub fn done(&self, key: &K) {
         let mut state = self.lock();
         state.processing.remove(key);
+        if let (Some(metrics), Some(token)) = (&self.metrics, state.tokens.remove(key)) {
+            metrics.done(token);
+        }
+        if state.shut_down && state.dirty.remove(key) {
+            state.added_at.remove(key);
+            if let Some(metrics) = &self.metrics {
+                metrics.dropped(1);
+            }
+        }
         if state.dirty.remove(key) && !state.shut_down && state.queued.insert(key.clone()) {
             state.waiting.push_back(key.clone());
             drop(state);
@@ -165,7 +218,16 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
 
     /// Stops handing out keys: every [`next`](Self::next) returns `None`.
     pub fn shut_down(&self) {
-        self.lock().shut_down = true;
+        let mut state = self.lock();
+        if !state.shut_down
+            && let Some(metrics) = &self.metrics
+        {
+            // What waits is dropped; a dirty key is dropped as its worker finishes.
+            metrics.dropped(state.waiting.len());
+        }
+        state.shut_down = true;
+        state.added_at.clear();
+        drop(state);
         self.ready.notify_waiters();
     }
 }

@@ -34,6 +34,7 @@ use crate::established::wait_established;
 use crate::events::EventType;
 use crate::graph_revisions::{GraphRevisions, RevisionRegistry};
 use crate::instance::{GraphVersion, InstanceController};
+use crate::metrics::{RGD_CONTROLLER, ReconcileResult};
 use crate::object::Object;
 use crate::object_json::{merge_patch, now, text, to_json};
 use crate::queue::{Failures, WorkQueue};
@@ -136,7 +137,11 @@ impl RgdController {
     pub(crate) fn start(shared: Arc<Shared>, workers: usize) -> Arc<RgdController> {
         let writer = Writer::new(rgd_resource());
         let store = writer.as_reader();
-        let queue = WorkQueue::new();
+        let queue = WorkQueue::counted(shared.metrics.queues().queue(RGD_CONTROLLER));
+        shared
+            .metrics
+            .queues()
+            .workers(RGD_CONTROLLER, workers.max(1));
         let api: Api<DynamicObject> = Api::all_with(shared.client.clone(), &rgd_resource());
         shared
             .metrics
@@ -760,8 +765,16 @@ impl Reconciler for RgdController {
         self.reconcile_rgd(name)
     }
 
-    fn reconciled(&self, shared: &Shared, elapsed: Duration, succeeded: bool) {
-        shared.metrics.rgd_reconciled(elapsed, succeeded);
+    fn reconciled(&self, shared: &Shared, elapsed: Duration, result: ReconcileResult) {
+        shared.metrics.rgd_reconciled(elapsed, result.succeeded());
+        shared
+            .metrics
+            .queues()
+            .reconciled(RGD_CONTROLLER, result, elapsed.as_secs_f64());
+    }
+
+    fn working(&self, shared: &Shared, delta: i64) {
+        shared.metrics.queues().working(RGD_CONTROLLER, delta);
     }
 
     fn succeeded(

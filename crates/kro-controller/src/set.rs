@@ -31,6 +31,7 @@ use serde_json::{Value as Json, json};
 use crate::error::{ReconcileError, Request};
 use crate::events::EventType;
 use crate::instance::InstanceController;
+use crate::metrics::ReconcileResult;
 use crate::metrics::gvr_label;
 use crate::object::Object;
 use crate::object_json::now;
@@ -538,8 +539,10 @@ impl Reconciler for SetController {
         self.reconcile_set(shared, key)
     }
 
-    fn reconciled(&self, shared: &Shared, elapsed: Duration, succeeded: bool) {
-        shared.metrics.set_reconciled(&self.gvr, elapsed, succeeded);
+    fn reconciled(&self, shared: &Shared, elapsed: Duration, result: ReconcileResult) {
+        shared
+            .metrics
+            .set_reconciled(&self.gvr, elapsed, result.succeeded());
     }
 
     /// Counts the Sets rolling out; a Set is reconciled again when its instances change.

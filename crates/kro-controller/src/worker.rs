@@ -11,7 +11,10 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
+use futures_util::FutureExt;
+
 use crate::error::ReconcileError;
+use crate::metrics::ReconcileResult;
 use crate::queue::{Failures, WorkQueue};
 use crate::settings::Settings;
 
@@ -41,7 +44,10 @@ pub(crate) trait Reconciler: Send + Sync {
     ) -> impl Future<Output = Result<Self::Done, ReconcileError>> + Send + 'a;
 
     /// Counts a reconcile in the metrics.
-    fn reconciled(&self, context: &Self::Context, elapsed: Duration, succeeded: bool);
+    fn reconciled(&self, context: &Self::Context, elapsed: Duration, result: ReconcileResult);
+
+    /// A worker started (`1`) or finished (`-1`) a reconcile (for the active workers gauge).
+    fn working(&self, _context: &Self::Context, _delta: i64) {}
 
     /// What a reconcile that succeeded leads to: the delay after which `key` is reconciled
     /// again, if it asks for one.
@@ -61,33 +67,59 @@ pub(crate) async fn work<R: Reconciler>(reconciler: &R, context: &R::Context, se
         let started = Instant::now();
         let span = reconciler.span(&key);
         let limit = settings.reconcile_timeout;
-        let outcome = tokio::time::timeout(
-            limit,
+        reconciler.working(context, 1);
+        // A panic in a reconcile is recovered (as controller-runtime and upstream's dynamic
+        // controller recover it): the key is retried with backoff, and the worker lives on.
+        let run = std::panic::AssertUnwindSafe(
             reconciler.reconcile(context, &key).instrument(span.clone()),
         )
-        .await
-        .unwrap_or(Err(ReconcileError::TimedOut(limit)));
-        reconciler.reconciled(context, started.elapsed(), outcome.is_ok());
+        .catch_unwind();
+        let (outcome, panicked) = match tokio::time::timeout(limit, run).await {
+            Ok(Ok(outcome)) => (outcome, false),
+            Ok(Err(panic)) => (Err(ReconcileError::Panicked(panic_message(&panic))), true),
+            Err(_) => (Err(ReconcileError::TimedOut(limit)), false),
+        };
+        reconciler.working(context, -1);
         queue.done(&key);
         match outcome {
             Ok(done) => {
                 reconciler.failures().forget(&key);
-                if let Some(delay) = reconciler.succeeded(context, &key, done) {
+                let delay = reconciler.succeeded(context, &key, done);
+                let result = if delay.is_some() {
+                    ReconcileResult::RequeueAfter
+                } else {
+                    ReconcileResult::Success
+                };
+                reconciler.reconciled(context, started.elapsed(), result);
+                if let Some(delay) = delay {
                     queue.add_after(key, delay);
                 }
             }
             Err(error) => {
+                let result = match &error {
+                    _ if panicked => ReconcileResult::Panicked,
+                    ReconcileError::TimedOut(_) => ReconcileResult::TimedOut,
+                    _ => ReconcileResult::Error,
+                };
+                reconciler.reconciled(context, started.elapsed(), result);
                 let attempt = reconciler.failures().failed(&key);
                 let delay = settings.retry_delay(attempt);
                 tracing::warn!(parent: &span, reason = error.reason(), %error, ?delay, "reconcile failed");
-                queue.add_after(key, delay);
+                queue.retry_after(key, delay);
             }
         }
     }
 }
 
-/// The tasks one controller owns: its watches (aborted when it stops) and its workers (left
-/// to finish the reconcile under way once the queue is shut down).
+/// What a panic said, when it said it as text.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
 #[derive(Default)]
 pub(crate) struct Tasks {
     watches: JoinSet<()>,
@@ -165,7 +197,11 @@ mod tests {
             }
         }
 
-        fn reconciled(&self, _context: &(), _elapsed: Duration, succeeded: bool) {
+        fn reconciled(&self, _context: &(), _elapsed: Duration, result: ReconcileResult) {
+            let succeeded = matches!(
+                result,
+                ReconcileResult::Success | ReconcileResult::RequeueAfter
+            );
             self.counted
                 .lock()
                 .unwrap()

@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{Cluster, cluster_at};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 fn revisions_api(cluster: &Cluster) -> Api<DynamicObject> {
@@ -224,24 +224,23 @@ async fn a_recreated_rgd_adopts_its_revisions_and_numbers_on() {
     wait_resolved(&cluster, 1).await;
     wait_revisions(&cluster, &["notes-r00001"]).await;
     // The RGD deleted with its revisions orphaned (as `kubectl delete --cascade=orphan`
-    // leaves them), with no controller running, then created again with another spec.
+    // leaves them: no owner reference), with no controller running, then created again with
+    // another spec.
     cluster.stop_controllers().await;
+    let orphaned = Patch::Merge(json!({"metadata": {"ownerReferences": []}}));
+    revisions_api(&cluster)
+        .patch("notes-r00001", &PatchParams::default(), &orphaned)
+        .await
+        .expect("orphaned");
     let rgds: Api<DynamicObject> =
         Api::all_with(cluster.client.clone(), &kro_controller::rgd_resource());
-    let orphan = DeleteParams {
-        propagation_policy: Some(kube::api::PropagationPolicy::Orphan),
-        ..DeleteParams::default()
-    };
-    rgds.delete("notes", &orphan).await.expect("deleted");
-    // kro's finalizer goes (no controller runs to remove it); the garbage collector's
-    // `orphan` stays, for it to take the owner references off first.
-    rgds.patch(
-        "notes",
-        &kube::api::PatchParams::default(),
-        &kube::api::Patch::Merge(json!({"metadata": {"finalizers": ["orphan"]}})),
-    )
-    .await
-    .expect("kro's finalizer removed");
+    let released = Patch::Merge(json!({"metadata": {"finalizers": []}}));
+    rgds.patch("notes", &PatchParams::default(), &released)
+        .await
+        .expect("kro's finalizer removed");
+    rgds.delete("notes", &DeleteParams::default())
+        .await
+        .expect("deleted");
     cluster
         .wait_gone(cluster_at(
             "kro.run/v1alpha1",

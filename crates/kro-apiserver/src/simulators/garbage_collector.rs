@@ -486,13 +486,38 @@ async fn process(collector: &Collector, uid: &str) -> Result<(), ReconcileError>
         }
         return Ok(());
     }
-    delete(
-        &collector.context,
-        &node,
-        uid,
-        PropagationPolicy::Background,
-    )
-    .await
+    // Every owner is gone. The graph may lag behind the object (an owner deleted with
+    // `orphan` has its reference removed just before it goes): as kube-controller-manager,
+    // decide on the object as it is now, and delete only that version of it.
+    let api = node.api(&collector.context.client);
+    let Some(live) = api.get_opt(&node.name).await? else {
+        return Ok(());
+    };
+    if live.uid().as_deref() != Some(uid) {
+        return Ok(());
+    }
+    let still_owned = live
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|owner| dangling.contains(&owner.uid));
+    if !still_owned {
+        return Ok(());
+    }
+    let params = DeleteParams {
+        propagation_policy: Some(PropagationPolicy::Background),
+        preconditions: Some(Preconditions {
+            uid: Some(uid.to_owned()),
+            resource_version: live.metadata.resource_version.clone(),
+        }),
+        ..DeleteParams::default()
+    };
+    match api.delete(&node.name, &params).await {
+        // Changed since it was read: its next event brings it back here.
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        result => ignore_gone(result.map(drop)),
+    }
 }
 
 async fn delete(

@@ -368,19 +368,7 @@ impl Cluster {
     /// Applies the RGD `notes` (one ConfigMap per `Note`) and a `Note` named `name` in
     /// `default`, and waits until the instance is ACTIVE.
     pub async fn active_note(&self, name: &str) {
-        self.apply(&serde_json::json!({
-            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
-            "metadata": {"name": "notes"},
-            "spec": {
-                "schema": {"apiVersion": "v1alpha1", "kind": "Note", "spec": {"text": "string"}},
-                "resources": [{"id": "note", "template": {
-                    "apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": "${schema.metadata.name}"},
-                    "data": {"text": "${schema.spec.text}"},
-                }}],
-            },
-        }))
-        .await;
+        self.apply_notes_rgd().await;
         self.wait_state(
             cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "notes"),
             "Active",
@@ -394,6 +382,23 @@ impl Cluster {
         .await;
         self.wait_state(at("kro.run/v1alpha1", "Note", name), "ACTIVE")
             .await;
+    }
+
+    /// Applies the RGD `notes`: one ConfigMap per `Note`, named after it, holding its text.
+    pub async fn apply_notes_rgd(&self) {
+        self.apply(&serde_json::json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+            "metadata": {"name": "notes"},
+            "spec": {
+                "schema": {"apiVersion": "v1alpha1", "kind": "Note", "spec": {"text": "string"}},
+                "resources": [{"id": "note", "template": {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "${schema.metadata.name}"},
+                    "data": {"text": "${schema.spec.text}"},
+                }}],
+            },
+        }))
+        .await;
     }
 
     /// Waits until `status.state` is `state`.
