@@ -47,6 +47,8 @@ impl Bucket {
 #[derive(Debug, Clone)]
 pub struct ClientRateLayer {
     bucket: Arc<Mutex<Bucket>>,
+    /// Where each request's wait is observed (`rest_client_rate_limiter_duration_seconds`).
+    metrics: Option<crate::metrics::Metrics>,
 }
 
 impl ClientRateLayer {
@@ -59,7 +61,17 @@ impl ClientRateLayer {
                 tokens: f64::from(rate.burst),
                 counted_at: Instant::now(),
             })),
+            metrics: None,
         })
+    }
+
+    /// The same limit, with each request's wait observed in `metrics`.
+    #[must_use]
+    pub fn observed_in(self, metrics: &crate::metrics::Metrics) -> ClientRateLayer {
+        ClientRateLayer {
+            metrics: Some(metrics.clone()),
+            ..self
+        }
     }
 }
 
@@ -72,6 +84,8 @@ impl<S> tower::Layer<S> for ClientRateLayer {
             bucket: Arc::clone(&self.bucket),
             waiting: None,
             has_token: false,
+            metrics: self.metrics.clone(),
+            waited_since: None,
         }
     }
 }
@@ -83,6 +97,9 @@ pub struct ClientRateService<S> {
     bucket: Arc<Mutex<Bucket>>,
     waiting: Option<Pin<Box<Sleep>>>,
     has_token: bool,
+    metrics: Option<crate::metrics::Metrics>,
+    /// When the request about to be sent started waiting for a token.
+    waited_since: Option<Instant>,
 }
 
 impl<S: Clone> Clone for ClientRateService<S> {
@@ -93,19 +110,24 @@ impl<S: Clone> Clone for ClientRateService<S> {
             bucket: Arc::clone(&self.bucket),
             waiting: None,
             has_token: false,
+            metrics: self.metrics.clone(),
+            waited_since: None,
         }
     }
 }
 
-impl<S, Request> tower::Service<Request> for ClientRateService<S>
+impl<S, Body> tower::Service<http::Request<Body>> for ClientRateService<S>
 where
-    S: tower::Service<Request>,
+    S: tower::Service<http::Request<Body>>,
 {
     type Response = S::Response;
     type Error = S::Error;
     type Future = S::Future;
 
     fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        if !self.has_token && self.waited_since.is_none() {
+            self.waited_since = Some(Instant::now());
+        }
         while !self.has_token {
             if let Some(waiting) = self.waiting.as_mut() {
                 if waiting.as_mut().poll(context).is_pending() {
@@ -127,8 +149,27 @@ where
         self.inner.poll_ready(context)
     }
 
-    fn call(&mut self, request: Request) -> Self::Future {
+    fn call(&mut self, request: http::Request<Body>) -> Self::Future {
         self.has_token = false;
+        let waited = self
+            .waited_since
+            .take()
+            .map(|since| since.elapsed())
+            .unwrap_or_default();
+        if let Some(metrics) = &self.metrics {
+            let content_type = request
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default();
+            let verb = crate::metrics::request_verb(
+                request.method(),
+                request.uri().path(),
+                request.uri().query().unwrap_or_default(),
+                content_type,
+            );
+            metrics.requests().rate_limited(verb, waited);
+        }
         self.inner.call(request)
     }
 }
@@ -148,18 +189,27 @@ mod tests {
             burst: 3,
         })
         .expect("a limit");
-        let mut service = layer.layer(tower::service_fn(|()| async {
+        let metrics = crate::metrics::Metrics::new();
+        let layer = layer.observed_in(&metrics);
+        let mut service = layer.layer(tower::service_fn(|_: http::Request<()>| async {
             Ok::<Instant, Infallible>(Instant::now())
         }));
         let start = Instant::now();
         let mut sent = Vec::new();
         for _ in 0..7 {
-            let at = service.ready().await.expect("ready").call(()).await;
+            let request = http::Request::new(());
+            let at = service.ready().await.expect("ready").call(request).await;
             sent.push(at.expect("sent").duration_since(start));
         }
         let millis: Vec<u128> = sent.iter().map(Duration::as_millis).collect();
         // Three at once, then one every 100 ms.
         assert_eq!(millis, [0, 0, 0, 100, 200, 300, 400]);
+        // Each request's wait is observed by its verb (a GET of `/` is a `get`).
+        let scrape = metrics.encode();
+        assert!(
+            scrape.contains("rest_client_rate_limiter_duration_seconds_count{verb=\"get\"} 7"),
+            "{scrape}"
+        );
     }
 
     #[test]

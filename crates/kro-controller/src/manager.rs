@@ -41,6 +41,7 @@ impl Manager {
                 attempts: settings.request_retries,
                 delay: settings.backoff,
             },
+            Some(metrics.clone()),
         );
         let mut attempt = 0u32;
         while let Err(error) = install_kro_crds(&client).await {

@@ -8,11 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kube::api::DynamicObject;
 use kube::runtime::reflector::Store;
@@ -30,12 +27,15 @@ use crate::queue::WorkQueue;
 mod conditions;
 mod graph_revisions;
 mod queues;
+mod requests;
 
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
 pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
 pub(crate) use queues::{
     INSTANCE_QUEUE, QueueFamilies, QueueMetrics, RGD_CONTROLLER, ReconcileResult,
 };
+pub(crate) use requests::RequestFamilies;
+pub use requests::{ApiRequestLayer, ApiRequestService, request_verb};
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -256,6 +256,7 @@ struct Inner {
     conditions: Arc<ConditionDurations>,
     revisions: RevisionMetrics,
     queues: QueueFamilies,
+    requests: RequestFamilies,
 }
 
 /// The metrics of one process; clones share them.
@@ -394,6 +395,7 @@ impl Metrics {
         );
         let revisions = RevisionMetrics::register(&mut registry);
         let queues = QueueFamilies::register(&mut registry);
+        let requests = RequestFamilies::register(&mut registry);
         let live = Arc::new(Live::default());
         registry.register_collector(Box::new(Arc::clone(&live)));
         let conditions = Arc::new(ConditionDurations::default());
@@ -423,6 +425,7 @@ impl Metrics {
                 conditions,
                 revisions,
                 queues,
+                requests,
             }),
         }
     }
@@ -562,6 +565,11 @@ impl Metrics {
         &self.inner.revisions
     }
 
+    /// The API client's request families (sizes, retries, rate limiter waits).
+    pub(crate) fn requests(&self) -> &RequestFamilies {
+        &self.inner.requests
+    }
+
     /// The work queue and reconcile loop families.
     pub(crate) fn queues(&self) -> &QueueFamilies {
         &self.inner.queues
@@ -618,132 +626,6 @@ impl Metrics {
 /// The label upstream kro puts on per-kind metrics: Go's `GroupVersionResource.String()`.
 pub(crate) fn gvr_label(group: &str, version: &str, plural: &str) -> String {
     format!("{group}/{version}, Resource={plural}")
-}
-
-/// The Kubernetes verb of a request, as kube-apiserver's audit log and metrics name it:
-/// `get`, `list`, `watch`, `create`, `update`, `patch`, `apply`, `delete`, `deletecollection`.
-pub fn request_verb(
-    method: &http::Method,
-    path: &str,
-    query: &str,
-    content_type: &str,
-) -> &'static str {
-    let is_collection = || {
-        let segments: Vec<&str> = path.split('/').filter(|part| !part.is_empty()).collect();
-        let rest = match segments.first() {
-            Some(&"api") => segments.get(2..),
-            Some(&"apis") => segments.get(3..),
-            _ => None,
-        };
-        let Some(mut rest) = rest.filter(|rest| !rest.is_empty()) else {
-            // Discovery and other paths are documents, not collections.
-            return false;
-        };
-        if rest.first() == Some(&"namespaces") && rest.len() >= 3 {
-            rest = &rest[2..];
-        }
-        rest.len() == 1
-    };
-    match *method {
-        http::Method::GET => {
-            let watching = query
-                .split('&')
-                .any(|pair| pair == "watch=true" || pair == "watch=1");
-            if watching {
-                "watch"
-            } else if is_collection() {
-                "list"
-            } else {
-                "get"
-            }
-        }
-        http::Method::POST => "create",
-        http::Method::PUT => "update",
-        http::Method::PATCH if content_type.starts_with("application/apply-patch") => "apply",
-        http::Method::PATCH => "patch",
-        http::Method::DELETE if is_collection() => "deletecollection",
-        http::Method::DELETE => "delete",
-        _ => "other",
-    }
-}
-
-/// Counts and times the requests of an API client; see [`Metrics::api_layer`].
-#[derive(Debug, Clone)]
-pub struct ApiRequestLayer {
-    metrics: Metrics,
-}
-
-impl<S> tower::Layer<S> for ApiRequestLayer {
-    type Service = ApiRequestService<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        ApiRequestService {
-            inner,
-            metrics: self.metrics.clone(),
-        }
-    }
-}
-
-/// The service [`ApiRequestLayer`] wraps around a client's stack.
-#[derive(Debug, Clone)]
-pub struct ApiRequestService<S> {
-    inner: S,
-    metrics: Metrics,
-}
-
-impl<S, RequestBody, ResponseBody> tower::Service<http::Request<RequestBody>>
-    for ApiRequestService<S>
-where
-    S: tower::Service<http::Request<RequestBody>, Response = http::Response<ResponseBody>>,
-    S::Future: Send + 'static,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, context: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(context)
-    }
-
-    fn call(&mut self, request: http::Request<RequestBody>) -> Self::Future {
-        let content_type = request
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .unwrap_or_default();
-        let verb = request_verb(
-            request.method(),
-            request.uri().path(),
-            request.uri().query().unwrap_or_default(),
-            content_type,
-        );
-        let method = request.method().clone();
-        // client-go's `req.URL.Host`: the server's host and port.
-        let host = request
-            .uri()
-            .authority()
-            .map(|authority| authority.as_str().to_owned())
-            .or_else(|| {
-                request
-                    .headers()
-                    .get(http::header::HOST)
-                    .and_then(|host| host.to_str().ok())
-                    .map(str::to_owned)
-            })
-            .unwrap_or_default();
-        let metrics = self.metrics.clone();
-        let started = Instant::now();
-        let response = self.inner.call(request);
-        Box::pin(async move {
-            let response = response.await;
-            let code = match &response {
-                Ok(response) => response.status().as_u16().to_string(),
-                Err(_) => "<error>".to_owned(),
-            };
-            metrics.request_done(verb, &method, host, code, started.elapsed());
-            response
-        })
-    }
 }
 
 #[cfg(test)]

@@ -34,18 +34,31 @@ pub(crate) struct RequestRetries {
 
 /// `client` with idempotent requests answered 500 or 502 sent again up to
 /// `retries.attempts` times.
-pub(crate) fn retrying(client: Client, retries: RequestRetries) -> Client {
+pub(crate) fn retrying(
+    client: Client,
+    retries: RequestRetries,
+    metrics: Option<crate::metrics::Metrics>,
+) -> Client {
     if retries.attempts == 0 {
         return client;
     }
     let default_namespace = client.default_namespace().to_owned();
-    Client::new(RetryServerErrors { client, retries }, default_namespace)
+    Client::new(
+        RetryServerErrors {
+            client,
+            retries,
+            metrics,
+        },
+        default_namespace,
+    )
 }
 
 #[derive(Clone)]
 struct RetryServerErrors {
     client: Client,
     retries: RequestRetries,
+    /// Where retries are counted (`rest_client_request_retries_total`).
+    metrics: Option<crate::metrics::Metrics>,
 }
 
 fn is_idempotent(method: &Method) -> bool {
@@ -89,6 +102,7 @@ impl tower::Service<Request<Body>> for RetryServerErrors {
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let client = self.client.clone();
         let retries = self.retries;
+        let metrics = self.metrics.clone();
         Box::pin(async move {
             if !is_idempotent(request.method()) {
                 return client.send(request).await;
@@ -108,6 +122,11 @@ impl tower::Service<Request<Body>> for RetryServerErrors {
                     ?delay,
                     "server error; sending the request again"
                 );
+                if let Some(metrics) = &metrics {
+                    metrics
+                        .requests()
+                        .retried(response.status().as_u16(), request.method());
+                }
                 tokio::time::sleep(delay).await;
                 delay = delay.saturating_mul(2);
             }
@@ -143,6 +162,7 @@ mod tests {
     struct Scripted {
         script: Arc<Mutex<Vec<u16>>>,
         seen: Arc<Mutex<Vec<String>>>,
+        metrics: crate::metrics::Metrics,
     }
 
     impl Scripted {
@@ -150,6 +170,7 @@ mod tests {
             Scripted {
                 script: Arc::new(Mutex::new(script.iter().rev().copied().collect())),
                 seen: Arc::default(),
+                metrics: crate::metrics::Metrics::new(),
             }
         }
 
@@ -163,7 +184,11 @@ mod tests {
                 attempts,
                 delay: Duration::from_millis(1),
             };
-            retrying(Client::new(service, "default"), retries)
+            retrying(
+                Client::new(service, "default"),
+                retries,
+                Some(self.metrics.clone()),
+            )
         }
 
         fn answer(&self, request: &Request<Body>) -> Response<Body> {
@@ -192,6 +217,13 @@ mod tests {
         let api: Api<ConfigMap> = Api::default_namespaced(server.client(3));
         api.get("a").await.expect("the fourth attempt succeeds");
         assert_eq!(server.seen(), ["GET"; 4]);
+        let scrape = server.metrics.encode();
+        for line in [
+            "rest_client_request_retries_total{code=\"500\",method=\"GET\"} 2",
+            "rest_client_request_retries_total{code=\"502\",method=\"GET\"} 1",
+        ] {
+            assert!(scrape.lines().any(|seen| seen == line), "{line}:\n{scrape}");
+        }
 
         let server = Scripted::new(&[500]);
         let api: Api<ConfigMap> = Api::default_namespaced(server.client(3));

@@ -35,10 +35,6 @@ const NOT_YET_SERVED: &[&str] = &[
     "instance_graph_resolution_failures_total",
     "instance_graph_resolution_pending_total",
     "instance_graph_resolution_success_total",
-    "rest_client_rate_limiter_duration_seconds",
-    "rest_client_request_retries_total",
-    "rest_client_request_size_bytes",
-    "rest_client_response_size_bytes",
     "rgd_deletion_duration_seconds",
     "rgd_deletions_total",
     "rgd_state_transitions_total",
@@ -71,6 +67,10 @@ const SERVED_WITHOUT_SERIES_HERE: &[&str] = &[
     "controller_runtime_reconcile_panics_total",
     "controller_runtime_terminal_reconcile_errors_total",
     "dynamic_controller_reconcile_panics_total",
+    // No server error is retried and no client-side rate limit is set here; unit tests in
+    // `retry.rs` and `client_rate.rs` check their series.
+    "rest_client_request_retries_total",
+    "rest_client_rate_limiter_duration_seconds",
     // kro serves no admission webhook; controller-runtime registers these in every manager.
     "controller_runtime_webhook_latency_seconds",
     "controller_runtime_webhook_requests_total",

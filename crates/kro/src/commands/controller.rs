@@ -394,6 +394,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let metrics = Metrics::new();
+        let rate = rate.map(|rate| rate.observed_in(&metrics));
         let client = client(kubeconfig.as_deref(), context.as_deref(), &metrics, rate).await?;
         let readiness = Readiness::new();
         if let BindAddress::At(address) = metrics_addr {
