@@ -246,6 +246,7 @@ impl InstanceController {
             return Ok(None);
         }
         let graph = self.graph();
+        shared.metrics.queues().graph_resolved(&self.gvr);
         if instance.is_deleting() {
             return self.delete(shared, &graph, &instance).await;
         }

@@ -28,6 +28,7 @@ mod conditions;
 mod graph_revisions;
 mod queues;
 mod requests;
+mod rgds;
 
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
 pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
@@ -36,6 +37,7 @@ pub(crate) use queues::{
 };
 pub(crate) use requests::RequestFamilies;
 pub use requests::{ApiRequestLayer, ApiRequestService, request_verb};
+pub(crate) use rgds::RgdFamilies;
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -257,6 +259,7 @@ struct Inner {
     revisions: RevisionMetrics,
     queues: QueueFamilies,
     requests: RequestFamilies,
+    rgds: RgdFamilies,
 }
 
 /// The metrics of one process; clones share them.
@@ -396,6 +399,20 @@ impl Metrics {
         let revisions = RevisionMetrics::register(&mut registry);
         let queues = QueueFamilies::register(&mut registry);
         let requests = RequestFamilies::register(&mut registry);
+        let rgds = RgdFamilies::register(&mut registry);
+        // controller-runtime's metrics server registers its certificate watcher's counters;
+        // this controller serves metrics over plain HTTP and reads no certificate, so they stay
+        // at zero (as upstream's do unless it is given a serving certificate).
+        registry.register(
+            "certwatcher_read_certificate",
+            "Total number of certificate reads",
+            Counter::<u64>::default(),
+        );
+        registry.register(
+            "certwatcher_read_certificate_errors",
+            "Total number of certificate read errors",
+            Counter::<u64>::default(),
+        );
         let live = Arc::new(Live::default());
         registry.register_collector(Box::new(Arc::clone(&live)));
         let conditions = Arc::new(ConditionDurations::default());
@@ -426,6 +443,7 @@ impl Metrics {
                 revisions,
                 queues,
                 requests,
+                rgds,
             }),
         }
     }
@@ -568,6 +586,11 @@ impl Metrics {
     /// The API client's request families (sizes, retries, rate limiter waits).
     pub(crate) fn requests(&self) -> &RequestFamilies {
         &self.inner.requests
+    }
+
+    /// The RGD lifecycle families.
+    pub(crate) fn rgds(&self) -> &RgdFamilies {
+        &self.inner.rgds
     }
 
     /// The work queue and reconcile loop families.

@@ -722,6 +722,11 @@ impl RgdController {
         if rgd.is_deleting() {
             wanted["state"] = json!("Deleting");
         }
+        self.shared.metrics.rgds().state_changed(
+            name,
+            previous["state"].as_str().unwrap_or_default(),
+            wanted["state"].as_str().unwrap_or_default(),
+        );
         let Some(patch) = merge_patch(previous, &wanted) else {
             return Ok(());
         };

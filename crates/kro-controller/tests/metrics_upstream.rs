@@ -20,8 +20,6 @@ use serde_json::{Value, json};
 const NOT_YET_SERVED: &[&str] = &[
     "cel_expr_eval_duration_seconds",
     "cel_expr_eval_total",
-    "certwatcher_read_certificate_errors_total",
-    "certwatcher_read_certificate_total",
     "dynamic_controller_handler_attach_total",
     "dynamic_controller_handler_count_total",
     "dynamic_controller_handler_detach_total",
@@ -32,12 +30,6 @@ const NOT_YET_SERVED: &[&str] = &[
     "dynamic_controller_route_total",
     "dynamic_controller_watch_count",
     "dynamic_controller_watch_request_count",
-    "instance_graph_resolution_failures_total",
-    "instance_graph_resolution_pending_total",
-    "instance_graph_resolution_success_total",
-    "rgd_deletion_duration_seconds",
-    "rgd_deletions_total",
-    "rgd_state_transitions_total",
     "runtime_collection_size",
     "runtime_creation_duration_seconds",
     "runtime_creation_total",
@@ -71,6 +63,10 @@ const SERVED_WITHOUT_SERIES_HERE: &[&str] = &[
     // `retry.rs` and `client_rate.rs` check their series.
     "rest_client_request_retries_total",
     "rest_client_rate_limiter_duration_seconds",
+    // An instance controller always holds its kind's compiled graph: no resolution waits or
+    // fails.
+    "instance_graph_resolution_pending_total",
+    "instance_graph_resolution_failures_total",
     // kro serves no admission webhook; controller-runtime registers these in every manager.
     "controller_runtime_webhook_latency_seconds",
     "controller_runtime_webhook_requests_total",
@@ -257,6 +253,20 @@ async fn failing_reconciles() -> [String; 2] {
     for _ in 0..200 {
         scrape = cluster.metrics.encode();
         if scrape.contains("instance_reconcile_errors_total{") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The RGD deleted while its instance exists: Active to Deleting, then gone with it.
+    let named = common::cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "named");
+    cluster.delete(named).await;
+    cluster
+        .delete(common::at("kro.run/v1alpha1", "Named", "bad"))
+        .await;
+    cluster.wait_gone(named).await;
+    for _ in 0..200 {
+        scrape = cluster.metrics.encode();
+        if scrape.contains("rgd_deletions_total{") {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -67,6 +67,12 @@ struct GvrLabel {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GvrReasonLabels {
+    gvr: String,
+    reason: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequeueLabels {
     gvr: String,
     r#type: &'static str,
@@ -211,6 +217,7 @@ pub(crate) struct QueueFamilies {
     dynamic_panics: Family<GvrLabel, Counter>,
     dynamic_requeues: Family<RequeueLabels, Counter>,
     handler_errors: Family<GvrLabel, Counter>,
+    resolved: Family<GvrLabel, Counter>,
 }
 
 /// The longest-running and unfinished work of every named queue, computed when scraped.
@@ -278,6 +285,7 @@ impl QueueFamilies {
             dynamic_panics: Family::default(),
             dynamic_requeues: Family::default(),
             handler_errors: Family::default(),
+            resolved: Family::default(),
         };
         registry.register(
             "workqueue_adds",
@@ -398,7 +406,33 @@ impl QueueFamilies {
             "Total number of errors encountered by handlers per GVR",
             families.handler_errors.clone(),
         );
+        registry.register(
+            "instance_graph_resolution_success",
+            "Total number of successful graph resolutions during instance reconciliation",
+            families.resolved.clone(),
+        );
+        // An instance controller here always holds its kind's compiled graph (a spec that
+        // does not compile leaves the last one serving): no resolution waits or fails.
+        registry.register(
+            "instance_graph_resolution_pending",
+            "Total number of graph resolutions deferred due to pending revision",
+            Family::<GvrLabel, Counter>::default(),
+        );
+        registry.register(
+            "instance_graph_resolution_failures",
+            "Total number of graph resolution failures during instance reconciliation",
+            Family::<GvrReasonLabels, Counter>::default(),
+        );
         families
+    }
+
+    /// An instance reconcile of kind `gvr` found its graph (every one does here).
+    pub(crate) fn graph_resolved(&self, gvr: &str) {
+        self.resolved
+            .get_or_create(&GvrLabel {
+                gvr: gvr.to_owned(),
+            })
+            .inc();
     }
 
     /// The metrics of a queue named `name` (queues of one name share them).

@@ -22,6 +22,7 @@ impl RgdController {
         name: &str,
         rgd: &Object,
     ) -> Result<Option<Duration>, ReconcileError> {
+        let cleanup = std::time::Instant::now();
         let running = self.controllers.lock().await.get(name).cloned();
         if let Some(controller) = &running {
             let _ = controller.store.wait_until_ready().await;
@@ -66,6 +67,10 @@ impl RgdController {
         api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(ReconcileError::api(Request::RemoveFinalizer))?;
+        self.shared
+            .metrics
+            .rgds()
+            .deleted(name, cleanup.elapsed().as_secs_f64());
         Ok(None)
     }
 
