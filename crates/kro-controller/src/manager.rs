@@ -53,6 +53,7 @@ impl Manager {
             tracing::warn!(%error, ?delay, attempt, "cannot install kro's CRDs yet; retrying");
             tokio::time::sleep(delay).await;
         }
+        let schemas = crate::schemas::SchemaCache::counted(&metrics);
         let router = Arc::new(Router::default());
         let shared = Arc::new(Shared {
             kinds: Kinds::new(client.clone()),
@@ -62,7 +63,7 @@ impl Manager {
             client,
             settings: settings.clone(),
             metrics,
-            schemas: crate::schemas::SchemaCache::default(),
+            schemas,
         });
         let rgds = RgdController::start(Arc::clone(&shared), settings.rgd_workers);
         Ok(Manager {

@@ -29,6 +29,7 @@ mod graph_revisions;
 mod queues;
 mod requests;
 mod rgds;
+mod schema_resolver;
 
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
 pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
@@ -38,6 +39,7 @@ pub(crate) use queues::{
 pub(crate) use requests::RequestFamilies;
 pub use requests::{ApiRequestLayer, ApiRequestService, request_verb};
 pub(crate) use rgds::RgdFamilies;
+pub use schema_resolver::SchemaResolverFamilies;
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -260,6 +262,7 @@ struct Inner {
     queues: QueueFamilies,
     requests: RequestFamilies,
     rgds: RgdFamilies,
+    schema_resolver: SchemaResolverFamilies,
 }
 
 /// The metrics of one process; clones share them.
@@ -400,6 +403,7 @@ impl Metrics {
         let queues = QueueFamilies::register(&mut registry);
         let requests = RequestFamilies::register(&mut registry);
         let rgds = RgdFamilies::register(&mut registry);
+        let schema_resolver = SchemaResolverFamilies::register(&mut registry);
         // controller-runtime's metrics server registers its certificate watcher's counters;
         // this controller serves metrics over plain HTTP and reads no certificate, so they stay
         // at zero (as upstream's do unless it is given a serving certificate).
@@ -444,6 +448,7 @@ impl Metrics {
                 queues,
                 requests,
                 rgds,
+                schema_resolver,
             }),
         }
     }
@@ -586,6 +591,11 @@ impl Metrics {
     /// The API client's request families (sizes, retries, rate limiter waits).
     pub(crate) fn requests(&self) -> &RequestFamilies {
         &self.inner.requests
+    }
+
+    /// The schema reader's families (for a [`crate::schemas::SchemaCache`]).
+    pub fn schema_resolver(&self) -> &SchemaResolverFamilies {
+        &self.inner.schema_resolver
     }
 
     /// The RGD lifecycle families.

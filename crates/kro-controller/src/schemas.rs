@@ -59,9 +59,16 @@ pub enum SchemaReadError {
 /// index addresses each document with a hash of its content (`?hash=`), so a document whose
 /// address is unchanged is the same document: it is not read again, and neither is the scope of
 /// its kinds. One entry per group-version, replaced when its address changes.
+///
+/// Reads of one group-version do not overlap: a reconcile that needs a document another one
+/// is reading waits for it and takes it from the cache (`schema_resolver_singleflight_*`).
 #[derive(Debug, Default)]
 pub struct SchemaCache {
     group_versions: Mutex<HashMap<String, Arc<GroupVersionSchemas>>>,
+    /// One lock per group-version being read.
+    reading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Where hits, misses, reads and evictions are counted (`schema_resolver_*`).
+    metrics: Option<crate::metrics::SchemaResolverFamilies>,
 }
 
 /// What was read of one group-version.
@@ -77,6 +84,14 @@ struct GroupVersionSchemas {
 }
 
 impl SchemaCache {
+    /// An empty cache counted in `metrics`.
+    pub fn counted(metrics: &crate::metrics::Metrics) -> Self {
+        SchemaCache {
+            metrics: Some(metrics.schema_resolver().clone()),
+            ..SchemaCache::default()
+        }
+    }
+
     fn get(&self, key: &str, url: &str) -> Option<Arc<GroupVersionSchemas>> {
         let group_versions = self
             .group_versions
@@ -92,11 +107,64 @@ impl SchemaCache {
         // Only a content-addressed document can be reused: without a hash the address says
         // nothing about what it holds.
         if entry.url.contains("hash=") {
-            self.group_versions
+            let mut group_versions = self
+                .group_versions
                 .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(key.to_owned(), entry);
+                .unwrap_or_else(PoisonError::into_inner);
+            let replaced = group_versions.insert(key.to_owned(), entry).is_some();
+            let size = group_versions.len();
+            drop(group_versions);
+            if let Some(metrics) = &self.metrics {
+                if replaced {
+                    metrics.evicted();
+                }
+                metrics.sized(size);
+            }
         }
+    }
+
+    /// The lock of reads of the group-version `key`.
+    fn reading(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut reading = self.reading.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(reading.entry(key.to_owned()).or_default())
+    }
+
+    /// The group-version `key` at `url`: from the cache, or read (once, however many ask at
+    /// the same time).
+    async fn group_version(
+        &self,
+        client: &Client,
+        (group, version): (&str, &str),
+        key: &str,
+        url: &str,
+    ) -> Result<Arc<GroupVersionSchemas>, SchemaReadError> {
+        if let Some(entry) = self.get(key, url) {
+            if let Some(metrics) = &self.metrics {
+                metrics.hit();
+            }
+            return Ok(entry);
+        }
+        let lock = self.reading(key);
+        let _reading = lock.lock().await;
+        if let Some(entry) = self.get(key, url) {
+            // Read meanwhile by the reconcile this one waited for.
+            if let Some(metrics) = &self.metrics {
+                metrics.deduplicated();
+                metrics.hit();
+            }
+            return Ok(entry);
+        }
+        if let Some(metrics) = &self.metrics {
+            metrics.miss();
+        }
+        let started = std::time::Instant::now();
+        let read = read_group_version(client, group, version, key, url).await;
+        if let Some(metrics) = &self.metrics {
+            metrics.read(started.elapsed().as_secs_f64(), read.is_err());
+        }
+        let entry = Arc::new(read?);
+        self.put(key, Arc::clone(&entry));
+        Ok(entry)
     }
 }
 
@@ -152,14 +220,9 @@ pub async fn read_schemas_with(
             // The server does not serve this group-version.
             continue;
         };
-        let entry = match cache.get(&key, url) {
-            Some(entry) => entry,
-            None => {
-                let entry = Arc::new(read_group_version(client, group, version, &key, url).await?);
-                cache.put(&key, Arc::clone(&entry));
-                entry
-            }
-        };
+        let entry = cache
+            .group_version(client, (group, version), &key, url)
+            .await?;
         read.push((entry, kinds));
     }
     // Each text was read as JSON when it was fetched; one that no longer parses would be a
@@ -372,7 +435,8 @@ mod tests {
     async fn a_document_the_server_serves_unchanged_is_read_once() {
         let fake = Fake::new(500, 0);
         let client = fake.client();
-        let cache = SchemaCache::default();
+        let metrics = crate::metrics::Metrics::new();
+        let cache = SchemaCache::counted(&metrics);
         read_schemas_with(&client, "fake", &config_map(), &cache)
             .await
             .unwrap();
@@ -396,6 +460,43 @@ mod tests {
         assert_eq!(
             fake.take_requests(),
             ["/openapi/v3", "/openapi/v3/api/v1", "/api/v1"]
+        );
+        let scrape = metrics.encode();
+        for line in [
+            "schema_resolver_cache_hits_total 1",
+            "schema_resolver_cache_misses_total 2",
+            "schema_resolver_cache_evictions_total 1",
+            "schema_resolver_cache_size 1",
+            "schema_resolver_api_call_duration_seconds_count 2",
+            "schema_resolver_errors_total 0",
+        ] {
+            assert!(scrape.lines().any(|seen| seen == line), "{line}:\n{scrape}");
+        }
+    }
+
+    #[tokio::test]
+    async fn reads_of_one_group_version_at_once_are_made_once() {
+        let fake = Fake::new(500, 0);
+        let client = fake.client();
+        let metrics = crate::metrics::Metrics::new();
+        let cache = SchemaCache::counted(&metrics);
+        let kinds = config_map();
+        let (first, second) = tokio::join!(
+            read_schemas_with(&client, "fake", &kinds, &cache),
+            read_schemas_with(&client, "fake", &kinds, &cache),
+        );
+        assert!(first.is_ok() && second.is_ok());
+        let documents = fake
+            .take_requests()
+            .into_iter()
+            .filter(|path| path == "/openapi/v3/api/v1")
+            .count();
+        assert_eq!(documents, 1, "the document is read once");
+        assert!(
+            metrics
+                .encode()
+                .lines()
+                .any(|line| line == "schema_resolver_singleflight_deduplicated_total 1")
         );
     }
 

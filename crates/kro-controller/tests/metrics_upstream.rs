@@ -40,13 +40,6 @@ const NOT_YET_SERVED: &[&str] = &[
     "runtime_node_ignored_total",
     "runtime_node_not_ready_total",
     "runtime_node_ready_check_total",
-    "schema_resolver_api_call_duration_seconds",
-    "schema_resolver_cache_evictions_total",
-    "schema_resolver_cache_hits_total",
-    "schema_resolver_cache_misses_total",
-    "schema_resolver_cache_size",
-    "schema_resolver_errors_total",
-    "schema_resolver_singleflight_deduplicated_total",
 ];
 
 /// Upstream's families this controller registers, that the scenario of this test gives no
