@@ -18,15 +18,15 @@ use kro_graph::Feature;
 use kro_graph::metadata::{APPLYSET_ID_LABEL, RECONCILE_ANNOTATION, STATUS_MANAGER};
 use kro_runtime::{ControllerFacts, Observed, Plan, PlanOptions, StepFailure, plan};
 use kube::api::{DynamicObject, Patch, PatchParams};
-use kube::runtime::reflector::Store;
 use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 use kube::runtime::{WatchStreamExt, reflector};
 use serde_json::json;
 
 use crate::error::{ReconcileError, Request, ResourceError, ResourceErrors};
 use crate::events::EventType;
-use crate::metrics::{INSTANCE_QUEUE, ReconcileResult};
+use crate::metrics::{INSTANCE_QUEUE, ReconcileResult, WatchEventType};
 use crate::metrics::{LiveSource, conditions_of, gvr_label, transitions};
 use crate::object::Object;
 use crate::object_json::{merge_patch, now, text, without_nulls};
@@ -116,8 +116,29 @@ impl InstanceController {
         let mut tasks = Tasks::default();
         let api = kind.api(&shared.client, None);
         // No reconcile reads an instance's managedFields: the cache does not keep them.
+        let seen = controller.store.clone();
+        let resource = kind.resource.clone();
+        let dynamic = shared.metrics.dynamic().clone();
+        let event_gvr = controller.gvr.clone();
         let instances = watcher::watcher(api, watcher::Config::default())
-            .modify(|instance: &mut DynamicObject| instance.metadata.managed_fields = None);
+            .modify(|instance: &mut DynamicObject| instance.metadata.managed_fields = None)
+            // Before the reflector stores it: whether the instance was known says add or
+            // update, as upstream's informer handlers tell them apart.
+            .inspect(move |event| {
+                let kind = match event {
+                    Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => {
+                        let known = ObjectRef::from_obj_with(object, resource.clone());
+                        if seen.get(&known).is_some() {
+                            WatchEventType::Update
+                        } else {
+                            WatchEventType::Add
+                        }
+                    }
+                    Ok(watcher::Event::Delete(_)) => WatchEventType::Delete,
+                    _ => return,
+                };
+                dynamic.instance_event(&event_gvr, kind);
+            });
         let watch = reflector::reflector(writer, instances)
             .backoff(crate::watches::WatchBackoff::default());
         let watch_queue = queue.clone();
@@ -125,10 +146,20 @@ impl InstanceController {
         let listed = controller.store.clone();
         let sets = Arc::clone(&controller.sets);
         let own_writes = Arc::clone(&controller.own_writes);
+        let sync_metrics = shared.metrics.clone();
+        let sync_gvr = controller.gvr.clone();
         tasks.watch(async move {
+            let started = std::time::Instant::now();
+            let mut first_list = true;
             let mut watch = std::pin::pin!(watch);
             let mut changes = ListedChanges::default();
             while let Some(event) = watch.next().await {
+                if first_list && matches!(event, Ok(watcher::Event::InitDone)) {
+                    first_list = false;
+                    sync_metrics
+                        .dynamic()
+                        .synced(&sync_gvr, started.elapsed().as_secs_f64());
+                }
                 match event {
                     Ok(event) => {
                         let own_write = match &event {

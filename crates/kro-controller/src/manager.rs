@@ -54,10 +54,10 @@ impl Manager {
             tokio::time::sleep(delay).await;
         }
         let schemas = crate::schemas::SchemaCache::counted(&metrics);
-        let router = Arc::new(Router::default());
+        let router = Arc::new(Router::counted(&metrics));
         let shared = Arc::new(Shared {
             kinds: Kinds::new(client.clone()),
-            watches: Watches::new(client.clone(), Arc::clone(&router)),
+            watches: Watches::new(client.clone(), Arc::clone(&router), Some(metrics.clone())),
             router,
             events: crate::events::Recorder::new(client.clone()),
             client,

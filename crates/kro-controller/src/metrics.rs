@@ -25,6 +25,7 @@ use prometheus_client::registry::Registry;
 use crate::queue::WorkQueue;
 
 mod conditions;
+mod dynamic;
 mod graph_revisions;
 mod queues;
 mod requests;
@@ -32,6 +33,7 @@ mod rgds;
 mod schema_resolver;
 
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
+pub(crate) use dynamic::{DynamicFamilies, WatchEventType};
 pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
 pub(crate) use queues::{
     INSTANCE_QUEUE, QueueFamilies, QueueMetrics, RGD_CONTROLLER, ReconcileResult,
@@ -200,12 +202,23 @@ impl Collector for Live {
                 .map(|(gvr, length)| (vec![("gvr", gvr)], count(length))),
         )?;
         let mut instances = Vec::new();
+        let mut watched = Vec::new();
         for (gvr, source) in kinds.iter() {
+            let mut total = 0;
             for (state, number) in (source.states)() {
                 let number = i64::try_from(number).unwrap_or(i64::MAX);
+                total += number;
                 instances.push((vec![("gvr", gvr.clone()), ("state", state)], number));
             }
+            watched.push((vec![("parent_gvr", gvr.clone())], total));
         }
+        // Every instance's objects are watched (through the shared watches of their kinds).
+        gauge_family(
+            &mut encoder,
+            "dynamic_controller_instance_watch_count",
+            "Number of active instance watchers by parent GVR",
+            watched,
+        )?;
         gauge_family(
             &mut encoder,
             "instance_count",
@@ -263,6 +276,7 @@ struct Inner {
     requests: RequestFamilies,
     rgds: RgdFamilies,
     schema_resolver: SchemaResolverFamilies,
+    dynamic: DynamicFamilies,
 }
 
 /// The metrics of one process; clones share them.
@@ -404,6 +418,7 @@ impl Metrics {
         let requests = RequestFamilies::register(&mut registry);
         let rgds = RgdFamilies::register(&mut registry);
         let schema_resolver = SchemaResolverFamilies::register(&mut registry);
+        let dynamic = DynamicFamilies::register(&mut registry);
         // controller-runtime's metrics server registers its certificate watcher's counters;
         // this controller serves metrics over plain HTTP and reads no certificate, so they stay
         // at zero (as upstream's do unless it is given a serving certificate).
@@ -449,6 +464,7 @@ impl Metrics {
                 requests,
                 rgds,
                 schema_resolver,
+                dynamic,
             }),
         }
     }
@@ -569,12 +585,18 @@ impl Metrics {
 
     /// Shows the instance controller of `gvr` in the gauges until [`Self::forget_kind`].
     pub(crate) fn watch_kind(&self, gvr: &str, source: LiveSource) {
-        self.inner
+        let replaced = self
+            .inner
             .live
             .kinds
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(gvr.to_owned(), source);
+        if replaced.is_none() {
+            self.inner.dynamic.parent_handler(true);
+            // The instance watch of the kind.
+            self.inner.dynamic.watching(1);
+        }
     }
 
     /// The state of each instance's conditions (`instance_condition_current_status_seconds`,
@@ -598,6 +620,11 @@ impl Metrics {
         &self.inner.schema_resolver
     }
 
+    /// The dynamic controller's watch and routing families.
+    pub(crate) fn dynamic(&self) -> &DynamicFamilies {
+        &self.inner.dynamic
+    }
+
     /// The RGD lifecycle families.
     pub(crate) fn rgds(&self) -> &RgdFamilies {
         &self.inner.rgds
@@ -611,12 +638,17 @@ impl Metrics {
     /// Stops showing the instance controller of `gvr`, and its instances' conditions.
     pub(crate) fn forget_kind(&self, gvr: &str) {
         self.inner.conditions.forget_kind(gvr);
-        self.inner
+        let removed = self
+            .inner
             .live
             .kinds
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(gvr);
+        if removed.is_some() {
+            self.inner.dynamic.parent_handler(false);
+            self.inner.dynamic.watching(-1);
+        }
     }
 
     /// Shows the RGD controller in the gauges.

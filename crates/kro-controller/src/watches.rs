@@ -80,9 +80,25 @@ pub(crate) struct Subscriber {
 #[derive(Default)]
 pub(crate) struct Router {
     subscribers: RwLock<HashMap<GroupKind, Subscriber>>,
+    /// Where routed events are counted (`dynamic_controller_route_*`).
+    metrics: Option<crate::metrics::Metrics>,
 }
 
 impl Router {
+    /// A router counting what it routes in `metrics`.
+    pub(crate) fn counted(metrics: &crate::metrics::Metrics) -> Self {
+        Router {
+            metrics: Some(metrics.clone()),
+            ..Router::default()
+        }
+    }
+
+    fn count(&self, gvr: &str, matched: bool) {
+        if let Some(metrics) = &self.metrics {
+            metrics.dynamic().routed(gvr, matched);
+        }
+    }
+
     /// Routes changes of objects labelled with the instance kind `kind` to `subscriber`.
     pub(crate) fn subscribe(&self, kind: GroupKind, subscriber: Subscriber) {
         self.subscribers
@@ -114,41 +130,48 @@ impl Router {
         kinds
     }
 
-    /// A managed object changed: wake the instance its labels name.
-    fn managed_changed(&self, labels: &std::collections::BTreeMap<String, String>) {
+    /// A managed object of kind `gvr` changed: wake the instance its labels name.
+    fn managed_changed(&self, gvr: &str, labels: &std::collections::BTreeMap<String, String>) {
         let (Some(group), Some(kind), Some(name)) = (
             labels.get(INSTANCE_GROUP_LABEL),
             labels.get(INSTANCE_KIND_LABEL),
             labels.get(INSTANCE_NAME_LABEL),
         ) else {
+            self.count(gvr, false);
             return;
         };
         let subscribers = self
             .subscribers
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(subscriber) = subscribers.get(&GroupKind::new(group, kind)) {
+        let subscriber = subscribers.get(&GroupKind::new(group, kind));
+        if let Some(subscriber) = subscriber {
             subscriber.queue.add(InstanceRef {
                 namespace: labels.get(INSTANCE_NAMESPACE_LABEL).cloned(),
                 name: name.clone(),
             });
         }
+        self.count(gvr, subscriber.is_some());
     }
 
-    /// An object of a kind some graphs read changed: wake every instance of those graphs.
-    fn external_changed(&self, kind: &GroupKind) {
+    /// An object of a kind some graphs read (`gvr`) changed: wake every instance of those
+    /// graphs.
+    fn external_changed(&self, gvr: &str, kind: &GroupKind) {
         let subscribers = self
             .subscribers
             .read()
             .unwrap_or_else(PoisonError::into_inner);
+        let mut matched = false;
         for subscriber in subscribers
             .values()
             .filter(|subscriber| subscriber.external.contains(kind))
         {
             for instance in subscriber.instances.state() {
+                matched = true;
                 subscriber.queue.add(InstanceRef::of(&instance));
             }
         }
+        self.count(gvr, matched);
     }
 }
 
@@ -309,14 +332,21 @@ pub struct Watches {
     client: Client,
     router: Arc<Router>,
     watches: Arc<Mutex<HashMap<(GroupKind, Selection), Watch>>>,
+    /// Where watches running and their first lists are counted.
+    metrics: Option<crate::metrics::Metrics>,
 }
 
 impl Watches {
-    pub(crate) fn new(client: Client, router: Arc<Router>) -> Self {
+    pub(crate) fn new(
+        client: Client,
+        router: Arc<Router>,
+        metrics: Option<crate::metrics::Metrics>,
+    ) -> Self {
         Watches {
             client,
             router,
             watches: Arc::default(),
+            metrics,
         }
     }
 
@@ -386,21 +416,41 @@ impl Watches {
             .backoff(WatchBackoff::default());
         let synced = Synced::default();
         let following = synced.clone();
+        let gvr = crate::metrics::gvr_label(
+            &kind.resource.group,
+            &kind.resource.version,
+            &kind.resource.plural,
+        );
+        let metrics = self.metrics.clone();
+        if let Some(metrics) = &metrics {
+            metrics.dynamic().watching(1);
+        }
         let task = tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let mut first_list = true;
             let mut stream = std::pin::pin!(stream);
             while let Some(event) = stream.next().await {
                 following.follow(&event);
+                if first_list
+                    && matches!(event, Ok(Event::InitDone))
+                    && let Some(metrics) = &metrics
+                {
+                    first_list = false;
+                    metrics
+                        .dynamic()
+                        .synced(&gvr, started.elapsed().as_secs_f64());
+                }
                 match event {
                     Ok(event) => {
                         let changed = writer.apply(&event);
                         match selection {
                             Selection::Managed => {
                                 for object in &changed {
-                                    router.managed_changed(&object.labels);
+                                    router.managed_changed(&gvr, &object.labels);
                                 }
                             }
                             Selection::All if !changed.is_empty() => {
-                                router.external_changed(&group_kind);
+                                router.external_changed(&gvr, &group_kind);
                             }
                             Selection::All => {}
                         }
@@ -428,6 +478,9 @@ impl Watches {
             .drain()
         {
             watch.task.abort();
+            if let Some(metrics) = &self.metrics {
+                metrics.dynamic().watching(-1);
+            }
         }
     }
 }

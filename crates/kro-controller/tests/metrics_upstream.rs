@@ -20,16 +20,6 @@ use serde_json::{Value, json};
 const NOT_YET_SERVED: &[&str] = &[
     "cel_expr_eval_duration_seconds",
     "cel_expr_eval_total",
-    "dynamic_controller_handler_attach_total",
-    "dynamic_controller_handler_count_total",
-    "dynamic_controller_handler_detach_total",
-    "dynamic_controller_informer_events_total",
-    "dynamic_controller_informer_sync_duration_seconds",
-    "dynamic_controller_instance_watch_count",
-    "dynamic_controller_route_match_total",
-    "dynamic_controller_route_total",
-    "dynamic_controller_watch_count",
-    "dynamic_controller_watch_request_count",
     "runtime_collection_size",
     "runtime_creation_duration_seconds",
     "runtime_creation_total",
@@ -60,6 +50,8 @@ const SERVED_WITHOUT_SERIES_HERE: &[&str] = &[
     // fails.
     "instance_graph_resolution_pending_total",
     "instance_graph_resolution_failures_total",
+    // Events are routed by the labels kro writes: no instance registers watch requests.
+    "dynamic_controller_watch_request_count",
     // kro serves no admission webhook; controller-runtime registers these in every manager.
     "controller_runtime_webhook_latency_seconds",
     "controller_runtime_webhook_requests_total",
