@@ -24,6 +24,7 @@ use prometheus_client::registry::Registry;
 
 use crate::queue::WorkQueue;
 
+mod buckets;
 mod conditions;
 mod dynamic;
 mod graph_revisions;
@@ -32,6 +33,7 @@ mod requests;
 mod rgds;
 mod schema_resolver;
 
+use buckets::{HistogramFamily, reconcile_histogram};
 pub(crate) use conditions::{ConditionDurations, conditions_of, transitions};
 pub(crate) use dynamic::{DynamicFamilies, WatchEventType};
 pub(crate) use graph_revisions::{RevisionMetrics, RevisionState};
@@ -45,11 +47,6 @@ pub use schema_resolver::SchemaResolverFamilies;
 
 /// The content type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// Upstream's buckets for reconcile durations, in seconds.
-const RECONCILE_BUCKETS: [f64; 16] = [
-    0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 45.0, 60.0, 120.0,
-];
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GvrLabel {
@@ -85,12 +82,6 @@ struct VerbLabel {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NameLabel {
     name: String,
-}
-
-type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
-
-fn reconcile_histogram() -> Histogram {
-    Histogram::new(RECONCILE_BUCKETS)
 }
 
 fn request_histogram() -> Histogram {

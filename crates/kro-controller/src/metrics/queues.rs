@@ -19,7 +19,7 @@ use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use super::{HistogramFamily, reconcile_histogram};
+use super::buckets::{HistogramFamily, reconcile_histogram};
 
 /// The queue (and controller) name of the RGD controller, as controller-runtime names it.
 pub(crate) const RGD_CONTROLLER: &str = "resourcegraphdefinition";

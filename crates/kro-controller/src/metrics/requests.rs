@@ -14,7 +14,8 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use super::{HistogramFamily, Metrics};
+use super::Metrics;
+use super::buckets::HistogramFamily;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerbLabel {
