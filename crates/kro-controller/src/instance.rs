@@ -648,6 +648,7 @@ fn plan_options(shared: &Shared, graph: &GraphVersion, facts: &ControllerFacts) 
         now: Some(now()),
         controller: facts.clone(),
         max_collection_size: shared.settings.max_collection_size,
+        observer: Some(shared.metrics.plan_observer()),
         ..PlanOptions::default()
     }
 }

@@ -31,6 +31,7 @@ mod graph_revisions;
 mod queues;
 mod requests;
 mod rgds;
+mod runtime;
 mod schema_resolver;
 
 use buckets::{HistogramFamily, reconcile_histogram};
@@ -43,6 +44,7 @@ pub(crate) use queues::{
 pub(crate) use requests::RequestFamilies;
 pub use requests::{ApiRequestLayer, ApiRequestService, request_verb};
 pub(crate) use rgds::RgdFamilies;
+pub(crate) use runtime::RuntimeFamilies;
 pub use schema_resolver::SchemaResolverFamilies;
 
 /// The content type of [`Metrics::encode`]'s text.
@@ -268,6 +270,8 @@ struct Inner {
     rgds: RgdFamilies,
     schema_resolver: SchemaResolverFamilies,
     dynamic: DynamicFamilies,
+    /// Shared with every plan as its observer.
+    runtime: std::sync::Arc<RuntimeFamilies>,
 }
 
 /// The metrics of one process; clones share them.
@@ -410,6 +414,7 @@ impl Metrics {
         let rgds = RgdFamilies::register(&mut registry);
         let schema_resolver = SchemaResolverFamilies::register(&mut registry);
         let dynamic = DynamicFamilies::register(&mut registry);
+        let runtime = Arc::new(RuntimeFamilies::register(&mut registry));
         // controller-runtime's metrics server registers its certificate watcher's counters;
         // this controller serves metrics over plain HTTP and reads no certificate, so they stay
         // at zero (as upstream's do unless it is given a serving certificate).
@@ -456,6 +461,7 @@ impl Metrics {
                 rgds,
                 schema_resolver,
                 dynamic,
+                runtime,
             }),
         }
     }
@@ -609,6 +615,11 @@ impl Metrics {
     /// The schema reader's families (for a [`crate::schemas::SchemaCache`]).
     pub fn schema_resolver(&self) -> &SchemaResolverFamilies {
         &self.inner.schema_resolver
+    }
+
+    /// The planning families, as the observer a plan reports to.
+    pub(crate) fn plan_observer(&self) -> Arc<dyn kro_runtime::PlanObserver> {
+        Arc::clone(&self.inner.runtime) as Arc<dyn kro_runtime::PlanObserver>
     }
 
     /// The dynamic controller's watch and routing families.

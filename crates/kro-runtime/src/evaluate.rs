@@ -90,10 +90,11 @@ pub(crate) fn evaluate(
     expression: &CompiledExpression,
     scope: &Scope<'_>,
 ) -> Result<Value, Problem> {
-    expression
-        .program
-        .evaluate(scope)
-        .map_err(|error| Problem::of(expression, &error))
+    crate::observe::timed(
+        || expression.program.evaluate(scope),
+        |observer, elapsed, _| observer.expression_evaluated(elapsed),
+    )
+    .map_err(|error| Problem::of(expression, &error))
 }
 
 /// Evaluates a condition (readyWhen, includeWhen): `true` only for the boolean `true`.

@@ -32,6 +32,7 @@ mod evaluate;
 mod foreach;
 mod kind_readiness;
 mod metadata;
+mod observe;
 mod observed;
 mod plan;
 mod prune;
@@ -45,6 +46,7 @@ pub use converge::{Convergence, converge};
 pub use deletion::{DeletionWave, deletion_waves};
 pub use kind_readiness::{KindReadiness, kind_readiness};
 pub use metadata::{applyset_id, is_label_value};
+pub use observe::PlanObserver;
 pub use observed::{ListKey, ObjectKey, Observed, Read, group_of};
 pub use plan::{
     DEFAULT_MAX_COLLECTION_SIZE, DesiredObject, NodeError, NodePlan, NodeState, Plan, PlanOptions,

@@ -84,6 +84,8 @@ pub struct PlanOptions {
     /// creates): a cluster-scoped object is then known by its name alone. Without an entry
     /// a kind the built-in catalog does not know is taken as namespaced.
     pub served_scopes: std::collections::BTreeMap<kro_schema::GroupKind, bool>,
+    /// Receives what the plan reports as it is made (for metrics); `None` reports nothing.
+    pub observer: Option<std::sync::Arc<dyn crate::PlanObserver>>,
 }
 
 impl Default for PlanOptions {
@@ -98,6 +100,7 @@ impl Default for PlanOptions {
             kind_readiness: false,
             applyset: None,
             served_scopes: std::collections::BTreeMap::new(),
+            observer: None,
         }
     }
 }
@@ -242,7 +245,12 @@ pub fn plan_with_schema(
     observed: &Observed,
     options: &PlanOptions,
 ) -> Plan {
-    let (mut plan, planner) = Planner::new(graph, instance, schema, observed, options).run();
+    let _observing = crate::observe::Observing::start(options.observer.as_ref());
+    let planner = crate::observe::timed(
+        || Planner::new(graph, instance, schema, observed, options),
+        |observer, elapsed, _| observer.planner_created(elapsed),
+    );
+    let (mut plan, planner) = planner.run();
     let nodes: Vec<(&NodeId, &NodeState)> = plan
         .nodes
         .iter()
@@ -363,6 +371,7 @@ impl<'a> Planner<'a> {
             .find(|id| matches!(self.states.get(*id), Some(NodeState::Skipped(_))))
         {
             plan.state = NodeState::Skipped(Skip::Dependency(skipped.clone()));
+            crate::observe::report(|observer| observer.node_skipped());
             return plan;
         }
         // includeWhen is decided as soon as what it reads is ready, even while the node
@@ -395,7 +404,12 @@ impl<'a> Planner<'a> {
             }
             _ => {}
         }
-        plan.state = self.evaluate_node(node, &mut plan);
+        plan.state = crate::observe::timed(
+            || self.evaluate_node(node, &mut plan),
+            |observer, elapsed, state| {
+                observer.node_evaluated(elapsed, matches!(state, NodeState::Failed(_)));
+            },
+        );
         plan.assumed = self.assumed.remove(&node.id).unwrap_or_default();
         plan
     }
@@ -412,12 +426,16 @@ impl<'a> Planner<'a> {
         if !evaluable {
             return Ok(false);
         }
+        if !node.include_when.is_empty() {
+            crate::observe::report(|observer| observer.include_checked());
+        }
         let base = resource_path(node.index);
         for (position, condition) in node.include_when.iter().enumerate() {
             let scope = Scope::new(&self.values);
             match evaluate_condition(condition, &scope) {
                 Ok(true) => {}
                 Ok(false) => {
+                    crate::observe::report(|observer| observer.node_skipped());
                     return Err(NodeState::Skipped(Skip::IncludeWhen(
                         condition.source.clone(),
                     )));
@@ -449,7 +467,12 @@ impl<'a> Planner<'a> {
             Some(for_each) => {
                 let scope = Scope::new(&self.values);
                 match expand(for_each, &scope, self.options.max_collection_size) {
-                    Ok(iterations) => Some(iterations),
+                    Ok(iterations) => {
+                        crate::observe::report(|observer| {
+                            observer.collection_expanded(iterations.len());
+                        });
+                        Some(iterations)
+                    }
                     Err(problem) => return problem_state(base.key("forEach"), problem),
                 }
             }

@@ -287,8 +287,20 @@ impl Planner<'_> {
         }
     }
 
-    /// readyWhen (all must hold), or ready when observed.
+    /// readyWhen (all must hold), or ready when observed; reported to the observer.
     pub(super) fn readiness(
+        &mut self,
+        node: &CompiledNode,
+        observed: &[&Json],
+        is_collection: bool,
+    ) -> NodeState {
+        let state = self.ready_when(node, observed, is_collection);
+        crate::observe::report(|observer| observer.ready_checked(state == NodeState::Ready));
+        state
+    }
+
+    /// readyWhen (all must hold), or ready when observed.
+    fn ready_when(
         &mut self,
         node: &CompiledNode,
         observed: &[&Json],
