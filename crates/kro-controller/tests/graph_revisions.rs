@@ -10,25 +10,13 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{Cluster, cluster_at};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
-
-fn revisions_api(cluster: &Cluster) -> Api<DynamicObject> {
-    Api::all_with(
-        cluster.client.clone(),
-        &ApiResource {
-            group: "internal.kro.run".into(),
-            version: "v1alpha1".into(),
-            api_version: "internal.kro.run/v1alpha1".into(),
-            kind: "GraphRevision".into(),
-            plural: "graphrevisions".into(),
-        },
-    )
-}
 
 /// The RGD's GraphRevisions by name, as JSON.
 async fn revisions(cluster: &Cluster) -> BTreeMap<String, Value> {
-    revisions_api(cluster)
+    cluster
+        .graph_revisions()
         .list(&ListParams::default())
         .await
         .expect("GraphRevisions are served")
@@ -198,7 +186,8 @@ async fn revisions_are_issued_verified_retained_and_released_as_upstream() {
 
     // The latest revision deleted by hand: released, and the spec is issued again as revision
     // 4, past the high-water mark.
-    revisions_api(&cluster)
+    cluster
+        .graph_revisions()
         .delete("notes-r00003", &DeleteParams::default())
         .await
         .expect("deleted");
@@ -228,7 +217,8 @@ async fn a_recreated_rgd_adopts_its_revisions_and_numbers_on() {
     // another spec.
     cluster.stop_controllers().await;
     let orphaned = Patch::Merge(json!({"metadata": {"ownerReferences": []}}));
-    revisions_api(&cluster)
+    cluster
+        .graph_revisions()
         .patch("notes-r00001", &PatchParams::default(), &orphaned)
         .await
         .expect("orphaned");

@@ -189,6 +189,21 @@ fn close(a: &[f64], b: &[f64]) -> bool {
             .all(|(a, b)| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12))
 }
 
+/// The controllers' scrape once it shows every one of `series` (within 10 s).
+async fn scrape_showing(cluster: &Cluster, series: &[&str]) -> String {
+    for _ in 0..200 {
+        let scrape = cluster.metrics.encode();
+        if series.iter().all(|wanted| scrape.contains(wanted)) {
+            return scrape;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!(
+        "the controllers' metrics did not show {series:?} within 10 s:\n{}",
+        cluster.metrics.encode()
+    );
+}
+
 /// A scrape of controllers whose reconciles fail: an instance whose ConfigMap the server
 /// refuses (an invalid name), then every RGD reconcile cut off by a 1 ms reconcile timeout.
 async fn failing_reconciles() -> [String; 2] {
@@ -219,14 +234,7 @@ async fn failing_reconciles() -> [String; 2] {
             "spec": {"name": "Not_A_Valid_Name"},
         }))
         .await;
-    let mut scrape = String::new();
-    for _ in 0..200 {
-        scrape = cluster.metrics.encode();
-        if scrape.contains("instance_reconcile_errors_total{") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    scrape_showing(&cluster, &["instance_reconcile_errors_total{"]).await;
     // The RGD deleted while its instance exists: Active to Deleting, then gone with it.
     let named = common::cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "named");
     cluster.delete(named).await;
@@ -234,13 +242,7 @@ async fn failing_reconciles() -> [String; 2] {
         .delete(common::at("kro.run/v1alpha1", "Named", "bad"))
         .await;
     cluster.wait_gone(named).await;
-    for _ in 0..200 {
-        scrape = cluster.metrics.encode();
-        if scrape.contains("rgd_deletions_total{") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let scrape = scrape_showing(&cluster, &["rgd_deletions_total{"]).await;
     cluster.stop().await;
     let timing_out = Cluster::start_with(kro_controller::Settings {
         reconcile_timeout: std::time::Duration::from_millis(1),
@@ -248,14 +250,11 @@ async fn failing_reconciles() -> [String; 2] {
     })
     .await;
     timing_out.apply_notes_rgd().await;
-    let mut timeouts = String::new();
-    for _ in 0..200 {
-        timeouts = timing_out.metrics.encode();
-        if timeouts.contains("controller_runtime_reconcile_timeouts_total{") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let timeouts = scrape_showing(
+        &timing_out,
+        &["controller_runtime_reconcile_timeouts_total{"],
+    )
+    .await;
     timing_out.stop().await;
     [scrape, timeouts]
 }
@@ -279,16 +278,7 @@ async fn every_upstream_family_we_serve_has_its_type_labels_and_buckets() {
 
     let cluster = Cluster::start().await;
     cluster.active_note("one").await;
-    let revisions: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
-        cluster.client.clone(),
-        &kube::api::ApiResource {
-            group: "internal.kro.run".into(),
-            version: "v1alpha1".into(),
-            api_version: "internal.kro.run/v1alpha1".into(),
-            kind: "GraphRevision".into(),
-            plural: "graphrevisions".into(),
-        },
-    );
+    let revisions = cluster.graph_revisions();
     // A revision held while it is deleted: the RGD waits for it to settle.
     let hold = kube::api::Patch::Merge(
         json!({"metadata": {"finalizers": ["kro.run/finalizer", "example.com/hold"]}}),
@@ -301,16 +291,11 @@ async fn every_upstream_family_we_serve_has_its_type_labels_and_buckets() {
         .delete("notes-r00001", &kube::api::DeleteParams::default())
         .await
         .expect("deleting");
-    for _ in 0..200 {
-        if cluster
-            .metrics
-            .encode()
-            .contains("rgd_graph_revision_wait_total{reason=\"settling\"}")
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    scrape_showing(
+        &cluster,
+        &["rgd_graph_revision_wait_total{reason=\"settling\"}"],
+    )
+    .await;
     let release = kube::api::Patch::Merge(json!({"metadata": {"finalizers": []}}));
     revisions
         .patch("notes-r00001", &kube::api::PatchParams::default(), &release)
@@ -343,16 +328,14 @@ async fn every_upstream_family_we_serve_has_its_type_labels_and_buckets() {
             },
         }))
         .await;
-    let mut scrape = String::new();
-    for _ in 0..200 {
-        scrape = cluster.metrics.encode();
-        if scrape.contains("rgd_graph_build_errors_total{name=\"broken\"}")
-            && scrape.contains("rgd_graph_revision_registry_miss_total{")
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let scrape = scrape_showing(
+        &cluster,
+        &[
+            "rgd_graph_build_errors_total{name=\"broken\"}",
+            "rgd_graph_revision_registry_miss_total{",
+        ],
+    )
+    .await;
     cluster.stop().await;
     // Families fed by what happened, not standing at zero: the instance was planned (its
     // node evaluated, its readiness checked, its expressions run), and the queues used.

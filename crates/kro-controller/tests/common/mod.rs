@@ -401,6 +401,20 @@ impl Cluster {
         .await;
     }
 
+    /// GraphRevisions (`internal.kro.run/v1alpha1`), cluster-wide.
+    pub fn graph_revisions(&self) -> kube::Api<DynamicObject> {
+        kube::Api::all_with(
+            self.client.clone(),
+            &kube::api::ApiResource {
+                group: "internal.kro.run".into(),
+                version: "v1alpha1".into(),
+                api_version: "internal.kro.run/v1alpha1".into(),
+                kind: "GraphRevision".into(),
+                plural: "graphrevisions".into(),
+            },
+        )
+    }
+
     /// Waits until `status.state` is `state`.
     pub async fn wait_state(&self, target: Target<'_>, state: &str) -> Value {
         self.wait_for(target, state, |object| {
