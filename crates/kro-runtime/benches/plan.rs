@@ -4,19 +4,55 @@
 //!
 //! `cargo bench -p kro-runtime --bench plan`. The baseline in the same group deep-copies the
 //! desired objects the plan produces: the cost of merely holding the output, against which
-//! the plan's evaluation cost reads as a ratio.
+//! the plan's evaluation cost reads as a ratio. `plan/observed` makes the same plan with a
+//! [`PlanObserver`] counting what it reports (the controller's metrics do as much), for the
+//! cost of observing.
 
 use std::fmt::Write as _;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use kro_graph::{BuiltinCatalog, SchemaSources, build_graph, parse_yaml_documents};
-use kro_runtime::{Observed, PlanOptions, converge, plan};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use kro_runtime::{Observed, PlanObserver, PlanOptions, converge, plan};
 use serde_json::{Value, json};
 
 const LEVELS: usize = 6;
 const RESOURCES: usize = 50;
 const ITEMS: usize = 100;
+
+/// Counts what a plan reports, and sums the times, as the controller's metrics do.
+#[derive(Debug, Default)]
+struct Counting {
+    events: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl Counting {
+    fn took(&self, elapsed: Duration) {
+        self.events.fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+impl PlanObserver for Counting {
+    fn planner_created(&self, elapsed: Duration) {
+        self.took(elapsed);
+    }
+    fn node_evaluated(&self, elapsed: Duration, _failed: bool) {
+        self.took(elapsed);
+    }
+    fn ready_checked(&self, _ready: bool) {
+        self.events.fetch_add(1, Ordering::Relaxed);
+    }
+    fn expression_evaluated(&self, elapsed: Duration) {
+        self.took(elapsed);
+    }
+}
 
 /// Level 0 holds the roots; every other resource reads one resource of the level before.
 /// Every fifth resource is a collection of `ITEMS` ConfigMaps.
@@ -132,6 +168,25 @@ fn planning(c: &mut Criterion) {
     group.bench_function("plan", |b| {
         b.iter(|| plan(black_box(&graph), black_box(&instance), &observed, &options))
     });
+    let counting = Arc::new(Counting::default());
+    let observing = PlanOptions {
+        observer: Some(counting.clone()),
+        ..options.clone()
+    };
+    group.bench_function("plan/observed", |b| {
+        b.iter(|| {
+            plan(
+                black_box(&graph),
+                black_box(&instance),
+                &observed,
+                &observing,
+            )
+        })
+    });
+    println!(
+        "observed: {} events reported",
+        counting.events.load(Ordering::Relaxed)
+    );
     group.finish();
 }
 
