@@ -14,7 +14,6 @@
 //! change to them is a new revision too.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use kro_schema::Schema;
 use serde_json::{Map, Value as Json, json};
@@ -459,14 +458,16 @@ impl<'a> Fields<'a> {
 }
 
 /// A JSON value as Go writes it after decoding it into `any`: keys sorted, numbers as
-/// doubles, strings escaped as [`go_string`].
+/// doubles, strings escaped as Go escapes them (`kro_cel::push_go_json_string`).
 fn go_value(value: &Json, out: &mut String) {
     match value {
         Json::Null => out.push_str("null"),
         Json::Bool(true) => out.push_str("true"),
         Json::Bool(false) => out.push_str("false"),
-        Json::Number(number) => out.push_str(&go_float(number.as_f64().unwrap_or(0.0))),
-        Json::String(text) => out.push_str(&go_string(text)),
+        Json::Number(number) => {
+            out.push_str(&kro_schema::go_json_float(number.as_f64().unwrap_or(0.0)))
+        }
+        Json::String(text) => kro_cel::push_go_json_string(out, text),
         Json::Array(items) => {
             out.push('[');
             for (index, item) in items.iter().enumerate() {
@@ -487,7 +488,7 @@ fn go_value(value: &Json, out: &mut String) {
                 if index > 0 {
                     out.push(',');
                 }
-                out.push_str(&go_string(key));
+                kro_cel::push_go_json_string(out, key);
                 out.push(':');
                 go_value(value, out);
             }
@@ -496,80 +497,11 @@ fn go_value(value: &Json, out: &mut String) {
     }
 }
 
-/// A string as Go's `encoding/json` writes it (HTML escaping on): `<`, `>`, `&`, U+2028 and
-/// U+2029 as `\u` escapes, control characters as `\b`, `\f`, `\n`, `\r`, `\t` or `\u00xx`.
+/// A string as Go's `encoding/json` writes it.
 fn go_string(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for character in text.chars() {
-        match character {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(character));
-            }
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    kro_cel::push_go_json_string(&mut out, text);
     out
-}
-
-/// A double as Go's `encoding/json` writes it: the shortest digits that read back, in fixed
-/// notation unless the magnitude is below 1e-6 or at least 1e21, where it is `1e+21` or
-/// `1.5e-7`.
-fn go_float(value: f64) -> String {
-    if !value.is_finite() {
-        // JSON has no such numbers; Go would refuse to write them.
-        return "null".to_owned();
-    }
-    let magnitude = value.abs();
-    // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
-    let scientific = format!("{value:e}");
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if negative { "-" } else { "" };
-    if magnitude != 0.0 && !(1e-6..1e21).contains(&magnitude) {
-        let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let exponent_sign = if exponent < 0 { '-' } else { '+' };
-        let exponent = exponent.unsigned_abs();
-        // Go writes at least two exponent digits, then cuts "e-07" to "e-7".
-        let exponent_text = if exponent < 10 && exponent_sign == '+' {
-            format!("0{exponent}")
-        } else {
-            exponent.to_string()
-        };
-        return format!("{sign}{first}{fraction}e{exponent_sign}{exponent_text}");
-    }
-    // Fixed notation: the decimal point goes after digit `exponent + 1`.
-    let point = exponent + 1;
-    let digits_len = i32::try_from(digits.len()).unwrap_or(i32::MAX);
-    let body = if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else if point >= digits_len {
-        format!("{digits}{}", "0".repeat((point - digits_len) as usize))
-    } else {
-        let (whole, fraction) = digits.split_at(point as usize);
-        format!("{whole}.{fraction}")
-    };
-    format!("{sign}{body}")
 }
 
 /// FNV-64a.
@@ -627,30 +559,15 @@ mod tests {
     }
 
     #[test]
-    fn doubles_are_written_as_go_writes_them() {
-        for (value, go) in [
-            (0.0, "0"),
-            (1.0, "1"),
-            (-3.0, "-3"),
-            (1.5, "1.5"),
-            (0.000_001, "0.000001"),
-            (0.000_000_15, "1.5e-7"),
-            (1e20, "100000000000000000000"),
-            (1e21, "1e+21"),
-            (1.234_567_890_123_456_8e22, "1.2345678901234568e+22"),
-            (123_456_789.125, "123456789.125"),
-            (1e-10, "1e-10"),
-            (9_007_199_254_740_993.0, "9007199254740992"),
-        ] {
-            assert_eq!(go_float(value), go, "{value}");
-        }
-    }
-
-    #[test]
-    fn strings_are_escaped_as_go_escapes_them() {
+    fn free_form_values_are_written_as_go_writes_them() {
+        let mut out = String::new();
+        go_value(
+            &json!({"b": [1, 1.5e-7, 1e21, 9_007_199_254_740_993_u64], "a": "<&>\n"}),
+            &mut out,
+        );
         assert_eq!(
-            go_string("a<b>&\"\\\n\u{1}\u{2028}é"),
-            "\"a\\u003cb\\u003e\\u0026\\\"\\\\\\n\\u0001\\u2028é\""
+            out,
+            r#"{"a":"\u003c\u0026\u003e\n","b":[1,1.5e-7,1e+21,9007199254740992]}"#
         );
     }
 

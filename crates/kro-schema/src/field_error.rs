@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use crate::gvk::Gvk;
 
+pub use go_text::json_float as go_json_float;
 pub(crate) use go_text::{format_float, format_number, marshal_json, quote};
 
 /// `text` as Go's `%q` writes it, for messages that embed Go-syntax values.

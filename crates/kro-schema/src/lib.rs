@@ -28,7 +28,8 @@ pub use cel_types::{Definitions, NoDefinitions, OBJECT_META_TYPE, SchemaTypes, S
 pub use defaulting::apply_defaults;
 pub use example::example_value;
 pub use field_error::{
-    BadValue, FieldError, FieldErrorType, FieldPath, PathElement, go_quote, invalid_object_message,
+    BadValue, FieldError, FieldErrorType, FieldPath, PathElement, go_json_float, go_quote,
+    invalid_object_message,
 };
 pub use gvk::{GroupKind, Gvk, GvkError};
 pub use openapi::{AdditionalProperties, Schema, ValidationRule};

@@ -146,7 +146,7 @@ pub(crate) fn format_float(value: f64) -> String {
 
 /// `encoding/json`'s rendering of a `float64`: fixed notation, except exponent form below 1e-6
 /// and from 1e21 (`1e-7`, `1e+21`).
-fn json_float(value: f64) -> String {
+pub fn json_float(value: f64) -> String {
     if value == 0.0 {
         return if value.is_sign_negative() { "-0" } else { "0" }.to_string();
     }
