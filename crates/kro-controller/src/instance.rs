@@ -43,6 +43,7 @@ mod drive;
 mod graph_version;
 mod observe;
 mod parent;
+mod rollout;
 
 pub(crate) use graph_version::GraphVersion;
 
@@ -67,6 +68,8 @@ pub(crate) struct InstanceController {
     tasks: Mutex<Tasks>,
     /// The `<Kind>Set` controller told of instance changes, when the RGD has one.
     pub(crate) sets: Arc<RwLock<Option<crate::watches::SetListener>>>,
+    /// The rollout of the graph's newest revision, under the RGD's propagation policy.
+    rollout: Arc<rollout::Rollout>,
 }
 
 impl InstanceController {
@@ -75,6 +78,7 @@ impl InstanceController {
         shared: &Arc<Shared>,
         kind: ServedKind,
         graph: GraphVersion,
+        on_propagation: Box<dyn Fn() + Send + Sync>,
     ) -> Arc<InstanceController> {
         let writer = Writer::new(kind.resource.clone());
         let store = writer.as_reader();
@@ -104,6 +108,7 @@ impl InstanceController {
             own_writes: Arc::default(),
             tasks: Mutex::default(),
             sets: Arc::default(),
+            rollout: Arc::new(rollout::Rollout::new(on_propagation)),
         });
         shared.router.subscribe(
             GroupKind::new(&kind.resource.group, &kind.resource.kind),
@@ -148,6 +153,7 @@ impl InstanceController {
         let own_writes = Arc::clone(&controller.own_writes);
         let sync_metrics = shared.metrics.clone();
         let sync_gvr = controller.gvr.clone();
+        let rollout = Arc::clone(&controller.rollout);
         tasks.watch(async move {
             let started = std::time::Instant::now();
             let mut first_list = true;
@@ -162,6 +168,9 @@ impl InstanceController {
                 }
                 match event {
                     Ok(event) => {
+                        // Every change of an instance (kro's own status writes too) may let
+                        // the rollout go on.
+                        rollout.wake();
                         let own_write = match &event {
                             watcher::Event::Apply(object) => {
                                 let metadata = &object.metadata;
@@ -192,6 +201,26 @@ impl InstanceController {
                 }
             }
         });
+        if shared
+            .settings
+            .features
+            .enabled(Feature::PropagationControl)
+        {
+            let controller = Arc::clone(&controller);
+            tasks.watch(async move {
+                loop {
+                    let graph = controller.graph();
+                    let step = controller
+                        .rollout
+                        .step(&graph, &controller.store.state());
+                    for instance in step.moved {
+                        tracing::info!(%instance, revision = ?graph.revision, "instance moves to the graph's newest revision");
+                        controller.queue.add(instance);
+                    }
+                    controller.rollout.wait(step.next).await;
+                }
+            });
+        }
         for _ in 0..shared.settings.workers.max(1) {
             let shared = Arc::clone(shared);
             let controller = Arc::clone(&controller);
@@ -206,10 +235,18 @@ impl InstanceController {
         controller
     }
 
-    /// Serves a new graph: every instance is planned again.
+    /// Serves a new graph: every instance is planned again (under a propagation policy, only
+    /// when the graph is a new revision: the rollout moves the instances).
     pub(crate) fn update(&self, shared: &Shared, graph: GraphVersion) {
         let external = graph.external.keys().cloned().collect();
+        let same_revision = {
+            let old = self.graph();
+            rollout::governed(&old).map(|(_, revision)| revision)
+                == rollout::governed(&graph).map(|(_, revision)| revision)
+                && rollout::governed(&graph).is_some()
+        };
         *self.graph.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(graph);
+        self.rollout.wake();
         shared.router.subscribe(
             GroupKind::new(&self.kind.resource.group, &self.kind.resource.kind),
             Subscriber {
@@ -218,7 +255,14 @@ impl InstanceController {
                 external,
             },
         );
-        self.enqueue_all();
+        if !same_revision {
+            self.enqueue_all();
+        }
+    }
+
+    /// The RGD's `Propagated` condition, when a propagation policy is in force.
+    pub(crate) fn propagated(&self) -> Option<crate::rgd_status::ConditionValue> {
+        self.rollout.propagated()
     }
 
     /// Queues every instance for a reconcile.
@@ -281,6 +325,11 @@ impl InstanceController {
         if instance.is_deleting() {
             return self.delete(shared, &graph, &instance).await;
         }
+        if !self.rollout.admits(instance.json(), instance.uid(), &graph) {
+            // Its turn to move to the newest revision has not come: it is left as it is.
+            tracing::debug!("waiting for the rollout to reach it");
+            return Ok(None);
+        }
         let mut facts = ControllerFacts {
             managed: self
                 .ensure_managed(shared, &graph, &mut instance)
@@ -325,7 +374,8 @@ impl InstanceController {
                 &plan_options(shared, &graph, &facts),
             );
         }
-        self.report(shared, &instance, &current, problems).await
+        self.report(shared, &graph, &instance, &current, problems)
+            .await
     }
 
     /// Whether a watch cache has yet to show kro's last write of an object of `current` (an
@@ -394,6 +444,7 @@ impl InstanceController {
     async fn report(
         &self,
         shared: &Shared,
+        graph: &GraphVersion,
         instance: &Object,
         current: &Plan,
         problems: ResourceErrors,
@@ -416,7 +467,7 @@ impl InstanceController {
                 )
                 .await;
         }
-        self.write_status(shared, instance, current).await?;
+        self.write_status(shared, graph, instance, current).await?;
         if problems.0.is_empty() {
             Ok(None)
         } else {
@@ -451,13 +502,17 @@ impl InstanceController {
     async fn write_status(
         &self,
         shared: &Shared,
+        graph: &GraphVersion,
         instance: &Object,
         current: &Plan,
     ) -> Result<(), ReconcileError> {
         if !current.status.writable {
             return Ok(());
         }
-        let wanted = without_nulls(current.status.to_json());
+        let mut wanted = without_nulls(current.status.to_json());
+        if let Some((_, revision)) = rollout::governed(graph) {
+            rollout::record_revision(&mut wanted, instance.json(), revision, &now());
+        }
         if shared
             .settings
             .features

@@ -289,6 +289,8 @@ impl RgdController {
             graph_accepted: ConditionValue::unknown("Pending", ""),
             kind_ready: condition_of(rgd.json(), "KindReady"),
             controller_ready: controller_ready(running),
+            serving_revision: None,
+            propagated: None,
         };
         tracing::debug!(generation = progress.generation, "reconciling");
         let concluded = self.run_stages(name, &rgd, identity, &mut progress).await;
@@ -299,6 +301,10 @@ impl RgdController {
             (Ok(_), resolution) => revisions.resolved(resolution),
         }
         let concluded = concluded?;
+        progress.propagated = match self.controllers.lock().await.get(name) {
+            Some(controller) => controller.propagated(),
+            None => None,
+        };
         self.write_status(name, &rgd, &progress.observation())
             .await?;
         match concluded {
@@ -472,14 +478,17 @@ impl RgdController {
     ) -> Concluded {
         let served = served_kind(&graph.names);
         self.shared.kinds.insert(served.clone());
-        let version = match GraphVersion::prepare(&self.shared, graph, identity).await {
-            Ok(version) => version,
-            Err(error) => {
-                progress.controller_ready =
-                    ConditionValue::fails("FailedToStart", error.to_string());
-                return Concluded::Retry(ReconcileError::Kind(error));
-            }
-        };
+        let version =
+            match GraphVersion::prepare(&self.shared, graph, identity, progress.serving_revision)
+                .await
+            {
+                Ok(version) => version,
+                Err(error) => {
+                    progress.controller_ready =
+                        ConditionValue::fails("FailedToStart", error.to_string());
+                    return Concluded::Retry(ReconcileError::Kind(error));
+                }
+            };
         let reviewed = self
             .reviewed
             .lock()
@@ -514,7 +523,12 @@ impl RgdController {
                 // The old one stops first (with no guard held while it does): it unsubscribes
                 // its group-kind, which would otherwise end the new one's routing.
                 self.stop_instance_controller(name).await;
-                let controller = InstanceController::start(&self.shared, served, version);
+                // The rollout asks for the RGD to be reconciled when `Propagated` changes.
+                let queue = self.queue.clone();
+                let rgd = name.to_owned();
+                let on_propagation = Box::new(move || queue.add(rgd.clone()));
+                let controller =
+                    InstanceController::start(&self.shared, served, version, on_propagation);
                 self.controllers
                     .lock()
                     .await
@@ -636,6 +650,10 @@ struct Progress {
     graph_accepted: ConditionValue,
     kind_ready: ConditionValue,
     controller_ready: ConditionValue,
+    /// The revision the compiled graph is, once resolved.
+    serving_revision: Option<i64>,
+    /// `Propagated`, from the instance controller's rollout.
+    propagated: Option<ConditionValue>,
 }
 
 impl Progress {
@@ -649,6 +667,7 @@ impl Progress {
             graph_accepted: self.graph_accepted.clone(),
             kind_ready: self.kind_ready.clone(),
             controller_ready: self.controller_ready.clone(),
+            propagated: self.propagated.clone(),
         }
     }
 }

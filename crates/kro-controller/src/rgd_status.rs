@@ -98,6 +98,9 @@ pub struct RgdObservation<'a> {
     pub kind_ready: ConditionValue,
     /// `ControllerReady`.
     pub controller_ready: ConditionValue,
+    /// `Propagated`, outside `Ready`: how far the newest revision has reached, when a
+    /// propagation policy is in force (else the RGD has no such condition).
+    pub propagated: Option<ConditionValue>,
 }
 
 /// `GraphAccepted` for a graph that compiled.
@@ -137,13 +140,22 @@ pub fn rgd_status(previous: &Json, observation: &RgdObservation<'_>, now: &str) 
         &observation.kind_ready,
         &observation.controller_ready,
     ];
-    let conditions = with_ready(
+    let mut conditions = with_ready(
         &DEPENDENT_CONDITIONS,
         &dependents,
         &old_conditions,
         observation.generation,
         now,
     );
+    if let Some(propagated) = &observation.propagated {
+        conditions.push(condition(
+            kro_graph::propagation::PROPAGATED,
+            propagated,
+            &old_conditions,
+            observation.generation,
+            now,
+        ));
+    }
     // Upstream's state leaves GraphRevisionsResolved out.
     let active = dependents[1..]
         .iter()
@@ -323,6 +335,32 @@ spec:
     }
 
     #[test]
+    fn propagated_sits_outside_ready() {
+        let graph = graph();
+        let observation = RgdObservation {
+            generation: 3,
+            graph: Some(&graph),
+            graph_revisions: graph_revisions_resolved(2),
+            last_issued_revision: 2,
+            graph_accepted: graph_accepted(),
+            kind_ready: kind_ready("WebApp"),
+            controller_ready: ConditionValue::holds("Running", "controller is running"),
+            propagated: Some(ConditionValue::fails(
+                "PropagationInProgress",
+                "1/2 instances on revision 2",
+            )),
+        };
+        let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
+        assert_eq!(status["state"], "Active");
+        assert_eq!(condition_of(&status, "Ready")["status"], "True");
+        assert_eq!(condition_of(&status, "Propagated")["status"], "False");
+        assert_eq!(
+            condition_of(&status, "Propagated")["message"],
+            "1/2 instances on revision 2"
+        );
+    }
+
+    #[test]
     fn all_conditions_true_make_the_rgd_active_with_its_order() {
         let graph = graph();
         let observation = RgdObservation {
@@ -333,6 +371,7 @@ spec:
             graph_accepted: graph_accepted(),
             kind_ready: kind_ready("WebApp"),
             controller_ready: ConditionValue::holds("Running", "controller is running"),
+            propagated: None,
         };
         let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
         assert_eq!(status["state"], "Active");
@@ -368,6 +407,7 @@ spec:
             graph_accepted: graph_rejected("resource service: unknown field spec.portz"),
             kind_ready: ConditionValue::unknown("Pending", "waiting for the graph"),
             controller_ready: ConditionValue::unknown("Pending", "waiting for the kind"),
+            propagated: None,
         };
         let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
         assert_eq!(status["state"], "Inactive");
@@ -416,6 +456,7 @@ spec:
             graph_accepted: graph_accepted(),
             kind_ready: kind_ready("WebApp"),
             controller_ready: ConditionValue::holds("Running", "controller is running"),
+            propagated: None,
         };
         let previous = json!({"lastIssuedRevision": 4});
         let status = rgd_status(&previous, &observation, "2026-01-01T00:00:00Z");

@@ -88,6 +88,10 @@ pub struct RgdSpec {
     /// Horizontal scaling: also generate a `<Kind>Set` (seed 002).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<ScalingSpec>,
+    /// When an instance may move to a new revision of the graph (gate `PropagationControl`):
+    /// CEL conditions, all of which must hold (see [`crate::propagation`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub propagate_when: Vec<String>,
 }
 
 impl CrdSchema for RgdSpec {
@@ -98,6 +102,7 @@ impl CrdSchema for RgdSpec {
                 ("schema", SchemaSpec::crd_schema()),
                 ("resources", list(ResourceSpec::crd_schema())),
                 ("scaling", ScalingSpec::crd_schema()),
+                ("propagateWhen", list(string())),
             ])
         }
     }

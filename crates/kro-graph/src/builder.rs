@@ -208,7 +208,11 @@ impl Builder<'_> {
             schema_spec.scope(),
         );
         self.check_plural(&names, schema_path().key("kind"));
-        let crd = instance_crd(&names, schema_spec, &spec_schema, &status_schema, &scale);
+        let propagation = self.propagation_policy(rgd, &names);
+        let mut crd = instance_crd(&names, schema_spec, &spec_schema, &status_schema, &scale);
+        if propagation.is_some() {
+            crate::crd::with_observed_revision(&mut crd, schema_spec);
+        }
         let (set_crd, set_names) = match &rgd.spec.scaling {
             Some(scaling) => {
                 let set_names = KindNames::new(
@@ -244,6 +248,7 @@ impl Builder<'_> {
             set_crd,
             set_names,
             scale,
+            propagation,
             nodes,
             levels,
             status,
@@ -252,6 +257,60 @@ impl Builder<'_> {
             instance_type,
             warnings: std::mem::take(&mut self.warnings),
         })
+    }
+
+    /// The RGD's propagation policy: `spec.propagateWhen` (refused without the gate
+    /// `PropagationControl`) and the rollout annotations (read only with the gate).
+    fn propagation_policy(
+        &mut self,
+        rgd: &ResourceGraphDefinition,
+        names: &KindNames,
+    ) -> Option<crate::propagation::PropagationPolicy> {
+        let path = FieldPath::root().key("spec").key("propagateWhen");
+        if !self
+            .config
+            .features
+            .enabled(crate::Feature::PropagationControl)
+        {
+            if let Some(first) = rgd.spec.propagate_when.first() {
+                self.error(
+                    path.index(0),
+                    None,
+                    BuildErrorKind::FeatureGateDisabled {
+                        expression: first.clone(),
+                        function: "spec.propagateWhen",
+                        feature: crate::Feature::PropagationControl,
+                    },
+                );
+            }
+            return None;
+        }
+        match crate::propagation::PropagationPolicy::compile(
+            &rgd.spec.propagate_when,
+            &rgd.metadata.annotations,
+            &names.singular,
+            &names.plural,
+            self.config.env.cost_limit(),
+        ) {
+            Ok(policy) => policy,
+            Err(errors) => {
+                for error in errors {
+                    let at = match &error {
+                        crate::propagation::PolicyError::Expression { index, .. } => {
+                            path.index(*index)
+                        }
+                        crate::propagation::PolicyError::Annotation { annotation, .. } => {
+                            FieldPath::root()
+                                .key("metadata")
+                                .key("annotations")
+                                .key(*annotation)
+                        }
+                    };
+                    self.error(at, None, BuildErrorKind::Propagation(error));
+                }
+                None
+            }
+        }
     }
 
     fn validate_schema_names(&mut self, schema: &crate::api::SchemaSpec) {

@@ -69,6 +69,29 @@ pub fn kro_status_properties() -> BTreeMap<String, Schema> {
     ])
 }
 
+/// Adds `status.observedRevision` (the revision the instance is Ready on, under a propagation
+/// policy) to an instance CRD, and a `Revision` column before `Age` when the RGD uses the
+/// default columns.
+pub(crate) fn with_observed_revision(crd: &mut Json, schema_spec: &SchemaSpec) {
+    let version = &mut crd["spec"]["versions"][0];
+    version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["observedRevision"] =
+        json!({"type": "integer", "format": "int64"});
+    if schema_spec.additional_printer_columns.is_empty()
+        && let Some(columns) = version["additionalPrinterColumns"].as_array_mut()
+    {
+        let age = columns.len().saturating_sub(1);
+        columns.insert(
+            age,
+            json!({
+                "name": "Revision",
+                "type": "integer",
+                "description": "The graph revision the instance is Ready on",
+                "jsonPath": ".status.observedRevision",
+            }),
+        );
+    }
+}
+
 /// The default printer columns: State, Ready and Age.
 pub fn default_printer_columns() -> Vec<PrinterColumn> {
     let column = |name: &str, description: &str, type_: &str, json_path: &str| PrinterColumn {

@@ -185,6 +185,10 @@ pub enum BuildErrorKind {
     /// The generated CRD's spec or status schema is invalid (for example a scale marker rule).
     #[error("{0}")]
     Scaling(String),
+    /// A propagation policy (`spec.propagateWhen`, the rollout annotations) that cannot be
+    /// read.
+    #[error("{0}")]
+    Propagation(crate::propagation::PolicyError),
     /// An expression that uses a function behind a feature gate that is off.
     #[error(
         "expression {expression:?}: {function} requires the {feature} feature gate to be enabled \
@@ -244,6 +248,7 @@ impl BuildErrorKind {
             BuildErrorKind::ConstantStatusField => "ConstantStatusField",
             BuildErrorKind::NotACondition(_) => "InvalidConditionType",
             BuildErrorKind::Scaling(_) => "InvalidScaling",
+            BuildErrorKind::Propagation(_) => "InvalidPropagationConfig",
             BuildErrorKind::FeatureGateDisabled { .. } => "FeatureGateDisabled",
             BuildErrorKind::OmitOnIdentity(_) => "OmitOnIdentityField",
         }

@@ -18,11 +18,22 @@ pub enum Feature {
     InstanceConditionEvents,
     /// The `instance_condition_current_status_seconds` gauge and a log line per transition.
     InstanceConditionMetrics,
+    /// Controlled rollout of RGD changes: `spec.propagateWhen` and the
+    /// `kro.run/propagation-rate` annotation (ours; the gate upstream's proposal #1259 names).
+    PropagationControl,
 }
 
 impl Feature {
-    /// Every gate, in upstream's name order.
-    pub const ALL: [Feature; 3] = [
+    /// Every gate, in name order.
+    pub const ALL: [Feature; 4] = [
+        Feature::CelOmitFunction,
+        Feature::InstanceConditionEvents,
+        Feature::InstanceConditionMetrics,
+        Feature::PropagationControl,
+    ];
+
+    /// The gates upstream kro v0.9.4 has (the others are this project's own).
+    pub const UPSTREAM: [Feature; 3] = [
         Feature::CelOmitFunction,
         Feature::InstanceConditionEvents,
         Feature::InstanceConditionMetrics,
@@ -34,6 +45,7 @@ impl Feature {
             Feature::CelOmitFunction => "CELOmitFunction",
             Feature::InstanceConditionEvents => "InstanceConditionEvents",
             Feature::InstanceConditionMetrics => "InstanceConditionMetrics",
+            Feature::PropagationControl => "PropagationControl",
         }
     }
 
@@ -213,7 +225,8 @@ mod tests {
         assert!(Feature::ALL.iter().all(|feature| !gates.enabled(*feature)));
         assert_eq!(
             gates.to_string(),
-            "CELOmitFunction=false,InstanceConditionEvents=false,InstanceConditionMetrics=false"
+            "CELOmitFunction=false,InstanceConditionEvents=false,InstanceConditionMetrics=false,\
+             PropagationControl=false"
         );
     }
 
@@ -238,7 +251,11 @@ mod tests {
         let gates = FeatureGates::parse("InstanceConditionEvents=false,AllAlpha=true").expect("ok");
         assert_eq!(
             gates.enabled_features(),
-            [Feature::CelOmitFunction, Feature::InstanceConditionMetrics]
+            [
+                Feature::CelOmitFunction,
+                Feature::InstanceConditionMetrics,
+                Feature::PropagationControl
+            ]
         );
         assert_eq!(
             FeatureGates::parse("AllBeta=true").expect("ok"),

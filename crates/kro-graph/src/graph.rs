@@ -170,6 +170,9 @@ pub struct CompiledGraph {
     pub set_names: Option<KindNames>,
     /// The scale subresource's fields.
     pub scale: ScaleFields,
+    /// How instances move to a new revision, when the RGD says (gate `PropagationControl`);
+    /// `None`: every instance at once.
+    pub propagation: Option<crate::propagation::PropagationPolicy>,
     /// The nodes, in the RGD's order.
     pub nodes: Vec<CompiledNode>,
     /// Node indices by dependency level; inside a level by original index, then id.

@@ -25,6 +25,7 @@ mod graph_revision;
 pub mod metadata;
 mod names;
 mod node_id;
+pub mod propagation;
 mod rgd_crd;
 mod schema_source;
 mod source;

@@ -131,6 +131,7 @@ mod tests {
                     kind: "AppSet".to_owned(),
                     method: ScalingMethod::Replicas,
                 }),
+                propagate_when: vec!["${linearlyReady(app, apps, 2)}".to_owned()],
             },
             status: Some(json!({"state": "Active"})),
         };

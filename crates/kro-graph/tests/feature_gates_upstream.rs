@@ -96,7 +96,7 @@ fn ours(flags: &[String]) -> Vec<Json> {
         .map(|flag| match FeatureGates::parse(flag) {
             Ok(gates) => {
                 let mut answer = serde_json::Map::new();
-                for feature in Feature::ALL {
+                for feature in Feature::UPSTREAM {
                     answer.insert(feature.name().to_owned(), json!(gates.enabled(feature)));
                 }
                 Json::Object(answer)

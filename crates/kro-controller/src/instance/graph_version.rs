@@ -14,6 +14,8 @@ use kro_engine::kinds::ServedKind;
 pub(crate) struct GraphVersion {
     pub(crate) graph: CompiledGraph,
     pub(crate) rgd: RgdIdentity,
+    /// The GraphRevision this graph is (its number), once the RGD controller resolved it.
+    pub(crate) revision: Option<i64>,
     /// Managed objects, by the kinds the templates create.
     pub(super) children: HashMap<GroupKind, (ServedKind, ObjectCache)>,
     /// Every object, by the kinds externalRefs read.
@@ -46,6 +48,7 @@ impl GraphVersion {
         shared: &Shared,
         graph: CompiledGraph,
         rgd: RgdIdentity,
+        revision: Option<i64>,
     ) -> Result<GraphVersion, kro_engine::kinds::KindError> {
         let mut children = HashMap::new();
         let mut external = HashMap::new();
@@ -74,6 +77,7 @@ impl GraphVersion {
         Ok(GraphVersion {
             graph,
             rgd,
+            revision,
             children,
             external,
             scopes,

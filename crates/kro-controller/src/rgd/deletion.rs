@@ -45,6 +45,7 @@ impl RgdController {
                     graph_accepted: condition_of(rgd.json(), "GraphAccepted"),
                     kind_ready: condition_of(rgd.json(), "KindReady"),
                     controller_ready: ConditionValue::fails("Deleting", message),
+                    propagated: None,
                 };
                 self.write_status(name, rgd, &observation).await?;
                 return Ok(Some(self.shared.settings.deletion_poll));

@@ -124,6 +124,7 @@ impl RgdController {
                 }
                 self.registry
                     .put(rgd.name(), latest.number, RevisionState::Active);
+                progress.serving_revision = Some(latest.number);
                 progress.graph_revisions = graph_revisions_resolved(latest.number);
             }
             _ => {
@@ -160,6 +161,7 @@ impl RgdController {
                 });
                 self.registry.put(rgd.name(), number, RevisionState::Active);
                 progress.last_issued_revision = number;
+                progress.serving_revision = Some(number);
                 progress.issued = true;
                 progress.resolution = "issue";
                 progress.graph_revisions = graph_revisions_resolved(number);

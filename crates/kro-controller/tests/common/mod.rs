@@ -137,6 +137,15 @@ impl Cluster {
 
     /// Starts the server with the simulated cluster's `simulation` knobs, and the controllers.
     pub async fn start_with_simulation(simulation: kro_apiserver::SimulationKnobs) -> Cluster {
+        Self::start_configured(Settings::default(), simulation).await
+    }
+
+    /// Starts the server with the simulated cluster's `simulation` knobs, and the controllers
+    /// with `settings`.
+    pub async fn start_configured(
+        settings: Settings,
+        simulation: kro_apiserver::SimulationKnobs,
+    ) -> Cluster {
         let server = kro_apiserver::start(ServerConfig {
             token: None,
             tls: false,
@@ -147,7 +156,7 @@ impl Cluster {
         .await
         .expect("the server starts");
         let config = kube::Config::new(server.url().parse().expect("URL"));
-        Self::with_backend(Backend::Embedded(server), config, Settings::default()).await
+        Self::with_backend(Backend::Embedded(server), config, settings).await
     }
 
     /// Starts the controllers against a real control plane.

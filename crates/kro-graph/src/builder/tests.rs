@@ -1220,3 +1220,92 @@ fn with_the_gate_on_omit_may_not_leave_an_object_without_its_identity() {
         ["spec.resources[0].template.metadata.namespace"]
     );
 }
+
+fn build_gated(yaml: &str, gated: bool) -> Result<CompiledGraph, BuildErrors> {
+    let config = BuildConfig {
+        features: crate::FeatureGates::default().with(crate::Feature::PropagationControl, gated),
+        ..BuildConfig::default()
+    };
+    build_graph_with(&rgd(yaml), &BuiltinCatalog, &config)
+}
+
+const PROPAGATING: &str = "apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: apps
+  annotations:
+    kro.run/propagation-rate: 10/m
+spec:
+  propagateWhen:
+    - ${linearlyReady(app, apps, 2)}
+  schema:
+    apiVersion: v1alpha1
+    kind: App
+  resources:
+    - id: config
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${schema.metadata.name}
+";
+
+#[test]
+fn propagate_when_needs_its_gate_and_adds_the_revision_to_the_instance_crd() {
+    let refused = build_gated(PROPAGATING, false).expect_err("the gate is off");
+    assert_eq!(refused.errors.len(), 1);
+    assert_eq!(refused.errors[0].path.to_string(), "spec.propagateWhen[0]");
+    assert!(
+        refused.errors[0]
+            .to_string()
+            .contains("--feature-gates=PropagationControl=true"),
+        "{}",
+        refused.errors[0]
+    );
+    let graph = build_gated(PROPAGATING, true).unwrap_or_else(|errors| panic!("{errors}"));
+    let policy = graph.propagation.as_ref().expect("a policy");
+    assert_eq!(policy.when.len(), 1);
+    assert_eq!(
+        policy.rate.map(|rate| rate.interval()),
+        Some(std::time::Duration::from_secs(6))
+    );
+    let version = &graph.crd["spec"]["versions"][0];
+    assert_eq!(
+        version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["observedRevision"]
+            ["type"],
+        "integer"
+    );
+    let columns: Vec<&str> = version["additionalPrinterColumns"]
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|column| column["name"].as_str())
+        .collect();
+    assert_eq!(columns, ["State", "Ready", "Revision", "Age"]);
+    // Without a policy the CRD is what it always was.
+    let plain = PROPAGATING.replace(
+        "  propagateWhen:\n    - ${linearlyReady(app, apps, 2)}\n",
+        "",
+    );
+    let plain = plain.replace("  annotations:\n    kro.run/propagation-rate: 10/m\n", "");
+    let graph = build_gated(&plain, true).unwrap_or_else(|errors| panic!("{errors}"));
+    assert!(graph.propagation.is_none());
+    assert!(
+        graph.crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+            ["properties"]
+            .get("observedRevision")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_bad_rollout_annotation_is_an_error_at_the_annotation() {
+    let yaml = PROPAGATING.replace("10/m", "fast");
+    let errors = build_gated(&yaml, true).expect_err("refused").errors;
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].path.to_string(),
+        "metadata.annotations[\"kro.run/propagation-rate\"]"
+    );
+    assert_eq!(errors[0].kind.reason(), "InvalidPropagationConfig");
+}

@@ -1,0 +1,376 @@
+//! Controlled rollout of RGD changes (gate `PropagationControl`) on the embedded API server:
+//! 20 instances move to a new revision in waves of two (`linearlyReady(…, 2)`), in the
+//! documented order, with `Propagated` never counting more than is true; a revision whose
+//! Deployment never becomes Ready halts the rollout after the first wave and leaves the other
+//! instances' objects untouched, and writing the old spec back brings every instance to Ready
+//! again.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant};
+
+use common::{Cluster, at, cluster_at};
+use kro_controller::Settings;
+use kro_graph::{Feature, FeatureGates};
+use kube::api::{Api, DynamicObject, ListParams};
+use serde_json::{Value, json};
+
+const RGD: &str = "webapps";
+const INSTANCES: usize = 20;
+
+fn settings() -> Settings {
+    Settings {
+        features: FeatureGates::default().with(Feature::PropagationControl, true),
+        ..Settings::default()
+    }
+}
+
+/// The RGD: one Deployment per WebApp, Ready once every replica runs the current template;
+/// `tier` labels the pods (a change to it is a new revision), `extra` adds labels.
+fn rgd(tier: &str, extra: Value, annotations: Value) -> Value {
+    let mut labels = json!({"app": "${schema.metadata.name}", "tier": tier});
+    if let (Some(labels), Some(extra)) = (labels.as_object_mut(), extra.as_object()) {
+        labels.extend(extra.clone());
+    }
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+        "metadata": {"name": RGD, "annotations": annotations},
+        "spec": {
+            "propagateWhen": ["${linearlyReady(webapp, webapps, 2)}"],
+            "schema": {"apiVersion": "v1alpha1", "kind": "WebApp",
+                "spec": {"image": "string | default=\"nginx:1\""}},
+            "resources": [{
+                "id": "deployment",
+                "readyWhen": [
+                    "${deployment.status.observedGeneration == deployment.metadata.generation}",
+                    "${deployment.status.replicas == 1}",
+                    "${deployment.status.updatedReplicas == 1}",
+                    "${deployment.status.availableReplicas == 1}",
+                ],
+                "template": {
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "${schema.metadata.name}"},
+                    "spec": {
+                        "replicas": 1,
+                        "selector": {"matchLabels": {"app": "${schema.metadata.name}"}},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "app", "image": "${schema.spec.image}"}]},
+                        },
+                    },
+                },
+            }],
+        },
+    })
+}
+
+fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == kind)
+}
+
+/// The revision an instance was last reconciled against, and whether it is Ready on it.
+fn revision_of(instance: &Value) -> Option<(i64, bool)> {
+    let condition = condition(instance, "RevisionReconciled")?;
+    let number = condition["reason"]
+        .as_str()?
+        .strip_prefix("Revision")?
+        .parse()
+        .ok()?;
+    Some((number, condition["status"] == "True"))
+}
+
+/// The instances, by name.
+async fn instances(cluster: &Cluster) -> BTreeMap<String, Value> {
+    let kind = cluster
+        .kind_of(&json!({"apiVersion": "kro.run/v1alpha1", "kind": "WebApp"}))
+        .await;
+    let api: Api<DynamicObject> = kind.api(&cluster.client, Some("default"));
+    api.list(&ListParams::default())
+        .await
+        .expect("WebApps are listed")
+        .items
+        .into_iter()
+        .map(|instance| {
+            let value = serde_json::to_value(&instance).expect("JSON");
+            (instance.metadata.name.unwrap_or_default(), value)
+        })
+        .collect()
+}
+
+/// The RGD's `Propagated` condition.
+async fn propagated(cluster: &Cluster) -> Option<Value> {
+    let rgd = cluster
+        .get(cluster_at(
+            "kro.run/v1alpha1",
+            "ResourceGraphDefinition",
+            RGD,
+        ))
+        .await?;
+    condition(&rgd, "Propagated").cloned()
+}
+
+/// How many instances `Propagated` says are on `revision`.
+fn reported(condition: &Value, revision: i64) -> usize {
+    let message = condition["message"].as_str().unwrap_or_default();
+    if let Some(all) = message.strip_prefix("all ") {
+        let suffix = format!(" instances on revision {revision}");
+        return all
+            .strip_suffix(&suffix)
+            .and_then(|count| count.parse().ok())
+            .unwrap_or_else(|| panic!("Propagated says {message:?}"));
+    }
+    let counted = message
+        .rsplit("; ")
+        .next()
+        .unwrap_or(message)
+        .strip_suffix(&format!(" instances on revision {revision}"))
+        .unwrap_or_else(|| panic!("Propagated says {message:?}, not revision {revision}"));
+    let (count, _) = counted.split_once('/').expect("K/N");
+    count.parse().expect("a count")
+}
+
+/// Creates the instances: the first half (named `zeta-*`) over a second before the second
+/// half (`alpha-*`), so that age and name give different orders.
+async fn create_instances(cluster: &Cluster) -> Vec<String> {
+    cluster
+        .wait_for(
+            cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", RGD),
+            "Active",
+            |rgd| rgd.is_some_and(|rgd| rgd["status"]["state"] == "Active"),
+        )
+        .await;
+    let mut order = Vec::new();
+    for (group, wait) in [("zeta", true), ("alpha", false)] {
+        for index in 0..INSTANCES / 2 {
+            let name = format!("{group}-{index:02}");
+            cluster
+                .apply(&json!({
+                    "apiVersion": "kro.run/v1alpha1", "kind": "WebApp",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {},
+                }))
+                .await;
+            order.push(name);
+        }
+        if wait {
+            // creationTimestamp has a resolution of one second.
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+        }
+    }
+    order
+}
+
+/// Waits until every instance is Ready on `revision` and `Propagated` says so.
+async fn wait_converged(cluster: &Cluster, revision: i64) {
+    let started = Instant::now();
+    loop {
+        let instances = instances(cluster).await;
+        let on = instances
+            .values()
+            .filter(|instance| revision_of(instance) == Some((revision, true)))
+            .count();
+        let condition = propagated(cluster).await;
+        let done = condition.as_ref().is_some_and(|condition| {
+            condition["status"] == "True" && reported(condition, revision) == INSTANCES
+        });
+        if on == INSTANCES && done {
+            for instance in instances.values() {
+                assert_eq!(instance["status"]["observedRevision"], revision);
+            }
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "{on}/{INSTANCES} instances Ready on revision {revision}; Propagated: {condition:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_moves_in_waves_of_two_in_the_documented_order() {
+    let cluster = Cluster::start_configured(settings(), Default::default()).await;
+    cluster.apply(&rgd("v1", json!({}), json!({}))).await;
+    let created = create_instances(&cluster).await;
+    wait_converged(&cluster, 1).await;
+
+    cluster.apply(&rgd("v2", json!({}), json!({}))).await;
+    // The order the rollout must follow: all are Ready, so the oldest first (zeta-*, created a
+    // second earlier), then by name.
+    let expected = created;
+    let mut first_seen: HashMap<String, usize> = HashMap::new();
+    let mut sample = 0usize;
+    let mut most_in_flight = 0;
+    let started = Instant::now();
+    loop {
+        // The RGD first: what it reports was counted before the instances are listed.
+        let condition = propagated(&cluster).await;
+        let instances = instances(&cluster).await;
+        let mut in_flight = Vec::new();
+        let mut on_revision = 0;
+        for (name, instance) in &instances {
+            match revision_of(instance) {
+                Some((2, ready)) => {
+                    first_seen.entry(name.clone()).or_insert(sample);
+                    if ready {
+                        on_revision += 1;
+                    } else {
+                        in_flight.push(name.clone());
+                    }
+                }
+                Some((1, true)) => {}
+                other => panic!("{name}: RevisionReconciled {other:?} during the rollout"),
+            }
+        }
+        assert!(
+            in_flight.len() <= 2,
+            "sample {sample}: more than 2 instances updated and not Ready: {in_flight:?}"
+        );
+        most_in_flight = most_in_flight.max(in_flight.len());
+        if let Some(condition) = &condition
+            && condition["reason"] != "AllInstancesUpdated"
+            && condition["message"]
+                .as_str()
+                .is_some_and(|message| message.ends_with("revision 2"))
+        {
+            let count = reported(condition, 2);
+            assert!(
+                count <= on_revision,
+                "sample {sample}: Propagated says {count} instances on revision 2, {on_revision} are"
+            );
+        }
+        if on_revision == INSTANCES
+            && condition.as_ref().is_some_and(|condition| {
+                condition["status"] == "True" && reported(condition, 2) == INSTANCES
+            })
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the rollout did not finish: {on_revision}/{INSTANCES} on revision 2, Propagated {condition:?}"
+        );
+        sample += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(most_in_flight, 2, "the waves had two instances each");
+    for pair in expected.windows(2) {
+        assert!(
+            first_seen[&pair[0]] <= first_seen[&pair[1]],
+            "{} moved after {} (samples {} and {})",
+            pair[0],
+            pair[1],
+            first_seen[&pair[0]],
+            first_seen[&pair[1]]
+        );
+    }
+    wait_converged(&cluster, 2).await;
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo_recovers() {
+    let simulation = kro_apiserver::SimulationKnobs {
+        failing_pods: Some("broken=true".parse().expect("a selector")),
+        ..Default::default()
+    };
+    let cluster = Cluster::start_configured(settings(), simulation).await;
+    let deadline = json!({"kro.run/progress-deadline": "3s"});
+    cluster.apply(&rgd("v1", json!({}), deadline.clone())).await;
+    let created = create_instances(&cluster).await;
+    wait_converged(&cluster, 1).await;
+    let deployments = |names: &[String]| {
+        let names = names.to_vec();
+        let cluster = &cluster;
+        async move {
+            let mut versions = BTreeMap::new();
+            for name in names {
+                let deployment = cluster
+                    .get(at("apps/v1", "Deployment", &name))
+                    .await
+                    .expect("the deployment");
+                versions.insert(
+                    name,
+                    deployment["metadata"]["resourceVersion"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+            }
+            versions
+        }
+    };
+    let before = deployments(&created).await;
+
+    cluster
+        .apply(&rgd("v1", json!({"broken": "true"}), deadline.clone()))
+        .await;
+    let started = Instant::now();
+    let halted = loop {
+        if let Some(condition) = propagated(&cluster).await
+            && condition["reason"] == "PropagationHalted"
+        {
+            break condition;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the rollout never halted"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let first_wave = &created[..2];
+    let message = halted["message"].as_str().unwrap_or_default();
+    assert_eq!(halted["status"], "False");
+    assert!(
+        first_wave.iter().any(|name| message.contains(&format!(
+            "instance default/{name} is not Ready on revision 2 after 3s"
+        ))),
+        "{message}"
+    );
+    assert!(
+        message.contains("deployment"),
+        "the failing resource is named: {message}"
+    );
+    assert!(
+        message.ends_with("0/20 instances on revision 2"),
+        "{message}"
+    );
+    // Nothing beyond the first wave moved, and stays so.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let instances_now = instances(&cluster).await;
+    for (name, instance) in &instances_now {
+        let expected = if first_wave.contains(name) {
+            Some((2, false))
+        } else {
+            Some((1, true))
+        };
+        assert_eq!(revision_of(instance), expected, "{name}");
+        assert_eq!(instance["status"]["observedRevision"], 1, "{name}");
+    }
+    let rest = &created[2..];
+    let after = deployments(rest).await;
+    for name in rest {
+        assert_eq!(after[name], before[name], "{name}'s Deployment was touched");
+    }
+
+    // Undo: the old spec written back is revision 3, rolled out under the same policy.
+    cluster.apply(&rgd("v1", json!({}), deadline)).await;
+    wait_converged(&cluster, 3).await;
+    for name in first_wave {
+        let deployment = cluster
+            .get(at("apps/v1", "Deployment", name))
+            .await
+            .expect("the deployment");
+        assert_eq!(
+            deployment["spec"]["template"]["metadata"]["labels"].get("broken"),
+            None,
+            "{name} is back on the old template"
+        );
+        assert_eq!(deployment["status"]["availableReplicas"], 1, "{name}");
+    }
+    cluster.stop().await;
+}
