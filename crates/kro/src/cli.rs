@@ -51,4 +51,6 @@ pub enum Command {
     Graph(crate::commands::graph::Args),
     /// Show what kro would apply for an instance, level by level, and the status it would write.
     Render(crate::commands::render::Args),
+    /// Follow, list and undo the rollout of an RGD's revisions over its instances.
+    Rollout(crate::commands::rollout::Args),
 }

@@ -10,6 +10,7 @@ pub mod eval;
 pub mod generate;
 pub mod graph;
 pub mod render;
+pub mod rollout;
 pub mod validate;
 
 use std::process::ExitCode;
@@ -33,5 +34,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(args) => generate::run(args),
         Command::Graph(args) => graph::run(args),
         Command::Render(args) => render::run(args),
+        Command::Rollout(args) => rollout::run(args),
     }
 }

@@ -58,6 +58,10 @@ pub struct Args {
     /// Serve the controllers' Prometheus metrics (`/metrics`) and health checks here.
     #[arg(long, value_name = "ADDR")]
     metrics_addr: Option<SocketAddr>,
+    /// Pods whose labels match this selector fail instead of becoming ready (`app=broken`),
+    /// as `kro apiserver --fail-pods`: to break a rollout on purpose.
+    #[arg(long, value_name = "SELECTOR")]
+    fail_pods: Option<kro_apiserver::PodSelector>,
     /// How long the demo waits for the instance to be ACTIVE.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     timeout: u64,
@@ -83,6 +87,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         address: SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)),
         data_dir: args.data_dir.clone(),
         simulators: Simulators::all(),
+        simulation: kro_apiserver::SimulationKnobs {
+            failing_pods: args.fail_pods.clone(),
+            ..kro_apiserver::SimulationKnobs::default()
+        },
         ..ServerConfig::default()
     })
     .await
