@@ -51,6 +51,7 @@ fn help_lists_every_subcommand() {
             "generate",
             "graph",
             "render",
+            "rollout",
             "help"
         ]
     );
