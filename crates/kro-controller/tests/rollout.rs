@@ -1,9 +1,12 @@
-//! Controlled rollout of RGD changes (gate `PropagationControl`) on the embedded API server:
-//! 20 instances move to a new revision in waves of two (`linearlyReady(…, 2)`), in the
-//! documented order, with `Propagated` never counting more than is true; a revision whose
-//! Deployment never becomes Ready halts the rollout after the first wave and leaves the other
-//! instances' objects untouched, and writing the old spec back brings every instance to Ready
-//! again.
+//! Controlled rollout of RGD changes (gate `PropagationControl`): 20 instances move to a new
+//! revision in waves of two (`linearlyReady(…, 2)`), in the documented order, with `Propagated`
+//! never counting more than is true; a revision that never becomes Ready halts the rollout
+//! after the first wave and leaves the other instances' objects untouched, and writing the old
+//! spec back brings every instance to Ready again.
+//!
+//! On the embedded API server each instance is a Deployment whose pods the simulated cluster
+//! runs (and fails, with `failing_pods`); on real kube-apiserver + etcd, where nothing runs
+//! pods, each is a ConfigMap whose `readyWhen` reads its data.
 
 mod common;
 
@@ -26,21 +29,36 @@ fn settings() -> Settings {
     }
 }
 
-/// The RGD: one Deployment per WebApp, Ready once every replica runs the current template;
-/// `tier` labels the pods (a change to it is a new revision), `extra` adds labels.
-fn rgd(tier: &str, extra: Value, annotations: Value) -> Value {
-    let mut labels = json!({"app": "${schema.metadata.name}", "tier": tier});
-    if let (Some(labels), Some(extra)) = (labels.as_object_mut(), extra.as_object()) {
-        labels.extend(extra.clone());
+/// What each instance is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    /// A Deployment, Ready once every replica runs the current template; a broken revision
+    /// labels its pods `broken=true`, which the simulated cluster fails.
+    Pods,
+    /// A ConfigMap, Ready while its `healthy` entry says `yes`; a broken revision says `no`.
+    ConfigMaps,
+}
+
+impl Workload {
+    /// The kind and apiVersion of each instance's object.
+    fn object(self) -> (&'static str, &'static str) {
+        match self {
+            Workload::Pods => ("apps/v1", "Deployment"),
+            Workload::ConfigMaps => ("v1", "ConfigMap"),
+        }
     }
-    json!({
-        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
-        "metadata": {"name": RGD, "annotations": annotations},
-        "spec": {
-            "propagateWhen": ["${linearlyReady(webapp, webapps, 2)}"],
-            "schema": {"apiVersion": "v1alpha1", "kind": "WebApp",
-                "spec": {"image": "string | default=\"nginx:1\""}},
-            "resources": [{
+}
+
+/// The RGD: one object per WebApp; `tier` is part of the template (a change to it is a new
+/// revision), `broken` makes the revision one that never becomes Ready.
+fn rgd(workload: Workload, tier: &str, broken: bool, annotations: Value) -> Value {
+    let resource = match workload {
+        Workload::Pods => {
+            let mut labels = json!({"app": "${schema.metadata.name}", "tier": tier});
+            if broken {
+                labels["broken"] = json!("true");
+            }
+            json!({
                 "id": "deployment",
                 "readyWhen": [
                     "${deployment.status.observedGeneration == deployment.metadata.generation}",
@@ -60,7 +78,30 @@ fn rgd(tier: &str, extra: Value, annotations: Value) -> Value {
                         },
                     },
                 },
-            }],
+            })
+        }
+        Workload::ConfigMaps => json!({
+            "id": "config",
+            "readyWhen": ["${config.data.healthy == 'yes'}"],
+            "template": {
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "${schema.metadata.name}"},
+                "data": {
+                    "image": "${schema.spec.image}",
+                    "tier": tier,
+                    "healthy": if broken { "no" } else { "yes" },
+                },
+            },
+        }),
+    };
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+        "metadata": {"name": RGD, "annotations": annotations},
+        "spec": {
+            "propagateWhen": ["${linearlyReady(webapp, webapps, 2)}"],
+            "schema": {"apiVersion": "v1alpha1", "kind": "WebApp",
+                "spec": {"image": "string | default=\"nginx:1\""}},
+            "resources": [resource],
         },
     })
 }
@@ -191,14 +232,13 @@ async fn wait_converged(cluster: &Cluster, revision: i64) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_moves_in_waves_of_two_in_the_documented_order() {
-    let cluster = Cluster::start_configured(settings(), Default::default()).await;
-    cluster.apply(&rgd("v1", json!({}), json!({}))).await;
-    let created = create_instances(&cluster).await;
-    wait_converged(&cluster, 1).await;
+/// A change moves in waves of two, in the documented order.
+async fn waves(cluster: &Cluster, workload: Workload) {
+    cluster.apply(&rgd(workload, "v1", false, json!({}))).await;
+    let created = create_instances(cluster).await;
+    wait_converged(cluster, 1).await;
 
-    cluster.apply(&rgd("v2", json!({}), json!({}))).await;
+    cluster.apply(&rgd(workload, "v2", false, json!({}))).await;
     // The order the rollout must follow: all are Ready, so the oldest first (zeta-*, created a
     // second earlier), then by name.
     let expected = created;
@@ -208,8 +248,8 @@ async fn a_change_moves_in_waves_of_two_in_the_documented_order() {
     let started = Instant::now();
     loop {
         // The RGD first: what it reports was counted before the instances are listed.
-        let condition = propagated(&cluster).await;
-        let instances = instances(&cluster).await;
+        let condition = propagated(cluster).await;
+        let instances = instances(cluster).await;
         let mut in_flight = Vec::new();
         let mut on_revision = 0;
         for (name, instance) in &instances {
@@ -257,61 +297,64 @@ async fn a_change_moves_in_waves_of_two_in_the_documented_order() {
         sample += 1;
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(most_in_flight, 2, "the waves had two instances each");
-    for pair in expected.windows(2) {
+    assert!(most_in_flight <= 2);
+    // The two instances of a wave move together (either may show first); each wave after the
+    // one before it.
+    let waves: Vec<&[String]> = expected.chunks(2).collect();
+    for pair in waves.windows(2) {
+        let last_of_wave = pair[0].iter().map(|name| first_seen[name]).max();
+        let first_of_next = pair[1].iter().map(|name| first_seen[name]).min();
         assert!(
-            first_seen[&pair[0]] <= first_seen[&pair[1]],
-            "{} moved after {} (samples {} and {})",
-            pair[0],
+            last_of_wave <= first_of_next,
+            "wave {:?} moved before wave {:?} had (first samples {first_seen:?})",
             pair[1],
-            first_seen[&pair[0]],
-            first_seen[&pair[1]]
+            pair[0]
         );
     }
-    wait_converged(&cluster, 2).await;
-    cluster.stop().await;
+    wait_converged(cluster, 2).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo_recovers() {
-    let simulation = kro_apiserver::SimulationKnobs {
-        failing_pods: Some("broken=true".parse().expect("a selector")),
-        ..Default::default()
-    };
-    let cluster = Cluster::start_configured(settings(), simulation).await;
+/// The resourceVersions of the objects of the instances `names`.
+async fn object_versions(
+    cluster: &Cluster,
+    workload: Workload,
+    names: &[String],
+) -> BTreeMap<String, String> {
+    let (api_version, kind) = workload.object();
+    let mut versions = BTreeMap::new();
+    for name in names {
+        let object = cluster
+            .get(at(api_version, kind, name))
+            .await
+            .expect("the instance's object");
+        versions.insert(
+            name.clone(),
+            object["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    versions
+}
+
+/// A revision that never becomes Ready halts after the first wave; the old spec written back
+/// (what `kro rollout undo` does) rolls out to every instance.
+async fn halt_and_undo(cluster: &Cluster, workload: Workload) {
     let deadline = json!({"kro.run/progress-deadline": "3s"});
-    cluster.apply(&rgd("v1", json!({}), deadline.clone())).await;
-    let created = create_instances(&cluster).await;
-    wait_converged(&cluster, 1).await;
-    let deployments = |names: &[String]| {
-        let names = names.to_vec();
-        let cluster = &cluster;
-        async move {
-            let mut versions = BTreeMap::new();
-            for name in names {
-                let deployment = cluster
-                    .get(at("apps/v1", "Deployment", &name))
-                    .await
-                    .expect("the deployment");
-                versions.insert(
-                    name,
-                    deployment["metadata"]["resourceVersion"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                );
-            }
-            versions
-        }
-    };
-    let before = deployments(&created).await;
+    cluster
+        .apply(&rgd(workload, "v1", false, deadline.clone()))
+        .await;
+    let created = create_instances(cluster).await;
+    wait_converged(cluster, 1).await;
+    let before = object_versions(cluster, workload, &created).await;
 
     cluster
-        .apply(&rgd("v1", json!({"broken": "true"}), deadline.clone()))
+        .apply(&rgd(workload, "v1", true, deadline.clone()))
         .await;
     let started = Instant::now();
     let halted = loop {
-        if let Some(condition) = propagated(&cluster).await
+        if let Some(condition) = propagated(cluster).await
             && condition["reason"] == "PropagationHalted"
         {
             break condition;
@@ -331,8 +374,12 @@ async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo
         ))),
         "{message}"
     );
+    let failing = match workload {
+        Workload::Pods => "deployment",
+        Workload::ConfigMaps => "config",
+    };
     assert!(
-        message.contains("deployment"),
+        message.contains(&format!("awaiting resource readiness: {failing}")),
         "the failing resource is named: {message}"
     );
     assert!(
@@ -341,7 +388,7 @@ async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo
     );
     // Nothing beyond the first wave moved, and stays so.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let instances_now = instances(&cluster).await;
+    let instances_now = instances(cluster).await;
     for (name, instance) in &instances_now {
         let expected = if first_wave.contains(name) {
             Some((2, false))
@@ -352,25 +399,72 @@ async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo
         assert_eq!(instance["status"]["observedRevision"], 1, "{name}");
     }
     let rest = &created[2..];
-    let after = deployments(rest).await;
+    let after = object_versions(cluster, workload, rest).await;
     for name in rest {
-        assert_eq!(after[name], before[name], "{name}'s Deployment was touched");
+        assert_eq!(after[name], before[name], "{name}'s object was touched");
     }
 
     // Undo: the old spec written back is revision 3, rolled out under the same policy.
-    cluster.apply(&rgd("v1", json!({}), deadline)).await;
-    wait_converged(&cluster, 3).await;
+    cluster.apply(&rgd(workload, "v1", false, deadline)).await;
+    wait_converged(cluster, 3).await;
+    let (api_version, kind) = workload.object();
     for name in first_wave {
-        let deployment = cluster
-            .get(at("apps/v1", "Deployment", name))
+        let object = cluster
+            .get(at(api_version, kind, name))
             .await
-            .expect("the deployment");
-        assert_eq!(
-            deployment["spec"]["template"]["metadata"]["labels"].get("broken"),
-            None,
-            "{name} is back on the old template"
-        );
-        assert_eq!(deployment["status"]["availableReplicas"], 1, "{name}");
+            .expect("the instance's object");
+        match workload {
+            Workload::Pods => {
+                assert_eq!(
+                    object["spec"]["template"]["metadata"]["labels"].get("broken"),
+                    None,
+                    "{name} is back on the old template"
+                );
+                assert_eq!(object["status"]["availableReplicas"], 1, "{name}");
+            }
+            Workload::ConfigMaps => assert_eq!(object["data"]["healthy"], "yes", "{name}"),
+        }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_moves_in_waves_of_two_in_the_documented_order() {
+    let cluster = Cluster::start_configured(settings(), Default::default()).await;
+    waves(&cluster, Workload::Pods).await;
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo_recovers() {
+    let simulation = kro_apiserver::SimulationKnobs {
+        failing_pods: Some("broken=true".parse().expect("a selector")),
+        ..Default::default()
+    };
+    let cluster = Cluster::start_configured(settings(), simulation).await;
+    halt_and_undo(&cluster, Workload::Pods).await;
+    cluster.stop().await;
+}
+
+/// A fresh real control plane with the controllers on it, or `None` when there is none here.
+async fn real_cluster() -> Option<Cluster> {
+    let control_plane = tokio::task::spawn_blocking(|| {
+        kro_test_support::real_control_plane_or_skip("rollout scenarios")
+    })
+    .await
+    .expect("the start task")?;
+    Some(Cluster::start_real_with(control_plane, settings()).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollouts_hold_on_a_real_control_plane() {
+    let Some(cluster) = real_cluster().await else {
+        return;
+    };
+    waves(&cluster, Workload::ConfigMaps).await;
+    cluster.stop().await;
+    let Some(cluster) = real_cluster().await else {
+        return;
+    };
+    halt_and_undo(&cluster, Workload::ConfigMaps).await;
     cluster.stop().await;
 }

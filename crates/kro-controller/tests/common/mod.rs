@@ -161,12 +161,17 @@ impl Cluster {
 
     /// Starts the controllers against a real control plane.
     pub async fn start_real(control_plane: RealControlPlane) -> Cluster {
+        Self::start_real_with(control_plane, Settings::default()).await
+    }
+
+    /// Starts the controllers with `settings` against a real control plane.
+    pub async fn start_real_with(control_plane: RealControlPlane, settings: Settings) -> Cluster {
         let kubeconfig = kube::config::Kubeconfig::read_from(control_plane.kubeconfig())
             .expect("the control plane's kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
             .expect("a client configuration");
-        Self::with_backend(Backend::Real(control_plane), config, Settings::default()).await
+        Self::with_backend(Backend::Real(control_plane), config, settings).await
     }
 
     async fn with_backend(backend: Backend, config: kube::Config, settings: Settings) -> Cluster {
