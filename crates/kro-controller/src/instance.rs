@@ -510,7 +510,9 @@ impl InstanceController {
             return Ok(());
         }
         let mut wanted = without_nulls(current.status.to_json());
-        if let Some((_, revision)) = rollout::governed(graph) {
+        if let Some((_, revision)) = rollout::governed(graph)
+            && !instance.is_deleting()
+        {
             rollout::record_revision(&mut wanted, instance.json(), revision, &now());
         }
         if shared

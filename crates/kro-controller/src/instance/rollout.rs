@@ -213,6 +213,10 @@ impl Rollout {
                 ready,
             });
         }
+        // Instances gone since they moved are forgotten.
+        let live: std::collections::HashSet<&str> =
+            keys.values().map(|(uid, _)| uid.as_str()).collect();
+        state.moved.retain(|uid, _| live.contains(uid.as_str()));
         let mut moved = Vec::new();
         let mut failure = None;
         if halted.is_none() {

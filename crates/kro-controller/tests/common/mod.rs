@@ -355,14 +355,25 @@ impl Cluster {
             .collect()
     }
 
-    /// Waits until `check` holds for the object (or its absence), up to `limit`.
+    /// Waits until `check` holds for the object (or its absence), up to a minute.
     pub async fn wait_for(
         &self,
         target: Target<'_>,
         what: &str,
         check: impl Fn(Option<&Value>) -> bool,
     ) -> Option<Value> {
-        let limit = Duration::from_secs(60);
+        self.wait_for_within(target, what, Duration::from_secs(60), check)
+            .await
+    }
+
+    /// Waits until `check` holds for the object (or its absence), up to `limit`.
+    pub async fn wait_for_within(
+        &self,
+        target: Target<'_>,
+        what: &str,
+        limit: Duration,
+        check: impl Fn(Option<&Value>) -> bool,
+    ) -> Option<Value> {
         let (kind, name) = (target.kind, target.name);
         let started = Instant::now();
         loop {
