@@ -313,6 +313,10 @@ pub struct ResourceSpec {
     /// Makes the node a collection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub for_each: Option<ForEach>,
+    /// KREP-006's gate on a resource's mutation: read so that it is refused with a clear
+    /// error rather than dropped (not supported yet; see [`crate::propagation`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub propagate_when: Vec<String>,
 }
 
 impl CrdSchema for ResourceSpec {
@@ -344,6 +348,7 @@ impl CrdSchema for ResourceSpec {
                 ("readyWhen", list(string())),
                 ("includeWhen", list(string())),
                 ("forEach", ForEach::crd_schema()),
+                ("propagateWhen", list(string())),
             ])
         }
     }

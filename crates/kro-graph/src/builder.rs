@@ -267,11 +267,27 @@ impl Builder<'_> {
         names: &KindNames,
     ) -> Option<crate::propagation::PropagationPolicy> {
         let path = FieldPath::root().key("spec").key("propagateWhen");
-        if !self
+        let gated = self
             .config
             .features
-            .enabled(crate::Feature::PropagationControl)
-        {
+            .enabled(crate::Feature::PropagationControl);
+        for (index, resource) in rgd.spec.resources.iter().enumerate() {
+            let Some(first) = resource.propagate_when.first() else {
+                continue;
+            };
+            let at = resource_path(index).key("propagateWhen").index(0);
+            let kind = if gated {
+                BuildErrorKind::Propagation(crate::propagation::PolicyError::OnResource { index })
+            } else {
+                BuildErrorKind::FeatureGateDisabled {
+                    expression: first.clone(),
+                    function: "propagateWhen",
+                    feature: crate::Feature::PropagationControl,
+                }
+            };
+            self.error(at, Some(&resource.id), kind);
+        }
+        if !gated {
             if let Some(first) = rgd.spec.propagate_when.first() {
                 self.error(
                     path.index(0),
@@ -298,6 +314,9 @@ impl Builder<'_> {
                     let at = match &error {
                         crate::propagation::PolicyError::Expression { index, .. } => {
                             path.index(*index)
+                        }
+                        crate::propagation::PolicyError::OnResource { index } => {
+                            resource_path(*index).key("propagateWhen")
                         }
                         crate::propagation::PolicyError::Annotation { annotation, .. } => {
                             FieldPath::root()

@@ -65,6 +65,16 @@ pub enum PolicyError {
         /// What is wrong with it.
         reason: String,
     },
+    /// `propagateWhen` on a resource rather than on the RGD.
+    #[error(
+        "spec.resources[{index}].propagateWhen: gating a resource's mutation (KREP-006) is not \
+         supported yet, as KREP-006 has not settled what a collection's item variable names; \
+         spec.propagateWhen gates the instances"
+    )]
+    OnResource {
+        /// The resource's index.
+        index: usize,
+    },
     /// An annotation whose value cannot be read.
     #[error("annotation {annotation}: {value:?} {reason}")]
     Annotation {

@@ -88,6 +88,7 @@ mod tests {
             ready_when: vec!["${true}".to_owned()],
             include_when: vec!["${true}".to_owned()],
             for_each: Some(for_each),
+            propagate_when: vec!["${true}".to_owned()],
         };
         let rgd = ResourceGraphDefinition {
             api_version: API_VERSION.to_owned(),

@@ -1309,3 +1309,30 @@ fn a_bad_rollout_annotation_is_an_error_at_the_annotation() {
     );
     assert_eq!(errors[0].kind.reason(), "InvalidPropagationConfig");
 }
+
+#[test]
+fn propagate_when_on_a_resource_is_refused_saying_so() {
+    let yaml = PROPAGATING.replace(
+        "    - id: config\n",
+        "    - id: config\n      propagateWhen:\n        - ${true}\n",
+    );
+    let errors = build_gated(&yaml, true).expect_err("refused").errors;
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(
+        errors[0].path.to_string(),
+        "spec.resources[0].propagateWhen[0]"
+    );
+    assert!(
+        errors[0].to_string().contains("is not supported yet"),
+        "{}",
+        errors[0]
+    );
+    let errors = build_gated(&yaml, false).expect_err("refused").errors;
+    assert!(
+        errors.iter().any(
+            |error| error.path.to_string() == "spec.resources[0].propagateWhen[0]"
+                && error.to_string().contains("PropagationControl")
+        ),
+        "{errors:?}"
+    );
+}
