@@ -12,6 +12,7 @@
 
 mod children;
 mod go_tool;
+mod kro_dev;
 mod logs;
 pub mod protobuf_bodies;
 
@@ -21,6 +22,7 @@ use std::process::{Command, Output, Stdio};
 
 pub use children::child_command;
 pub use go_tool::{answer_lines, build_go_tool, go_module_dir};
+pub use kro_dev::KroDev;
 pub use logs::log_to_test_output;
 
 /// The environment variable naming the kubeconfig of an already running real control plane.

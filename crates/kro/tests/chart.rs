@@ -301,21 +301,8 @@ fn start_apiserver(kubeconfig: &Path) -> Running {
 
 /// `kro dev` on a free port (the API server with the controllers), writing its kubeconfig to
 /// `kubeconfig`.
-fn start_dev(kubeconfig: &Path) -> Running {
-    use std::io::{BufRead, BufReader};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
-        .args(["dev", "--port", "0", "--kubeconfig-out"])
-        .arg(kubeconfig)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("kro dev starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let serving = lines.any(|line| line.is_ok_and(|line| line.contains("kro dev: serving")));
-    assert!(serving, "kro dev did not start");
-    std::thread::spawn(move || for _ in lines {});
-    Running(child)
+fn start_dev(kubeconfig: &Path) -> kro_test_support::KroDev {
+    kro_test_support::KroDev::start(Path::new(env!("CARGO_BIN_EXE_kro")), kubeconfig, &[])
 }
 
 /// `kro controller` with `kubeconfig`, no metrics or probe listeners.

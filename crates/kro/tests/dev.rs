@@ -3,41 +3,13 @@
 //! instance removes every resource it created. And the first commands anyone types, with
 //! kubectl 1.27 and 1.33 and no flags (issue #25).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use kro_test_support::{eventually, kubectl_succeeds, repository_root};
+use kro_test_support::{KroDev, eventually, kubectl_succeeds, repository_root};
 
-struct Dev {
-    child: Child,
-}
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_dev(kubeconfig: &Path) -> Dev {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
-        .args(["dev", "--port", "0", "--kubeconfig-out"])
-        .arg(kubeconfig)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("kro dev starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines.next().and_then(Result::ok).unwrap_or_default();
-    assert!(
-        first.contains("controllers running"),
-        "kro dev said: {first:?}"
-    );
-    // Keep draining its output so it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    Dev { child }
+fn start_dev(kubeconfig: &Path) -> KroDev {
+    KroDev::start(Path::new(env!("CARGO_BIN_EXE_kro")), kubeconfig, &[])
 }
 
 fn kubectl(kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
@@ -305,7 +277,7 @@ fn kubectl_runs_scales_updates_and_deletes_a_set() {
 
 /// A fresh HOME, a `kro dev` and one kubectl release, run as a new user runs them: no flags.
 struct Session {
-    _dev: Dev,
+    _dev: KroDev,
     home: tempfile::TempDir,
     kubeconfig: PathBuf,
     kubectl: PathBuf,

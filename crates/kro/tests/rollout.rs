@@ -4,50 +4,23 @@
 //! exits 1 naming the instance), `kro rollout history` lists the revisions, and `kro rollout
 //! undo` writes the last good spec back, which rolls out to every instance.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use kro_test_support::{eventually, kubectl_succeeds, repository_root};
-
-struct Dev {
-    child: Child,
-}
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use kro_test_support::{KroDev, eventually, kubectl_succeeds, repository_root};
 
 /// `kro dev` with the rollout gate, and pods labelled `broken=true` failing.
-fn start_dev(kubeconfig: &Path) -> Dev {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kro"))
-        .args([
-            "dev",
-            "--port",
-            "0",
+fn start_dev(kubeconfig: &Path) -> KroDev {
+    KroDev::start(
+        Path::new(env!("CARGO_BIN_EXE_kro")),
+        kubeconfig,
+        &[
             "--feature-gates",
             "CELOmitFunction=true,PropagationControl=true",
             "--fail-pods",
             "broken=true",
-            "--kubeconfig-out",
-        ])
-        .arg(kubeconfig)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("kro dev starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let first = lines.next().and_then(Result::ok).unwrap_or_default();
-    assert!(
-        first.contains("controllers running"),
-        "kro dev said: {first:?}"
-    );
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    Dev { child }
+        ],
+    )
 }
 
 fn rollout(kubeconfig: &Path, args: &[&str]) -> Output {
