@@ -162,6 +162,7 @@ impl InstanceController {
             while let Some(event) = watch.next().await {
                 if first_list && matches!(event, Ok(watcher::Event::InitDone)) {
                     first_list = false;
+                    rollout.synced();
                     sync_metrics
                         .dynamic()
                         .synced(&sync_gvr, started.elapsed().as_secs_f64());
@@ -261,7 +262,7 @@ impl InstanceController {
     }
 
     /// The RGD's `Propagated` condition, when a propagation policy is in force.
-    pub(crate) fn propagated(&self) -> Option<crate::rgd_status::ConditionValue> {
+    pub(crate) fn propagated(&self) -> crate::rgd_status::Propagated {
         self.rollout.propagated()
     }
 

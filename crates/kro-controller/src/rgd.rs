@@ -290,7 +290,7 @@ impl RgdController {
             kind_ready: condition_of(rgd.json(), "KindReady"),
             controller_ready: controller_ready(running),
             serving_revision: None,
-            propagated: None,
+            propagated: crate::rgd_status::Propagated::Absent,
         };
         tracing::debug!(generation = progress.generation, "reconciling");
         let concluded = self.run_stages(name, &rgd, identity, &mut progress).await;
@@ -303,7 +303,7 @@ impl RgdController {
         let concluded = concluded?;
         progress.propagated = match self.controllers.lock().await.get(name) {
             Some(controller) => controller.propagated(),
-            None => None,
+            None => crate::rgd_status::Propagated::Absent,
         };
         self.write_status(name, &rgd, &progress.observation())
             .await?;
@@ -653,7 +653,7 @@ struct Progress {
     /// The revision the compiled graph is, once resolved.
     serving_revision: Option<i64>,
     /// `Propagated`, from the instance controller's rollout.
-    propagated: Option<ConditionValue>,
+    propagated: crate::rgd_status::Propagated,
 }
 
 impl Progress {

@@ -100,7 +100,19 @@ pub struct RgdObservation<'a> {
     pub controller_ready: ConditionValue,
     /// `Propagated`, outside `Ready`: how far the newest revision has reached, when a
     /// propagation policy is in force (else the RGD has no such condition).
-    pub propagated: Option<ConditionValue>,
+    pub propagated: Propagated,
+}
+
+/// What becomes of the RGD's `Propagated` condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Propagated {
+    /// No propagation policy is in force: the RGD has no such condition.
+    Absent,
+    /// Not known yet (the rollout has not looked at the instances since the controller
+    /// started): the condition stays as it is.
+    Keep,
+    /// This.
+    Is(ConditionValue),
 }
 
 /// `GraphAccepted` for a graph that compiled.
@@ -147,14 +159,21 @@ pub fn rgd_status(previous: &Json, observation: &RgdObservation<'_>, now: &str) 
         observation.generation,
         now,
     );
-    if let Some(propagated) = &observation.propagated {
-        conditions.push(condition(
+    match &observation.propagated {
+        Propagated::Absent => {}
+        Propagated::Keep => conditions.extend(
+            old_conditions
+                .iter()
+                .filter(|old| old["type"] == kro_graph::propagation::PROPAGATED)
+                .cloned(),
+        ),
+        Propagated::Is(propagated) => conditions.push(condition(
             kro_graph::propagation::PROPAGATED,
             propagated,
             &old_conditions,
             observation.generation,
             now,
-        ));
+        )),
     }
     // Upstream's state leaves GraphRevisionsResolved out.
     let active = dependents[1..]
@@ -345,7 +364,7 @@ spec:
             graph_accepted: graph_accepted(),
             kind_ready: kind_ready("WebApp"),
             controller_ready: ConditionValue::holds("Running", "controller is running"),
-            propagated: Some(ConditionValue::fails(
+            propagated: Propagated::Is(ConditionValue::fails(
                 "PropagationInProgress",
                 "1/2 instances on revision 2",
             )),
@@ -358,6 +377,28 @@ spec:
             condition_of(&status, "Propagated")["message"],
             "1/2 instances on revision 2"
         );
+        // Not known yet: kept as it was; no policy: gone.
+        let kept = RgdObservation {
+            propagated: Propagated::Keep,
+            ..observation.clone()
+        };
+        let again = rgd_status(&status, &kept, "2026-01-01T00:01:00Z");
+        assert_eq!(
+            condition_of(&again, "Propagated"),
+            condition_of(&status, "Propagated")
+        );
+        let absent = RgdObservation {
+            propagated: Propagated::Absent,
+            ..observation
+        };
+        let gone = rgd_status(&status, &absent, "2026-01-01T00:01:00Z");
+        let types: Vec<&Json> = gone["conditions"]
+            .as_array()
+            .expect("conditions")
+            .iter()
+            .map(|condition| &condition["type"])
+            .collect();
+        assert!(!types.contains(&&json!("Propagated")), "{types:?}");
     }
 
     #[test]
@@ -371,7 +412,7 @@ spec:
             graph_accepted: graph_accepted(),
             kind_ready: kind_ready("WebApp"),
             controller_ready: ConditionValue::holds("Running", "controller is running"),
-            propagated: None,
+            propagated: Propagated::Absent,
         };
         let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
         assert_eq!(status["state"], "Active");
@@ -407,7 +448,7 @@ spec:
             graph_accepted: graph_rejected("resource service: unknown field spec.portz"),
             kind_ready: ConditionValue::unknown("Pending", "waiting for the graph"),
             controller_ready: ConditionValue::unknown("Pending", "waiting for the kind"),
-            propagated: None,
+            propagated: Propagated::Absent,
         };
         let status = rgd_status(&json!({}), &observation, "2026-01-01T00:00:00Z");
         assert_eq!(status["state"], "Inactive");
@@ -456,7 +497,7 @@ spec:
             graph_accepted: graph_accepted(),
             kind_ready: kind_ready("WebApp"),
             controller_ready: ConditionValue::holds("Running", "controller is running"),
-            propagated: None,
+            propagated: Propagated::Absent,
         };
         let previous = json!({"lastIssuedRevision": 4});
         let status = rgd_status(&previous, &observation, "2026-01-01T00:00:00Z");

@@ -340,7 +340,7 @@ async fn object_versions(
 
 /// A revision that never becomes Ready halts after the first wave; the old spec written back
 /// (what `kro rollout undo` does) rolls out to every instance.
-async fn halt_and_undo(cluster: &Cluster, workload: Workload) {
+async fn halt_and_undo(cluster: &mut Cluster, workload: Workload) {
     let deadline = json!({"kro.run/progress-deadline": "3s"});
     cluster
         .apply(&rgd(workload, "v1", false, deadline.clone()))
@@ -404,6 +404,21 @@ async fn halt_and_undo(cluster: &Cluster, workload: Workload) {
         assert_eq!(after[name], before[name], "{name}'s object was touched");
     }
 
+    // A restarted controller (nothing in memory) finds the rollout halted from what the
+    // instances say, and touches nothing more either; it never reports it done meanwhile.
+    cluster.restart_controllers().await;
+    let watching = Instant::now();
+    while watching.elapsed() < Duration::from_secs(3) {
+        let condition = propagated(cluster).await.expect("Propagated");
+        assert_eq!(condition["reason"], "PropagationHalted", "{condition}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let instances_now = instances(cluster).await;
+    for name in rest {
+        assert_eq!(revision_of(&instances_now[name]), Some((1, true)), "{name}");
+    }
+    assert_eq!(object_versions(cluster, workload, rest).await, after);
+
     // Undo: the old spec written back is revision 3, rolled out under the same policy.
     cluster.apply(&rgd(workload, "v1", false, deadline)).await;
     wait_converged(cluster, 3).await;
@@ -440,8 +455,8 @@ async fn a_revision_that_never_becomes_ready_halts_after_the_first_wave_and_undo
         failing_pods: Some("broken=true".parse().expect("a selector")),
         ..Default::default()
     };
-    let cluster = Cluster::start_configured(settings(), simulation).await;
-    halt_and_undo(&cluster, Workload::Pods).await;
+    let mut cluster = Cluster::start_configured(settings(), simulation).await;
+    halt_and_undo(&mut cluster, Workload::Pods).await;
     cluster.stop().await;
 }
 
@@ -462,9 +477,9 @@ async fn rollouts_hold_on_a_real_control_plane() {
     };
     waves(&cluster, Workload::ConfigMaps).await;
     cluster.stop().await;
-    let Some(cluster) = real_cluster().await else {
+    let Some(mut cluster) = real_cluster().await else {
         return;
     };
-    halt_and_undo(&cluster, Workload::ConfigMaps).await;
+    halt_and_undo(&mut cluster, Workload::ConfigMaps).await;
     cluster.stop().await;
 }

@@ -29,7 +29,7 @@ use serde_json::{Value as Json, json};
 
 use super::GraphVersion;
 use crate::object_json::text;
-use crate::rgd_status::ConditionValue;
+use crate::rgd_status::{ConditionValue, Propagated};
 use crate::watches::InstanceRef;
 
 /// How often the policy is evaluated again when nothing wakes it (#1259's suggestion).
@@ -38,6 +38,9 @@ const POLL: Duration = Duration::from_secs(30);
 /// The rollout of one kind's newest revision.
 pub(crate) struct Rollout {
     state: Mutex<RolloutState>,
+    /// Whether the instance watch has listed every instance: until then the policy is not
+    /// evaluated (an empty cache would say every instance is on the revision).
+    synced: std::sync::atomic::AtomicBool,
     wake: tokio::sync::Notify,
     /// Tells the RGD controller that `Propagated` changed.
     on_change: Box<dyn Fn() + Send + Sync>,
@@ -53,6 +56,8 @@ struct RolloutState {
     last_move: Option<Instant>,
     /// The RGD's `Propagated`, when a policy is in force.
     propagated: Option<ConditionValue>,
+    /// Whether the policy (or its absence) has been evaluated since the controller started.
+    evaluated: bool,
 }
 
 /// What one evaluation found.
@@ -74,6 +79,7 @@ impl Rollout {
     pub(crate) fn new(on_change: Box<dyn Fn() + Send + Sync>) -> Rollout {
         Rollout {
             state: Mutex::default(),
+            synced: std::sync::atomic::AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
             on_change,
         }
@@ -81,6 +87,13 @@ impl Rollout {
 
     fn state(&self) -> std::sync::MutexGuard<'_, RolloutState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The instance watch has listed every instance: the policy may be evaluated.
+    pub(crate) fn synced(&self) {
+        self.synced
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.wake();
     }
 
     /// Asks for an evaluation soon.
@@ -96,9 +109,15 @@ impl Rollout {
         }
     }
 
-    /// The RGD's `Propagated` condition, when a policy is in force.
-    pub(crate) fn propagated(&self) -> Option<ConditionValue> {
-        self.state().propagated.clone()
+    /// The RGD's `Propagated` condition: absent without a policy, kept as it is until the
+    /// policy has been evaluated since the controller started.
+    pub(crate) fn propagated(&self) -> Propagated {
+        let state = self.state();
+        match (&state.propagated, state.evaluated) {
+            (_, false) => Propagated::Keep,
+            (Some(value), true) => Propagated::Is(value.clone()),
+            (None, true) => Propagated::Absent,
+        }
     }
 
     /// Starts over for `target` when it is a new revision.
@@ -138,11 +157,18 @@ impl Rollout {
         graph: &GraphVersion,
         instances: &[std::sync::Arc<DynamicObject>],
     ) -> Step {
+        if !self.synced.load(std::sync::atomic::Ordering::Acquire) {
+            return Step {
+                moved: Vec::new(),
+                next: POLL,
+            };
+        }
         let Some((policy, target)) = governed(graph) else {
             let changed = {
                 let mut state = self.state();
                 Self::retarget(&mut state, None);
-                state.propagated.take().is_some()
+                let first = !std::mem::replace(&mut state.evaluated, true);
+                state.propagated.take().is_some() || first
             };
             if changed {
                 (self.on_change)();
@@ -268,8 +294,9 @@ impl Rollout {
             .filter(|candidate| candidate.updated && candidate.ready)
             .count();
         let propagated = propagated(target, on_target, total, halted, failure);
-        let changed = state.propagated.as_ref() != Some(&propagated);
+        let changed = state.propagated.as_ref() != Some(&propagated) || !state.evaluated;
         state.propagated = Some(propagated);
+        state.evaluated = true;
         drop(state);
         if changed {
             (self.on_change)();

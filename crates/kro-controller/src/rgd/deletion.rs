@@ -45,7 +45,7 @@ impl RgdController {
                     graph_accepted: condition_of(rgd.json(), "GraphAccepted"),
                     kind_ready: condition_of(rgd.json(), "KindReady"),
                     controller_ready: ConditionValue::fails("Deleting", message),
-                    propagated: None,
+                    propagated: crate::rgd_status::Propagated::Absent,
                 };
                 self.write_status(name, rgd, &observation).await?;
                 return Ok(Some(self.shared.settings.deletion_poll));
