@@ -483,3 +483,168 @@ async fn rollouts_hold_on_a_real_control_plane() {
     halt_and_undo(&mut cluster, Workload::ConfigMaps).await;
     cluster.stop().await;
 }
+
+/// An RGD whose instance runs one Deployment per zone, the zones' items moving one at a time
+/// (`propagateWhen` on the collection, KREP-006).
+fn zones_rgd(tier: &str, broken: bool) -> Value {
+    let mut labels = json!({"app": "${zone}", "tier": tier});
+    if broken {
+        labels["broken"] = json!("true");
+    }
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+        "metadata": {"name": "zoned"},
+        "spec": {
+            "schema": {"apiVersion": "v1alpha1", "kind": "Zoned",
+                "spec": {"zones": "[]string"}},
+            "resources": [{
+                "id": "deployments",
+                "forEach": [{"zone": "${schema.spec.zones}"}],
+                "propagateWhen": ["${linearlyReady(zone, deployments, 1)}"],
+                "readyWhen": [
+                    "${each.status.observedGeneration == each.metadata.generation && each.status.replicas == 1 && each.status.updatedReplicas == 1 && each.status.availableReplicas == 1}",
+                ],
+                "template": {
+                    "apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": "${schema.metadata.name + '-' + zone}"},
+                    "spec": {
+                        "replicas": 1,
+                        "selector": {"matchLabels": {"app": "${zone}"}},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "app", "image": "nginx:1"}]},
+                        },
+                    },
+                },
+            }],
+        },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collection_s_items_move_one_at_a_time_and_halt_on_one_that_fails() {
+    let simulation = kro_apiserver::SimulationKnobs {
+        failing_pods: Some("broken=true".parse().expect("a selector")),
+        ..Default::default()
+    };
+    let cluster = Cluster::start_configured(settings(), simulation).await;
+    cluster.apply(&zones_rgd("v1", false)).await;
+    cluster
+        .wait_for(
+            cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "zoned"),
+            "Active",
+            |rgd| rgd.is_some_and(|rgd| rgd["status"]["state"] == "Active"),
+        )
+        .await;
+    let zones = ["a", "b", "c", "d", "e"];
+    cluster
+        .apply(&json!({
+            "apiVersion": "kro.run/v1alpha1", "kind": "Zoned",
+            "metadata": {"name": "shop", "namespace": "default"},
+            "spec": {"zones": zones},
+        }))
+        .await;
+    cluster
+        .wait_state(at("kro.run/v1alpha1", "Zoned", "shop"), "ACTIVE")
+        .await;
+    let deployment = |zone: &str| {
+        let cluster = &cluster;
+        let name = format!("shop-{zone}");
+        async move {
+            cluster
+                .get(at("apps/v1", "Deployment", &name))
+                .await
+                .expect("the deployment")
+        }
+    };
+    let ready = |deployment: &Value| {
+        let status = &deployment["status"];
+        status["observedGeneration"] == deployment["metadata"]["generation"]
+            && status["replicas"] == 1
+            && status["updatedReplicas"] == 1
+            && status["availableReplicas"] == 1
+    };
+    let tier = |deployment: &Value| {
+        deployment["spec"]["template"]["metadata"]["labels"]["tier"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+
+    // A change of the template reaches the zones one at a time, in collection order.
+    cluster.apply(&zones_rgd("v2", false)).await;
+    let mut first_seen: HashMap<&str, usize> = HashMap::new();
+    let started = Instant::now();
+    for sample in 0.. {
+        let mut moving = Vec::new();
+        let mut done = 0;
+        for zone in zones {
+            let deployment = deployment(zone).await;
+            if tier(&deployment) == "v2" {
+                first_seen.entry(zone).or_insert(sample);
+                if ready(&deployment) {
+                    done += 1;
+                } else {
+                    moving.push(zone);
+                }
+            }
+        }
+        assert!(
+            moving.len() <= 1,
+            "sample {sample}: {moving:?} move at once"
+        );
+        if done == zones.len() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{done}/5 zones moved: {first_seen:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for pair in zones.windows(2) {
+        assert!(
+            first_seen[pair[0]] < first_seen[pair[1]],
+            "{} moved before {} ({first_seen:?})",
+            pair[1],
+            pair[0]
+        );
+    }
+    cluster
+        .wait_state(at("kro.run/v1alpha1", "Zoned", "shop"), "ACTIVE")
+        .await;
+
+    // A change whose pods never become ready stops at the first zone: the others are left as
+    // they are.
+    let mut before = BTreeMap::new();
+    for zone in &zones[1..] {
+        let deployment = deployment(zone).await;
+        before.insert(*zone, deployment["metadata"]["resourceVersion"].clone());
+    }
+    cluster.apply(&zones_rgd("v2", true)).await;
+    cluster
+        .wait_for(
+            at("apps/v1", "Deployment", "shop-a"),
+            "broken",
+            |deployment| {
+                deployment.is_some_and(|deployment| {
+                    deployment["spec"]["template"]["metadata"]["labels"]["broken"] == "true"
+                })
+            },
+        )
+        .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    for zone in &zones[1..] {
+        let deployment = deployment(zone).await;
+        assert_eq!(
+            deployment["metadata"]["resourceVersion"], before[zone],
+            "zone {zone} was touched while zone a is not ready"
+        );
+    }
+    let instance = cluster
+        .get(at("kro.run/v1alpha1", "Zoned", "shop"))
+        .await
+        .expect("the instance");
+    assert_eq!(instance["status"]["state"], "IN_PROGRESS");
+    cluster.stop().await;
+}

@@ -81,33 +81,38 @@ pub fn next_batch(
     observed: &Observed,
     skip: impl Fn(&ObjectKey) -> bool,
 ) -> Batch {
-    for (level, desired) in current.desired_by_level().into_iter().enumerate() {
+    for (level, nodes) in current.levels.iter().enumerate() {
         let mut batch = Batch {
             level,
             ..Batch::default()
         };
-        for desired in desired {
-            if skip(&desired.key) {
-                continue;
-            }
-            let existing = observed.get(&desired.key);
-            if let Some(existing) = existing {
-                if existing.pointer("/metadata/deletionTimestamp").is_some() {
+        for node in nodes.iter().filter_map(|index| current.nodes.get(*index)) {
+            let mut gate = Gate::of(node, applier, scope, observed);
+            for (position, desired) in node.desired.iter().enumerate() {
+                if skip(&desired.key) {
                     continue;
                 }
-                if let Some(owner) = member_of(existing)
-                    && owner != applyset
+                let existing = observed.get(&desired.key);
+                if let Some(existing) = existing {
+                    if existing.pointer("/metadata/deletionTimestamp").is_some() {
+                        continue;
+                    }
+                    if let Some(owner) = member_of(existing)
+                        && owner != applyset
+                    {
+                        batch.owned_elsewhere.push(OwnedElsewhere {
+                            key: desired.key.clone(),
+                            level,
+                            applyset: owner.to_owned(),
+                        });
+                        continue;
+                    }
+                }
+                if applier.needs_apply(scope, desired, existing)
+                    && gate.as_mut().is_none_or(|gate| gate.admits(position))
                 {
-                    batch.owned_elsewhere.push(OwnedElsewhere {
-                        key: desired.key.clone(),
-                        level,
-                        applyset: owner.to_owned(),
-                    });
-                    continue;
+                    batch.objects.push(desired.clone());
                 }
-            }
-            if applier.needs_apply(scope, desired, existing) {
-                batch.objects.push(desired.clone());
             }
         }
         if !batch.objects.is_empty() || !batch.owned_elsewhere.is_empty() {
@@ -115,6 +120,66 @@ pub fn next_batch(
         }
     }
     Batch::default()
+}
+
+/// The `propagateWhen` of a collection node (KREP-006) over its items, in collection order:
+/// which items that need applying may be applied now. An item is updated when it exists and
+/// needs no apply; ready as the plan observed it. Each item let through counts as updated and
+/// not ready for the next one asked about.
+struct Gate<'a> {
+    policy: &'a kro_graph::propagation::PropagationPolicy,
+    node: &'a str,
+    candidates: Vec<kro_graph::propagation::Candidate>,
+}
+
+impl<'a> Gate<'a> {
+    /// The gate of `node`, when it has a policy.
+    fn of(
+        node: &'a kro_runtime::NodePlan,
+        applier: &Applier,
+        scope: &str,
+        observed: &Observed,
+    ) -> Option<Gate<'a>> {
+        let policy = node.propagation.as_ref()?;
+        let candidates = node
+            .desired
+            .iter()
+            .enumerate()
+            .map(|(position, desired)| {
+                let existing = observed.get(&desired.key);
+                let object = existing.unwrap_or(&desired.object).clone();
+                kro_graph::propagation::Candidate {
+                    id: kro_graph::propagation::candidate_id(&object),
+                    updated: existing.is_some() && !applier.needs_apply(scope, desired, existing),
+                    ready: node.items_ready.get(position).copied().unwrap_or(false),
+                    object,
+                }
+            })
+            .collect();
+        Some(Gate {
+            policy,
+            node: node.id.as_str(),
+            candidates,
+        })
+    }
+
+    /// Whether the item at `position` may be applied now (then it counts as moved).
+    fn admits(&mut self, position: usize) -> bool {
+        match self.policy.may_move(&self.candidates, position) {
+            Ok(true) => {
+                if let Some(candidate) = self.candidates.get_mut(position) {
+                    candidate.updated = true;
+                    candidate.ready = false;
+                }
+                true
+            }
+            Ok(false) => false,
+            Err(error) => {
+                tracing::warn!(node = %self.node, %error, "propagateWhen failed: the item waits");
+                false
+            }
+        }
+    }
 }
 
 /// Adds the kind of `key` to `inventory`, and its namespace when it is not the parent's

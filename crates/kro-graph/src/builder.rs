@@ -200,7 +200,7 @@ impl Builder<'_> {
         if !self.errors.is_empty() {
             return Err(self.fail());
         }
-        let nodes: Vec<_> = nodes.into_iter().flatten().collect();
+        let mut nodes: Vec<_> = nodes.into_iter().flatten().collect();
         let names = KindNames::new(
             schema_spec.group(),
             &schema_spec.api_version,
@@ -209,6 +209,7 @@ impl Builder<'_> {
         );
         self.check_plural(&names, schema_path().key("kind"));
         let propagation = self.propagation_policy(rgd, &names);
+        self.resource_propagation(rgd, &mut nodes);
         let mut crd = instance_crd(&names, schema_spec, &spec_schema, &status_schema, &scale);
         if propagation.is_some() {
             crate::crd::with_observed_revision(&mut crd, schema_spec);
@@ -259,6 +260,76 @@ impl Builder<'_> {
         })
     }
 
+    /// The `propagateWhen` of each collection resource (KREP-006); refused without the gate
+    /// `PropagationControl`, and on resources that are not collections.
+    fn resource_propagation(
+        &mut self,
+        rgd: &ResourceGraphDefinition,
+        nodes: &mut [crate::graph::CompiledNode],
+    ) {
+        let gated = self
+            .config
+            .features
+            .enabled(crate::Feature::PropagationControl);
+        for node in nodes {
+            let Some(resource) = rgd.spec.resources.get(node.index) else {
+                continue;
+            };
+            let Some(first) = resource.propagate_when.first() else {
+                continue;
+            };
+            let at = resource_path(node.index).key("propagateWhen");
+            if !gated {
+                self.error(
+                    at.index(0),
+                    Some(&resource.id),
+                    BuildErrorKind::FeatureGateDisabled {
+                        expression: first.clone(),
+                        function: "propagateWhen",
+                        feature: crate::Feature::PropagationControl,
+                    },
+                );
+                continue;
+            }
+            let items: Vec<String> = match &node.for_each {
+                Some(crate::graph::CompiledForEach::Dimensions(dimensions)) => {
+                    dimensions.iter().map(|(name, _)| name.clone()).collect()
+                }
+                Some(crate::graph::CompiledForEach::Each(_)) => Vec::new(),
+                None => {
+                    self.error(
+                        at,
+                        Some(&resource.id),
+                        BuildErrorKind::Propagation(crate::propagation::PolicyError::OnResource {
+                            index: node.index,
+                        }),
+                    );
+                    continue;
+                }
+            };
+            match crate::propagation::PropagationPolicy::for_collection(
+                node.index,
+                &resource.propagate_when,
+                &resource.id,
+                &items,
+                self.config.env.cost_limit(),
+            ) {
+                Ok(policy) => node.propagation = Some(policy),
+                Err(errors) => {
+                    for error in errors {
+                        let path = match &error {
+                            crate::propagation::PolicyError::Expression { index, .. } => {
+                                at.index(*index)
+                            }
+                            _ => at.clone(),
+                        };
+                        self.error(path, Some(&resource.id), BuildErrorKind::Propagation(error));
+                    }
+                }
+            }
+        }
+    }
+
     /// The RGD's propagation policy: `spec.propagateWhen` (refused without the gate
     /// `PropagationControl`) and the rollout annotations (read only with the gate).
     fn propagation_policy(
@@ -267,27 +338,11 @@ impl Builder<'_> {
         names: &KindNames,
     ) -> Option<crate::propagation::PropagationPolicy> {
         let path = FieldPath::root().key("spec").key("propagateWhen");
-        let gated = self
+        if !self
             .config
             .features
-            .enabled(crate::Feature::PropagationControl);
-        for (index, resource) in rgd.spec.resources.iter().enumerate() {
-            let Some(first) = resource.propagate_when.first() else {
-                continue;
-            };
-            let at = resource_path(index).key("propagateWhen").index(0);
-            let kind = if gated {
-                BuildErrorKind::Propagation(crate::propagation::PolicyError::OnResource { index })
-            } else {
-                BuildErrorKind::FeatureGateDisabled {
-                    expression: first.clone(),
-                    function: "propagateWhen",
-                    feature: crate::Feature::PropagationControl,
-                }
-            };
-            self.error(at, Some(&resource.id), kind);
-        }
-        if !gated {
+            .enabled(crate::Feature::PropagationControl)
+        {
             if let Some(first) = rgd.spec.propagate_when.first() {
                 self.error(
                     path.index(0),

@@ -95,6 +95,9 @@ pub struct CompiledNode {
     pub dependencies: Vec<NodeId>,
     /// The type other expressions see for this node's id (a list for collections).
     pub cel_type: Type,
+    /// When its items may move to a new desired state (`propagateWhen` on a collection,
+    /// KREP-006; gate `PropagationControl`).
+    pub propagation: Option<crate::propagation::PropagationPolicy>,
 }
 
 impl CompiledNode {

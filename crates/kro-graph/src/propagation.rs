@@ -56,8 +56,10 @@ pub fn revision_of_reason(reason: &str) -> Option<i64> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PolicyError {
     /// A `propagateWhen` expression that does not compile or is not a bool.
-    #[error("spec.propagateWhen[{index}] {expression:?}: {reason}")]
+    #[error("{list}[{index}] {expression:?}: {reason}")]
     Expression {
+        /// The list it is in: `spec.propagateWhen`, `spec.resources[i].propagateWhen`.
+        list: String,
         /// Its index in the list.
         index: usize,
         /// The expression as written.
@@ -67,9 +69,8 @@ pub enum PolicyError {
     },
     /// `propagateWhen` on a resource rather than on the RGD.
     #[error(
-        "spec.resources[{index}].propagateWhen: gating a resource's mutation (KREP-006) is not \
-         supported yet, as KREP-006 has not settled what a collection's item variable names; \
-         spec.propagateWhen gates the instances"
+        "spec.resources[{index}].propagateWhen: only a collection's items (forEach) can be \
+         gated yet; gating a single resource's mutation on other resources is not supported"
     )]
     OnResource {
         /// The resource's index.
@@ -182,8 +183,10 @@ pub struct PropagationPolicy {
     pub rate: Option<PropagationRate>,
     /// `kro.run/progress-deadline`.
     pub progress_deadline: Duration,
-    singular: String,
-    plural: String,
+    /// The variables bound to the object asking to move.
+    items: Vec<String>,
+    /// The variable bound to the collection.
+    collection: String,
     view: Arc<RwLock<View>>,
     /// One evaluation at a time: the view is the evaluation's.
     evaluating: Arc<Mutex<()>>,
@@ -193,8 +196,8 @@ impl PartialEq for PropagationPolicy {
     fn eq(&self, other: &Self) -> bool {
         self.rate == other.rate
             && self.progress_deadline == other.progress_deadline
-            && self.singular == other.singular
-            && self.plural == other.plural
+            && self.items == other.items
+            && self.collection == other.collection
             && self.when.len() == other.when.len()
             && self
                 .when
@@ -245,12 +248,70 @@ impl PropagationPolicy {
                 DEFAULT_PROGRESS_DEADLINE
             }
         };
+        let compiled = PropagationPolicy::expressions(
+            "spec.propagateWhen",
+            propagate_when,
+            &[singular.to_owned()],
+            plural,
+            cost_limit,
+        );
+        let mut policy = match compiled {
+            Ok(policy) if errors.is_empty() => policy,
+            Ok(_) => return Err(errors),
+            Err(more) => {
+                errors.extend(more);
+                return Err(errors);
+            }
+        };
+        if policy.when.is_empty() && rate.is_none() {
+            return Ok(None);
+        }
+        policy.rate = rate;
+        policy.progress_deadline = progress_deadline;
+        Ok(Some(policy))
+    }
+
+    /// The `propagateWhen` of the collection resource at `index` (KREP-006), whose items move
+    /// in collection order: `each` and the iterator names `items` are bound to the item's
+    /// object, the resource's `id` to the collection's objects.
+    ///
+    /// # Errors
+    /// Every expression that does not compile or is not a bool.
+    pub fn for_collection(
+        index: usize,
+        propagate_when: &[String],
+        id: &str,
+        items: &[String],
+        cost_limit: Option<u64>,
+    ) -> Result<PropagationPolicy, Vec<PolicyError>> {
+        let mut names = vec!["each".to_owned()];
+        names.extend(items.iter().filter(|name| *name != "each").cloned());
+        PropagationPolicy::expressions(
+            &format!("spec.resources[{index}].propagateWhen"),
+            propagate_when,
+            &names,
+            id,
+            cost_limit,
+        )
+    }
+
+    /// Compiles `propagate_when` (the list at `list`) with `items` bound to the object asking
+    /// to move and `collection` to all of them.
+    fn expressions(
+        list: &str,
+        propagate_when: &[String],
+        items: &[String],
+        collection: &str,
+        cost_limit: Option<u64>,
+    ) -> Result<PropagationPolicy, Vec<PolicyError>> {
+        let mut errors = Vec::new();
         let view = Arc::new(RwLock::new(View::default()));
-        let env = policy_env(singular, plural, &view).with_cost_limit(cost_limit);
+        let env = policy_env(items, collection, &view).with_cost_limit(cost_limit);
         let mut when = Vec::new();
         for (index, written) in propagate_when.iter().enumerate() {
             let text = unwrap_expression(written);
             let fail = |reason: String| PolicyError::Expression {
+                list: list.to_owned(),
                 index,
                 expression: written.clone(),
                 reason,
@@ -269,18 +330,15 @@ impl PropagationPolicy {
         if !errors.is_empty() {
             return Err(errors);
         }
-        if when.is_empty() && rate.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(PropagationPolicy {
+        Ok(PropagationPolicy {
             when,
-            rate,
-            progress_deadline,
-            singular: singular.to_owned(),
-            plural: plural.to_owned(),
+            rate: None,
+            progress_deadline: DEFAULT_PROGRESS_DEADLINE,
+            items: items.to_vec(),
+            collection: collection.to_owned(),
             view,
             evaluating: Arc::new(Mutex::new(())),
-        }))
+        })
     }
 
     /// Whether every `propagateWhen` expression holds for `candidates[index]`, with
@@ -314,10 +372,13 @@ impl PropagationPolicy {
             .iter()
             .map(value)
             .collect::<Result<Vec<_>, _>>()?;
-        let activation = [
-            (self.singular.as_str(), value(item)?),
-            (self.plural.as_str(), Value::list(all)),
-        ];
+        let item = value(item)?;
+        let mut activation: std::collections::BTreeMap<String, Value> = self
+            .items
+            .iter()
+            .map(|name| (name.clone(), item.clone()))
+            .collect();
+        activation.insert(self.collection.clone(), Value::list(all));
         for expression in &self.when {
             match expression.program.evaluate(&activation) {
                 Ok(Value::Bool(true)) => {}
@@ -362,6 +423,22 @@ fn parse_deadline(value: &str) -> Result<Duration, String> {
         .map_err(|_| "is too long".to_owned())
 }
 
+/// The id [`Candidate::id`] has for `object`: `namespace/name`, or `name` without a namespace.
+pub fn candidate_id(object: &Json) -> String {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Json::as_str)
+        .unwrap_or_default();
+    match object
+        .pointer("/metadata/namespace")
+        .and_then(Json::as_str)
+        .filter(|namespace| !namespace.is_empty())
+    {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
 /// The id of an instance value: `namespace/name`, or `name`.
 fn id_of(value: &Value) -> Option<String> {
     let Value::Map(object) = value else {
@@ -382,7 +459,7 @@ fn id_of(value: &Value) -> Option<String> {
 
 /// The environment of `propagateWhen`: the two variables and the rollout functions, which read
 /// the instances' states from `view`.
-fn policy_env(singular: &str, plural: &str, view: &Arc<RwLock<View>>) -> Env {
+fn policy_env(items: &[String], collection: &str, view: &Arc<RwLock<View>>) -> Env {
     let state = {
         let view = Arc::clone(view);
         move |value: &Value, function: &str| -> Result<(bool, bool), EvalError> {
@@ -459,9 +536,11 @@ fn policy_env(singular: &str, plural: &str, view: &Arc<RwLock<View>>) -> Env {
         (1usize << wave) - 1
     });
     let list = Type::list(Type::Dyn);
-    Env::kro()
-        .with_variable(singular, Type::Dyn)
-        .with_variable(plural, list.clone())
+    let mut env = Env::kro();
+    for name in items {
+        env = env.with_variable(name, Type::Dyn);
+    }
+    env.with_variable(collection, list.clone())
         .with_function(Function::new("ready").overload(
             Overload::member("instance_ready", &[Type::Dyn], Type::Bool).with_impl(ready),
         ))

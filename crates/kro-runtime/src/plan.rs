@@ -132,6 +132,13 @@ pub struct NodePlan {
     pub value: Option<Json>,
     /// Readiness conditions taken as met ([`PlanOptions::assume_ready`]).
     pub assumed: Vec<Wait>,
+    /// When its items may move to their desired state (`propagateWhen` on a collection):
+    /// what decides which of [`desired`](Self::desired) are applied now.
+    pub propagation: Option<kro_graph::propagation::PropagationPolicy>,
+    /// Under [`propagation`](Self::propagation): whether each item of
+    /// [`desired`](Self::desired) is ready as observed (its `readyWhen` on `each`, or its
+    /// kind's readiness); empty otherwise.
+    pub items_ready: Vec<bool>,
 }
 
 /// The plan of one instance.
@@ -364,6 +371,8 @@ impl<'a> Planner<'a> {
             desired: Vec::new(),
             value: None,
             assumed: Vec::new(),
+            propagation: node.propagation.clone(),
+            items_ready: Vec::new(),
         };
         if let Some(skipped) = node
             .dependencies

@@ -300,6 +300,7 @@ impl Builder<'_> {
                 .map(NodeId::from)
                 .collect(),
             cel_type,
+            propagation: None,
         })
     }
 

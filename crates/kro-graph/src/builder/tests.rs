@@ -1311,28 +1311,64 @@ fn a_bad_rollout_annotation_is_an_error_at_the_annotation() {
 }
 
 #[test]
-fn propagate_when_on_a_resource_is_refused_saying_so() {
-    let yaml = PROPAGATING.replace(
+fn propagate_when_on_a_resource_gates_a_collection_and_is_refused_elsewhere() {
+    let single = PROPAGATING.replace(
         "    - id: config\n",
         "    - id: config\n      propagateWhen:\n        - ${true}\n",
     );
-    let errors = build_gated(&yaml, true).expect_err("refused").errors;
+    let errors = build_gated(&single, true).expect_err("refused").errors;
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(
         errors[0].path.to_string(),
-        "spec.resources[0].propagateWhen[0]"
+        "spec.resources[0].propagateWhen"
     );
     assert!(
-        errors[0].to_string().contains("is not supported yet"),
+        errors[0].to_string().contains("only a collection's items"),
         "{}",
         errors[0]
     );
-    let errors = build_gated(&yaml, false).expect_err("refused").errors;
+    let errors = build_gated(&single, false).expect_err("refused").errors;
     assert!(
         errors.iter().any(
             |error| error.path.to_string() == "spec.resources[0].propagateWhen[0]"
                 && error.to_string().contains("PropagationControl")
         ),
         "{errors:?}"
+    );
+    let collection = format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Zones
+    spec:
+      zones: '[]string'
+  resources:
+    - id: configs
+      forEach:
+        - zone: ${{schema.spec.zones}}
+      propagateWhen:
+        - ${{linearlyReady(zone, configs, 1)}}
+        - ${{configs.filter(c, c.updated() && !c.ready()).size() < 2 && each.metadata.name != ''}}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${{zone}}
+"
+    );
+    let graph = build_gated(&collection, true).unwrap_or_else(|errors| panic!("{errors}"));
+    let node = graph.node("configs").expect("the node");
+    assert_eq!(
+        node.propagation.as_ref().map(|policy| policy.when.len()),
+        Some(2)
+    );
+    let bad = collection.replace(
+        "linearlyReady(zone, configs, 1)",
+        "linearlyReady(zone, configs)",
+    );
+    let errors = build_gated(&bad, true).expect_err("refused").errors;
+    assert_eq!(
+        errors[0].path.to_string(),
+        "spec.resources[0].propagateWhen[0]"
     );
 }

@@ -138,6 +138,16 @@ impl Planner<'_> {
             .map(|object| object.key.clone())
             .collect();
         plan.desired = desired;
+        if plan.propagation.is_some() {
+            plan.items_ready = plan
+                .desired
+                .iter()
+                .map(|object| {
+                    let observed = self.observed.get(&object.key);
+                    observed.is_some_and(|observed| self.item_ready(node, observed))
+                })
+                .collect();
+        }
         let value = if is_collection {
             self.convert_list(&observed, &node.cel_type)
         } else {
@@ -297,6 +307,36 @@ impl Planner<'_> {
         let state = self.ready_when(node, observed, is_collection);
         crate::observe::report(|observer| observer.ready_checked(state == NodeState::Ready));
         state
+    }
+
+    /// Whether one observed item of a collection is ready: not being deleted, and its
+    /// `readyWhen` conditions on `each` hold (or its kind's readiness, with
+    /// [`PlanOptions::kind_readiness`], when it has none).
+    fn item_ready(&mut self, node: &CompiledNode, object: &Json) -> bool {
+        if object
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|stamp| !stamp.is_null())
+        {
+            return false;
+        }
+        if node.ready_when.is_empty() {
+            return !self.options.kind_readiness
+                || matches!(kind_readiness(object), KindReadiness::Ready);
+        }
+        let element = match &node.cel_type {
+            Type::List(element) => element.as_ref().clone(),
+            other => other.clone(),
+        };
+        let Ok(value) = self.convert(object, &element) else {
+            return false;
+        };
+        node.ready_when
+            .iter()
+            .filter(|condition| uses_each(condition))
+            .all(|condition| {
+                let scope = Scope::new(&self.values).with("each", value.clone());
+                matches!(super::evaluate_condition(condition, &scope), Ok(true))
+            })
     }
 
     /// readyWhen (all must hold), or ready when observed.
