@@ -236,16 +236,10 @@ impl InstanceController {
         controller
     }
 
-    /// Serves a new graph: every instance is planned again (under a propagation policy, only
-    /// when the graph is a new revision: the rollout moves the instances).
+    /// Serves a new graph: every instance is planned again (under a propagation policy, those
+    /// the rollout has not let move to the graph's revision are left as they are).
     pub(crate) fn update(&self, shared: &Shared, graph: GraphVersion) {
         let external = graph.external.keys().cloned().collect();
-        let same_revision = {
-            let old = self.graph();
-            rollout::governed(&old).map(|(_, revision)| revision)
-                == rollout::governed(&graph).map(|(_, revision)| revision)
-                && rollout::governed(&graph).is_some()
-        };
         *self.graph.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(graph);
         self.rollout.wake();
         shared.router.subscribe(
@@ -256,14 +250,12 @@ impl InstanceController {
                 external,
             },
         );
-        if !same_revision {
-            self.enqueue_all();
-        }
+        self.enqueue_all();
     }
 
     /// The RGD's `Propagated` condition, when a propagation policy is in force.
     pub(crate) fn propagated(&self) -> crate::rgd_status::Propagated {
-        self.rollout.propagated()
+        self.rollout.propagated(&self.graph())
     }
 
     /// Queues every instance for a reconcile.

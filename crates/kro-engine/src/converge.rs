@@ -130,6 +130,9 @@ struct Gate<'a> {
     policy: &'a kro_graph::propagation::PropagationPolicy,
     node: &'a str,
     candidates: Vec<kro_graph::propagation::Candidate>,
+    /// The candidates' objects as CEL values; `Err` (every item waits) when one cannot be
+    /// converted.
+    prepared: Result<kro_graph::propagation::Prepared, String>,
 }
 
 impl<'a> Gate<'a> {
@@ -155,17 +158,23 @@ impl<'a> Gate<'a> {
                     object,
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let prepared = policy.prepare(&candidates);
         Some(Gate {
             policy,
             node: node.id.as_str(),
             candidates,
+            prepared,
         })
     }
 
     /// Whether the item at `position` may be applied now (then it counts as moved).
     fn admits(&mut self, position: usize) -> bool {
-        match self.policy.may_move(&self.candidates, position) {
+        let moved = match &self.prepared {
+            Ok(prepared) => self.policy.may_move(prepared, &self.candidates, position),
+            Err(error) => Err(error.clone()),
+        };
+        match moved {
             Ok(true) => {
                 if let Some(candidate) = self.candidates.get_mut(position) {
                     candidate.updated = true;

@@ -166,6 +166,12 @@ struct View {
     states: std::collections::HashMap<String, (bool, bool)>,
 }
 
+/// Candidates' objects as CEL values (see [`PropagationPolicy::prepare`]).
+#[derive(Debug, Default)]
+pub struct Prepared {
+    values: std::collections::HashMap<String, Value>,
+}
+
 /// A compiled `propagateWhen` expression.
 #[derive(Debug, Clone)]
 pub struct PolicyExpression {
@@ -341,12 +347,35 @@ impl PropagationPolicy {
         })
     }
 
+    /// The candidates' objects as CEL values, converted once for every [`may_move`]
+    /// (Self::may_move) over them (their order and states may change in between).
+    ///
+    /// # Errors
+    /// An object that cannot be converted (too deep), naming it.
+    pub fn prepare(&self, candidates: &[Candidate]) -> Result<Prepared, String> {
+        let mut values = std::collections::HashMap::with_capacity(candidates.len());
+        if !self.when.is_empty() {
+            for candidate in candidates {
+                let value = kro_cel::from_json(&candidate.object, None, None)
+                    .map_err(|error| format!("{}: {error}", candidate.id))?;
+                values.insert(candidate.id.clone(), value);
+            }
+        }
+        Ok(Prepared { values })
+    }
+
     /// Whether every `propagateWhen` expression holds for `candidates[index]`, with
-    /// `candidates` (in [`propagation_order`]) as the collection.
+    /// `candidates` (in [`propagation_order`] for instances, collection order for a
+    /// resource's items) as the collection; `prepared` from [`prepare`](Self::prepare).
     ///
     /// # Errors
     /// The first expression that fails to evaluate, or is not a bool, with its text.
-    pub fn may_move(&self, candidates: &[Candidate], index: usize) -> Result<bool, String> {
+    pub fn may_move(
+        &self,
+        prepared: &Prepared,
+        candidates: &[Candidate],
+        index: usize,
+    ) -> Result<bool, String> {
         if self.when.is_empty() {
             return Ok(true);
         }
@@ -365,8 +394,11 @@ impl PropagationPolicy {
                 .collect();
         }
         let value = |candidate: &Candidate| {
-            kro_cel::from_json(&candidate.object, None, None)
-                .map_err(|error| format!("instance {}: {error}", candidate.id))
+            prepared
+                .values
+                .get(&candidate.id)
+                .cloned()
+                .ok_or_else(|| format!("{} was not prepared", candidate.id))
         };
         let all = candidates
             .iter()
@@ -594,8 +626,12 @@ mod tests {
         let mut moved = Vec::new();
         loop {
             propagation_order(candidates);
+            let prepared = policy.prepare(candidates).expect("converts");
             let next = (0..candidates.len()).find(|&index| {
-                !candidates[index].updated && policy.may_move(candidates, index).expect("evaluates")
+                !candidates[index].updated
+                    && policy
+                        .may_move(&prepared, candidates, index)
+                        .expect("evaluates")
             });
             let Some(index) = next else { return moved };
             candidates[index].updated = true;

@@ -54,10 +54,13 @@ struct RolloutState {
     moved: HashMap<String, Instant>,
     /// When the last instance moved (for the rate).
     last_move: Option<Instant>,
+    /// The instances this process let move at once as new (never reconciled by kro): they
+    /// count in the waves, but no progress deadline holds them.
+    fresh: std::collections::HashSet<String>,
     /// The RGD's `Propagated`, when a policy is in force.
     propagated: Option<ConditionValue>,
-    /// Whether the policy (or its absence) has been evaluated since the controller started.
-    evaluated: bool,
+    /// The revision `propagated` was computed for.
+    evaluated: Option<i64>,
 }
 
 /// What one evaluation found.
@@ -109,14 +112,17 @@ impl Rollout {
         }
     }
 
-    /// The RGD's `Propagated` condition: absent without a policy, kept as it is until the
-    /// policy has been evaluated since the controller started.
-    pub(crate) fn propagated(&self) -> Propagated {
+    /// The RGD's `Propagated` condition for `graph`: absent without a policy, kept as it is
+    /// until the policy has been evaluated for the graph's revision (a value computed for the
+    /// previous revision would be stamped with the RGD's new generation).
+    pub(crate) fn propagated(&self, graph: &GraphVersion) -> Propagated {
+        let Some((_, target)) = governed(graph) else {
+            return Propagated::Absent;
+        };
         let state = self.state();
-        match (&state.propagated, state.evaluated) {
-            (_, false) => Propagated::Keep,
-            (Some(value), true) => Propagated::Is(value.clone()),
-            (None, true) => Propagated::Absent,
+        match &state.propagated {
+            Some(value) if state.evaluated == Some(target) => Propagated::Is(value.clone()),
+            _ => Propagated::Keep,
         }
     }
 
@@ -125,6 +131,7 @@ impl Rollout {
         if state.target != target {
             state.target = target;
             state.moved.clear();
+            state.fresh.clear();
             state.last_move = None;
         }
     }
@@ -138,13 +145,18 @@ impl Rollout {
         if on_revision(instance, target) {
             return true;
         }
+        // Only the rollout task moves to a new revision: a reconcile that took the graph
+        // before it changed must not start the rollout over.
         let mut state = self.state();
-        Self::retarget(&mut state, Some(target));
-        if state.moved.contains_key(uid) {
+        let current = state.target == Some(target);
+        if current && state.moved.contains_key(uid) {
             return true;
         }
         if !has_finalizer(instance) {
-            state.moved.insert(uid.to_owned(), Instant::now());
+            if current {
+                state.moved.insert(uid.to_owned(), Instant::now());
+                state.fresh.insert(uid.to_owned());
+            }
             return true;
         }
         false
@@ -167,8 +179,8 @@ impl Rollout {
             let changed = {
                 let mut state = self.state();
                 Self::retarget(&mut state, None);
-                let first = !std::mem::replace(&mut state.evaluated, true);
-                state.propagated.take().is_some() || first
+                state.evaluated = None;
+                state.propagated.take().is_some()
             };
             if changed {
                 (self.on_change)();
@@ -202,15 +214,19 @@ impl Rollout {
                 on_target && revision.is_some_and(|c| text(c, "/status") == "True");
             let moved_at = state.moved.get(&uid).copied();
             let updated = on_target || moved_at.is_some();
-            if updated && !ready_on_target {
-                // How long it has been moving: since this process let it move, or since its
-                // condition says it went to the revision.
-                let elapsed = moved_at.map(|at| now.duration_since(at)).or_else(|| {
-                    let since = revision.map(|c| text(c, "/lastTransitionTime"))?;
-                    let since = chrono::DateTime::parse_from_rfc3339(since).ok()?;
-                    (wall - since.with_timezone(&chrono::Utc)).to_std().ok()
-                });
-                let elapsed = elapsed.unwrap_or_default();
+            if updated && !ready_on_target && !state.fresh.contains(&uid) {
+                // How long it has not been Ready on the revision: since its condition last
+                // changed once reconciled against it, else since this process let it move.
+                let since_condition = on_target
+                    .then(|| {
+                        let since = revision.map(|c| text(c, "/lastTransitionTime"))?;
+                        let since = chrono::DateTime::parse_from_rfc3339(since).ok()?;
+                        (wall - since.with_timezone(&chrono::Utc)).to_std().ok()
+                    })
+                    .flatten();
+                let elapsed = since_condition
+                    .or_else(|| moved_at.map(|at| now.duration_since(at)))
+                    .unwrap_or_default();
                 match policy.progress_deadline.checked_sub(elapsed) {
                     Some(left) if !left.is_zero() => next = next.min(left),
                     _ if halted.is_none() => {
@@ -243,9 +259,18 @@ impl Rollout {
         let live: std::collections::HashSet<&str> =
             keys.values().map(|(uid, _)| uid.as_str()).collect();
         state.moved.retain(|uid, _| live.contains(uid.as_str()));
+        state.fresh.retain(|uid| live.contains(uid.as_str()));
         let mut moved = Vec::new();
         let mut failure = None;
-        if halted.is_none() {
+        // Each instance converted to CEL once per step, however many evaluations follow.
+        let prepared = match policy.prepare(&candidates) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                failure = Some(error);
+                kro_graph::propagation::Prepared::default()
+            }
+        };
+        if halted.is_none() && failure.is_none() {
             loop {
                 if let (Some(rate), Some(last)) = (policy.rate, state.last_move) {
                     let ready_at = last + rate.interval();
@@ -262,7 +287,7 @@ impl Rollout {
                     if candidates[index].updated {
                         continue;
                     }
-                    match policy.may_move(&candidates, index) {
+                    match policy.may_move(&prepared, &candidates, index) {
                         Ok(true) => {
                             chosen = Some(index);
                             break;
@@ -294,9 +319,10 @@ impl Rollout {
             .filter(|candidate| candidate.updated && candidate.ready)
             .count();
         let propagated = propagated(target, on_target, total, halted, failure);
-        let changed = state.propagated.as_ref() != Some(&propagated) || !state.evaluated;
+        let changed =
+            state.propagated.as_ref() != Some(&propagated) || state.evaluated != Some(target);
         state.propagated = Some(propagated);
-        state.evaluated = true;
+        state.evaluated = Some(target);
         drop(state);
         if changed {
             (self.on_change)();

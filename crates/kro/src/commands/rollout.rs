@@ -316,9 +316,14 @@ fn read(rgd: &Value, name: &str) -> Reading {
         |condition: &Value, field: &str| condition[field].as_str().unwrap_or_default().to_owned();
     let Some(propagated) = condition(PROPAGATED) else {
         return match condition("Ready") {
-            Some(ready) if ready["status"] == "True" => Reading::Done(format!(
-                "resourcegraphdefinition {name:?} has no propagation policy: every instance is reconciled against its newest revision at once"
-            )),
+            Some(ready)
+                if ready["status"] == "True"
+                    && ready["observedGeneration"].as_i64().unwrap_or_default() >= generation =>
+            {
+                Reading::Done(format!(
+                    "resourcegraphdefinition {name:?} has no propagation policy: every instance is reconciled against its newest revision at once"
+                ))
+            }
             _ => Reading::Going(format!(
                 "Waiting for resourcegraphdefinition {name:?} to be Ready..."
             )),
@@ -443,10 +448,13 @@ mod tests {
         );
         assert!(matches!(read(&done, "web"), Reading::Done(_)));
         let unpolicied = json!({"metadata": {"generation": 1}, "status": {"conditions": [
-            {"type": "Ready", "status": "True"}]}});
+            {"type": "Ready", "status": "True", "observedGeneration": 1}]}});
         assert!(
             matches!(read(&unpolicied, "web"), Reading::Done(line) if line.contains("no propagation policy"))
         );
+        let unobserved = json!({"metadata": {"generation": 2}, "status": {"conditions": [
+            {"type": "Ready", "status": "True", "observedGeneration": 1}]}});
+        assert!(matches!(read(&unobserved, "web"), Reading::Going(_)));
     }
 
     #[test]
