@@ -959,3 +959,103 @@ fn a_server_dry_run_of_a_graph_with_its_own_namespace_checks_what_it_can() {
         "a dry run made the namespace"
     );
 }
+
+/// An RGD of one Deployment per zone whose items move one at a time (`propagateWhen` on the
+/// collection); `broken` labels the pods so that `--fail-pods broken=true` fails them.
+fn zoned_rgd(dir: &Path, broken: bool) -> PathBuf {
+    let extra = if broken {
+        "\n                broken: \"true\""
+    } else {
+        ""
+    };
+    let text = format!(
+        "apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: zoned
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Zoned
+    spec:
+      zones: '[]string'
+  resources:
+    - id: deployments
+      forEach:
+        - zone: ${{schema.spec.zones}}
+      propagateWhen:
+        - ${{linearlyReady(zone, deployments, 1)}}
+      readyWhen:
+        - ${{each.status.observedGeneration == each.metadata.generation && each.status.replicas == 1 && each.status.updatedReplicas == 1 && each.status.availableReplicas == 1}}
+      template:
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: ${{schema.metadata.name + '-' + zone}}
+        spec:
+          replicas: 1
+          selector:
+            matchLabels:
+              app: ${{zone}}
+          template:
+            metadata:
+              labels:
+                app: ${{zone}}{extra}
+            spec:
+              containers:
+                - name: app
+                  image: nginx:1
+"
+    );
+    let path = dir.join(if broken { "broken.yaml" } else { "rgd.yaml" });
+    std::fs::write(&path, text).expect("written");
+    path
+}
+
+#[test]
+fn a_gated_collection_moves_one_item_at_a_time_under_kro_apply_too() {
+    let server = Server::start("apiserver", &["--fail-pods", "broken=true"]);
+    let dir = tempfile::tempdir().expect("a directory");
+    let instance = dir.path().join("instance.yaml");
+    std::fs::write(
+        &instance,
+        "apiVersion: kro.run/v1alpha1\nkind: Zoned\nmetadata:\n  name: shop\n  namespace: default\nspec:\n  zones: [a, b, c]\n",
+    )
+    .expect("written");
+    let apply = |rgd: &Path, timeout: &str| {
+        server.kro(&[
+            "apply",
+            "--feature-gates",
+            "PropagationControl=true",
+            "-f",
+            path(rgd),
+            "-i",
+            path(&instance),
+            "--timeout",
+            timeout,
+        ])
+    };
+    let applied = apply(&zoned_rgd(dir.path(), false), "60s");
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let versions = |zone: &str| {
+        server.kubectl_json(&["get", "deployment", &format!("shop-{zone}")])["metadata"]
+            ["resourceVersion"]
+            .clone()
+    };
+    let (b, c) = (versions("b"), versions("c"));
+    // Pods that never become ready: the first zone moves, the others wait for it.
+    let failed = apply(&zoned_rgd(dir.path(), true), "5s");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "kro apply succeeded:\n{stderr}");
+    let first = server.kubectl_json(&["get", "deployment", "shop-a"]);
+    assert_eq!(
+        first["spec"]["template"]["metadata"]["labels"]["broken"], "true",
+        "{stderr}"
+    );
+    assert_eq!(versions("b"), b, "zone b moved before zone a was ready");
+    assert_eq!(versions("c"), c, "zone c moved before zone a was ready");
+}
