@@ -594,6 +594,13 @@ mod tests {
         let mut scaled = base.clone();
         scaled["scaling"] = json!({"kind": "AppSet"});
         assert_ne!(spec_hash(&base), spec_hash(&scaled));
+        // A policy is part of the spec: changing it is a revision, rolled out under it.
+        let mut gated = base.clone();
+        gated["propagateWhen"] = json!(["${linearlyReady(app, apps, 2)}"]);
+        assert_ne!(spec_hash(&base), spec_hash(&gated));
+        let mut collection = base.clone();
+        collection["resources"][0]["propagateWhen"] = json!(["${true}"]);
+        assert_ne!(spec_hash(&base), spec_hash(&collection));
         let mut data = base;
         data["resources"][1] = json!({"id": "a", "data": {"k": 1}});
         let mut other_data = data.clone();

@@ -11,7 +11,7 @@ use kro_graph::spec_hash;
 use serde_json::{Value as Json, json};
 
 /// The `spec` of every RGD under the repository that upstream's types read unchanged (no data
-/// nodes, no `spec.scaling`, no string `forEach`).
+/// nodes, no `spec.scaling`, no string `forEach`, no `propagateWhen`).
 fn repository_specs() -> Vec<Json> {
     let root = kro_test_support::repository_root();
     let mut specs = Vec::new();
@@ -44,9 +44,12 @@ fn repository_specs() -> Vec<Json> {
 
 fn upstream_readable(spec: &Json) -> bool {
     spec.get("scaling").is_none()
+        && spec.get("propagateWhen").is_none()
         && spec["resources"].as_array().is_none_or(|resources| {
             resources.iter().all(|resource| {
-                resource.get("data").is_none() && resource.get("forEach").is_none_or(Json::is_array)
+                resource.get("data").is_none()
+                    && resource.get("propagateWhen").is_none()
+                    && resource.get("forEach").is_none_or(Json::is_array)
             })
         })
 }

@@ -417,7 +417,16 @@ fn generated_instances_are_admitted_under_their_generated_crds() {
     let ours = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let ours = ours.to_string_lossy();
     let upstream = examples("kubernetes");
-    let inputs = ["-R", "-f", upstream.as_str(), "-f", &ours];
+    // examples/rollout uses spec.propagateWhen, behind its gate.
+    let inputs = [
+        "--feature-gates",
+        "PropagationControl=true",
+        "-R",
+        "-f",
+        upstream.as_str(),
+        "-f",
+        &ours,
+    ];
     let crds = kro(&[&["generate", "crd"][..], &inputs].concat());
     assert!(crds.status.success(), "{}", stderr(&crds));
     let instances = kro(&[&["generate", "instance", "-n", "default"][..], &inputs].concat());
