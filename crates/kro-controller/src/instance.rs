@@ -367,7 +367,7 @@ impl InstanceController {
                 &plan_options(shared, &graph, &facts),
             );
         }
-        self.report(shared, &graph, &instance, &current, problems)
+        self.report(shared, &graph, &instance, (&current, &observed), problems)
             .await
     }
 
@@ -439,7 +439,7 @@ impl InstanceController {
         shared: &Shared,
         graph: &GraphVersion,
         instance: &Object,
-        current: &Plan,
+        (current, observed): (&Plan, &Observed),
         problems: ResourceErrors,
     ) -> Result<Option<Duration>, ReconcileError> {
         let was_active = text(instance.json(), "/status/state") == "ACTIVE";
@@ -460,7 +460,8 @@ impl InstanceController {
                 )
                 .await;
         }
-        self.write_status(shared, graph, instance, current).await?;
+        self.write_status(shared, graph, instance, current, Some(observed))
+            .await?;
         if problems.0.is_empty() {
             Ok(None)
         } else {
@@ -498,11 +499,20 @@ impl InstanceController {
         graph: &GraphVersion,
         instance: &Object,
         current: &Plan,
+        observed: Option<&Observed>,
     ) -> Result<(), ReconcileError> {
         if !current.status.writable {
             return Ok(());
         }
         let mut wanted = without_nulls(current.status.to_json());
+        if let Some(observed) = observed
+            && shared
+                .settings
+                .features
+                .enabled(Feature::InstanceManagedResources)
+        {
+            wanted[kro_graph::MANAGED_RESOURCES] = managed_resources(current, observed);
+        }
         if let Some((_, revision)) = rollout::governed(graph)
             && !instance.is_deleting()
         {
@@ -701,6 +711,35 @@ fn plan_options(shared: &Shared, graph: &GraphVersion, facts: &ControllerFacts) 
         observer: Some(shared.metrics.plan_observer()),
         ..PlanOptions::default()
     }
+}
+
+/// `status.managedResources`: every object of the plan that exists, in apply order (levels,
+/// then the RGD's order, then collection order), as `nodeID`, `apiVersion`, `kind`,
+/// `namespace` (when it has one), `name` and `uid`.
+fn managed_resources(current: &Plan, observed: &Observed) -> serde_json::Value {
+    let entries: Vec<serde_json::Value> = current
+        .levels
+        .iter()
+        .flatten()
+        .filter_map(|index| current.nodes.get(*index))
+        .flat_map(|node| node.desired.iter().map(move |desired| (node, desired)))
+        .filter_map(|(node, desired)| {
+            let object = observed.get(&desired.key)?;
+            let mut entry = json!({
+                "nodeID": node.id.as_str(),
+                "apiVersion": text(object, "/apiVersion"),
+                "kind": text(object, "/kind"),
+                "name": text(object, "/metadata/name"),
+                "uid": text(object, "/metadata/uid"),
+            });
+            let namespace = text(object, "/metadata/namespace");
+            if !namespace.is_empty() {
+                entry["namespace"] = json!(namespace);
+            }
+            Some(entry)
+        })
+        .collect();
+    serde_json::Value::Array(entries)
 }
 
 /// Whether the instance asks not to be reconciled.

@@ -1,7 +1,9 @@
 //! Upstream's feature gates (Settings::features, `--feature-gates`), honoured: an RGD that calls
 //! `omit()` is refused unless `CELOmitFunction` is on; condition transitions become Events with
 //! `InstanceConditionEvents` and the `instance_condition_current_status_seconds` gauge with
-//! `InstanceConditionMetrics`, and neither without its gate.
+//! `InstanceConditionMetrics`, and neither without its gate. Ours: `InstanceManagedResources`
+//! lists an instance's objects in `status.managedResources`, and a resync writes nothing
+//! more.
 
 mod common;
 
@@ -168,4 +170,100 @@ async fn condition_transitions_are_events_and_gauges_only_with_their_gates() {
         "no condition Events without the gate: {reasons:?}"
     );
     cluster.stop().await;
+}
+
+/// A ConfigMap, then a collection of ConfigMaps that reads it (two levels).
+fn listed_rgd() -> Value {
+    json!({
+        "apiVersion": "kro.run/v1alpha1", "kind": "ResourceGraphDefinition",
+        "metadata": {"name": "listed"},
+        "spec": {
+            "schema": {"apiVersion": "v1alpha1", "kind": "Listed",
+                "spec": {"names": "[]string"}},
+            "resources": [
+                {"id": "entries", "forEach": [{"entry": "${schema.spec.names}"}], "template": {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "${config.metadata.name + '-' + entry}"},
+                }},
+                {"id": "config", "template": {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "${schema.metadata.name}"},
+                }},
+            ],
+        },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_resources_list_an_instance_s_objects_in_apply_order_with_their_gate_only() {
+    for gated in [true, false] {
+        let features: &[Feature] = if gated {
+            &[Feature::InstanceManagedResources]
+        } else {
+            &[]
+        };
+        let cluster = Cluster::start_with(settings_with(features)).await;
+        cluster.apply(&listed_rgd()).await;
+        cluster
+            .wait_for(
+                cluster_at("kro.run/v1alpha1", "ResourceGraphDefinition", "listed"),
+                "Active",
+                |rgd| rgd.is_some_and(|rgd| rgd["status"]["state"] == "Active"),
+            )
+            .await;
+        cluster
+            .apply(&json!({
+                "apiVersion": "kro.run/v1alpha1", "kind": "Listed",
+                "metadata": {"name": "shop", "namespace": "default"},
+                "spec": {"names": ["b", "a"]},
+            }))
+            .await;
+        let instance = cluster
+            .wait_state(at("kro.run/v1alpha1", "Listed", "shop"), "ACTIVE")
+            .await;
+        if !gated {
+            assert_eq!(instance["status"].get("managedResources"), None);
+            cluster.stop().await;
+            continue;
+        }
+        let uid = |name: &str| {
+            let cluster = &cluster;
+            let name = name.to_owned();
+            async move {
+                cluster
+                    .get(at("v1", "ConfigMap", &name))
+                    .await
+                    .expect("the ConfigMap")["metadata"]["uid"]
+                    .clone()
+            }
+        };
+        let entry = |node: &str, name: &str, uid: Value| {
+            json!({"nodeID": node, "apiVersion": "v1", "kind": "ConfigMap",
+                "namespace": "default", "name": name, "uid": uid})
+        };
+        let expected = json!([
+            entry("config", "shop", uid("shop").await),
+            entry("entries", "shop-b", uid("shop-b").await),
+            entry("entries", "shop-a", uid("shop-a").await),
+        ]);
+        let listed = cluster
+            .wait_for(
+                at("kro.run/v1alpha1", "Listed", "shop"),
+                "listing its objects",
+                |found| found.is_some_and(|found| found["status"]["managedResources"] == expected),
+            )
+            .await;
+        assert!(listed.is_some());
+        // Steady state: a resync writes nothing, the list included.
+        tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+        let written = cluster.controller_writes();
+        cluster.manager.as_ref().expect("running").resync().await;
+        tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+        assert_eq!(
+            cluster.controller_writes(),
+            written,
+            "writes after a resync"
+        );
+        cluster.stop().await;
+    }
 }

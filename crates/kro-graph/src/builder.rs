@@ -214,6 +214,13 @@ impl Builder<'_> {
         if propagation.is_some() {
             crate::crd::with_observed_revision(&mut crd, schema_spec);
         }
+        if self
+            .config
+            .features
+            .enabled(crate::Feature::InstanceManagedResources)
+        {
+            crate::crd::with_managed_resources(&mut crd);
+        }
         let (set_crd, set_names) = match &rgd.spec.scaling {
             Some(scaling) => {
                 let set_names = KindNames::new(

@@ -69,6 +69,33 @@ pub fn kro_status_properties() -> BTreeMap<String, Schema> {
     ])
 }
 
+/// The instance status field listing the objects kro manages for it (gate
+/// `InstanceManagedResources`).
+pub const MANAGED_RESOURCES: &str = "managedResources";
+
+/// Adds `status.managedResources` to an instance CRD: a list (replaced whole) of the objects
+/// kro manages for the instance, each `nodeID`, `apiVersion`, `kind`, `namespace` (when
+/// namespaced), `name` and `uid`, the shape of upstream's Graph kind.
+pub(crate) fn with_managed_resources(crd: &mut Json) {
+    let string = || json!({"type": "string"});
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]
+        [MANAGED_RESOURCES] = json!({
+        "type": "array",
+        "x-kubernetes-list-type": "atomic",
+        "items": {
+            "type": "object",
+            "properties": {
+                "nodeID": string(),
+                "apiVersion": string(),
+                "kind": string(),
+                "namespace": string(),
+                "name": string(),
+                "uid": string(),
+            },
+        },
+    });
+}
+
 /// Adds `status.observedRevision` (the revision the instance is Ready on, under a propagation
 /// policy) to an instance CRD, and a `Revision` column before `Age` when the RGD uses the
 /// default columns.

@@ -18,6 +18,9 @@ pub enum Feature {
     InstanceConditionEvents,
     /// The `instance_condition_current_status_seconds` gauge and a log line per transition.
     InstanceConditionMetrics,
+    /// `status.managedResources` on every instance: the objects kro manages for it (ours;
+    /// the shape of upstream's Graph kind).
+    InstanceManagedResources,
     /// Controlled rollout of RGD changes: `spec.propagateWhen` and the
     /// `kro.run/propagation-rate` annotation (ours; the gate upstream's proposal #1259 names).
     PropagationControl,
@@ -25,10 +28,11 @@ pub enum Feature {
 
 impl Feature {
     /// Every gate, in name order.
-    pub const ALL: [Feature; 4] = [
+    pub const ALL: [Feature; 5] = [
         Feature::CelOmitFunction,
         Feature::InstanceConditionEvents,
         Feature::InstanceConditionMetrics,
+        Feature::InstanceManagedResources,
         Feature::PropagationControl,
     ];
 
@@ -45,6 +49,7 @@ impl Feature {
             Feature::CelOmitFunction => "CELOmitFunction",
             Feature::InstanceConditionEvents => "InstanceConditionEvents",
             Feature::InstanceConditionMetrics => "InstanceConditionMetrics",
+            Feature::InstanceManagedResources => "InstanceManagedResources",
             Feature::PropagationControl => "PropagationControl",
         }
     }
@@ -226,7 +231,7 @@ mod tests {
         assert_eq!(
             gates.to_string(),
             "CELOmitFunction=false,InstanceConditionEvents=false,InstanceConditionMetrics=false,\
-             PropagationControl=false"
+             InstanceManagedResources=false,PropagationControl=false"
         );
     }
 
@@ -254,6 +259,7 @@ mod tests {
             [
                 Feature::CelOmitFunction,
                 Feature::InstanceConditionMetrics,
+                Feature::InstanceManagedResources,
                 Feature::PropagationControl
             ]
         );

@@ -38,7 +38,10 @@ pub use api::{
 };
 pub use builder::{BuildConfig, DEFAULT_MAX_COLLECTION_DIMENSIONS, build_graph, build_graph_with};
 pub use compat::is_compatible;
-pub use crd::{KindNames, default_printer_columns, instance_crd, kro_status_properties, set_crd};
+pub use crd::{
+    KindNames, MANAGED_RESOURCES, default_printer_columns, instance_crd, kro_status_properties,
+    set_crd,
+};
 pub use crd_changes::{
     Bound, ChangeKind, CrdComparisonError, SchemaChange, SchemaChanges, compare_crds,
     compare_schemas,

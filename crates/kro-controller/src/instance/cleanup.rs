@@ -129,7 +129,8 @@ impl InstanceController {
         };
         let options = plan_options(shared, graph, &facts);
         let status = plan(&graph.graph, instance.json(), &Observed::new(), &options);
-        self.write_status(shared, graph, instance, &status).await?;
+        self.write_status(shared, graph, instance, &status, None)
+            .await?;
         let mut members = self.members(shared, graph, instance).await?;
         if members.is_empty() {
             members = self.members_on_server(shared, graph, instance).await?;

@@ -79,7 +79,17 @@ impl Builder<'_> {
         };
         for (name, value) in fields {
             let path = FieldPath::root().key(name.clone());
+            let managed = name == crate::crd::MANAGED_RESOURCES
+                && self
+                    .config
+                    .features
+                    .enabled(crate::Feature::InstanceManagedResources);
             match name.as_str() {
+                _ if managed => self.error(
+                    status_path().join(&path),
+                    None,
+                    BuildErrorKind::ReservedStatusField(name.clone()),
+                ),
                 "state" => self.error(
                     status_path().join(&path),
                     None,
