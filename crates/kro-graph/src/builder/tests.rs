@@ -1372,3 +1372,38 @@ fn propagate_when_on_a_resource_gates_a_collection_and_is_refused_elsewhere() {
         "spec.resources[0].propagateWhen[0]"
     );
 }
+
+#[test]
+fn managed_resources_are_in_the_crd_and_reserved_only_with_their_gate() {
+    let gated = "InstanceManagedResources=true";
+    let plain = PROPAGATING
+        .replace(
+            "  propagateWhen:\n    - ${linearlyReady(app, apps, 2)}\n",
+            "",
+        )
+        .replace("  annotations:\n    kro.run/propagation-rate: 10/m\n", "");
+    let status = |graph: &CompiledGraph| {
+        graph.crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+            ["properties"]
+            .clone()
+    };
+    let graph = build_with_gates(&plain, gated).unwrap_or_else(|errors| panic!("{errors}"));
+    let field = &status(&graph)["managedResources"];
+    assert_eq!(field["x-kubernetes-list-type"], "atomic");
+    assert_eq!(field["items"]["properties"]["uid"]["type"], "string");
+    let graph = build_with_gates(&plain, "").unwrap_or_else(|errors| panic!("{errors}"));
+    assert!(status(&graph).get("managedResources").is_none());
+    // An author's own field of that name: refused with the gate, theirs without it.
+    let declaring = plain.replace(
+        "    kind: App\n",
+        "    kind: App\n    status:\n      managedResources: ${config.metadata.name}\n",
+    );
+    let errors = build_with_gates(&declaring, gated)
+        .expect_err("reserved")
+        .errors;
+    assert_eq!(
+        errors[0].path.to_string(),
+        "spec.schema.status.managedResources"
+    );
+    assert!(build_with_gates(&declaring, "").is_ok());
+}
