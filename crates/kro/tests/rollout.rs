@@ -84,15 +84,19 @@ fn a_rollout_is_followed_halted_listed_and_undone() {
     );
 
     // A change rolls out two at a time to all six.
-    let label = "/spec/resources/0/template/spec/template/metadata/labels";
-    kubectl(&[
-        "patch",
-        "rgd",
-        "storefronts",
-        "--type=json",
-        "-p",
-        &format!(r#"[{{"op":"replace","path":"{label}/tier","value":"v2"}}]"#),
-    ]);
+    // Changes the pods' label `key` (JSON patch `op`) in the RGD's template.
+    let patch_label = |op: &str, key: &str, value: &str| {
+        let label = "/spec/resources/0/template/spec/template/metadata/labels";
+        kubectl(&[
+            "patch",
+            "rgd",
+            "storefronts",
+            "--type=json",
+            "-p",
+            &format!(r#"[{{"op":"{op}","path":"{label}/{key}","value":"{value}"}}]"#),
+        ])
+    };
+    patch_label("replace", "tier", "v2");
     let done = rollout(
         &kubeconfig,
         &["status", "rgd/storefronts", "--timeout", "2m"],
@@ -105,14 +109,7 @@ fn a_rollout_is_followed_halted_listed_and_undone() {
     );
 
     // A revision whose pods never become ready halts after the first wave.
-    kubectl(&[
-        "patch",
-        "rgd",
-        "storefronts",
-        "--type=json",
-        "-p",
-        &format!(r#"[{{"op":"add","path":"{label}/broken","value":"true"}}]"#),
-    ]);
+    patch_label("add", "broken", "true");
     let halted = rollout(
         &kubeconfig,
         &["status", "rgd/storefronts", "--timeout", "2m"],
