@@ -151,10 +151,13 @@ impl<'a> Gate<'a> {
             .map(|(position, desired)| {
                 let existing = observed.get(&desired.key);
                 let object = existing.unwrap_or(&desired.object).clone();
+                // A cache that has yet to show kro's last write of the item shows it as it was
+                // before (ready, perhaps): it is not ready on what was written until it does.
+                let behind = applier.awaits_cache(scope, &desired.key, existing);
                 kro_graph::propagation::Candidate {
                     id: kro_graph::propagation::candidate_id(&object),
                     updated: existing.is_some() && !applier.needs_apply(scope, desired, existing),
-                    ready: node.items_ready.get(position).copied().unwrap_or(false),
+                    ready: !behind && node.items_ready.get(position).copied().unwrap_or(false),
                     object,
                 }
             })
