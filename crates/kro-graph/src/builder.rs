@@ -548,3 +548,6 @@ fn schema_error_path(path: &str) -> FieldPath {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod gate_tests;

@@ -6,7 +6,7 @@ use crate::graph::{NodeKind, StatusField};
 use crate::schema_source::{BuiltinCatalog, SchemaSources};
 use crate::source::parse_yaml_documents;
 
-fn rgd(yaml: &str) -> ResourceGraphDefinition {
+pub(super) fn rgd(yaml: &str) -> ResourceGraphDefinition {
     let documents = parse_yaml_documents(yaml).expect("valid YAML");
     documents[0].to_resource_graph_definition().expect("an RGD")
 }
@@ -23,7 +23,7 @@ fn built(yaml: &str) -> CompiledGraph {
     build(yaml).unwrap_or_else(|errors| panic!("{errors}"))
 }
 
-const HEADER: &str =
+pub(super) const HEADER: &str =
     "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata:\n  name: test\n";
 
 #[test]
@@ -1162,7 +1162,7 @@ fn omitting_rgd(name: &str, scope: &str) -> String {
     )
 }
 
-fn build_with_gates(yaml: &str, gates: &str) -> Result<CompiledGraph, BuildErrors> {
+pub(super) fn build_with_gates(yaml: &str, gates: &str) -> Result<CompiledGraph, BuildErrors> {
     let config = BuildConfig {
         features: crate::FeatureGates::parse(gates).expect("valid gates"),
         ..BuildConfig::default()
@@ -1219,191 +1219,4 @@ fn with_the_gate_on_omit_may_not_leave_an_object_without_its_identity() {
             .collect::<Vec<_>>(),
         ["spec.resources[0].template.metadata.namespace"]
     );
-}
-
-fn build_gated(yaml: &str, gated: bool) -> Result<CompiledGraph, BuildErrors> {
-    let config = BuildConfig {
-        features: crate::FeatureGates::default().with(crate::Feature::PropagationControl, gated),
-        ..BuildConfig::default()
-    };
-    build_graph_with(&rgd(yaml), &BuiltinCatalog, &config)
-}
-
-const PROPAGATING: &str = "apiVersion: kro.run/v1alpha1
-kind: ResourceGraphDefinition
-metadata:
-  name: apps
-  annotations:
-    kro.run/propagation-rate: 10/m
-spec:
-  propagateWhen:
-    - ${linearlyReady(app, apps, 2)}
-  schema:
-    apiVersion: v1alpha1
-    kind: App
-  resources:
-    - id: config
-      template:
-        apiVersion: v1
-        kind: ConfigMap
-        metadata:
-          name: ${schema.metadata.name}
-";
-
-#[test]
-fn propagate_when_needs_its_gate_and_adds_the_revision_to_the_instance_crd() {
-    let refused = build_gated(PROPAGATING, false).expect_err("the gate is off");
-    assert_eq!(refused.errors.len(), 1);
-    assert_eq!(refused.errors[0].path.to_string(), "spec.propagateWhen[0]");
-    assert!(
-        refused.errors[0]
-            .to_string()
-            .contains("--feature-gates=PropagationControl=true"),
-        "{}",
-        refused.errors[0]
-    );
-    let graph = build_gated(PROPAGATING, true).unwrap_or_else(|errors| panic!("{errors}"));
-    let policy = graph.propagation.as_ref().expect("a policy");
-    assert_eq!(policy.when.len(), 1);
-    assert_eq!(
-        policy.rate.map(|rate| rate.interval()),
-        Some(std::time::Duration::from_secs(6))
-    );
-    let version = &graph.crd["spec"]["versions"][0];
-    assert_eq!(
-        version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["observedRevision"]
-            ["type"],
-        "integer"
-    );
-    let columns: Vec<&str> = version["additionalPrinterColumns"]
-        .as_array()
-        .expect("columns")
-        .iter()
-        .filter_map(|column| column["name"].as_str())
-        .collect();
-    assert_eq!(columns, ["State", "Ready", "Revision", "Age"]);
-    // Without a policy the CRD is what it always was.
-    let plain = PROPAGATING.replace(
-        "  propagateWhen:\n    - ${linearlyReady(app, apps, 2)}\n",
-        "",
-    );
-    let plain = plain.replace("  annotations:\n    kro.run/propagation-rate: 10/m\n", "");
-    let graph = build_gated(&plain, true).unwrap_or_else(|errors| panic!("{errors}"));
-    assert!(graph.propagation.is_none());
-    assert!(
-        graph.crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
-            ["properties"]
-            .get("observedRevision")
-            .is_none()
-    );
-}
-
-#[test]
-fn a_bad_rollout_annotation_is_an_error_at_the_annotation() {
-    let yaml = PROPAGATING.replace("10/m", "fast");
-    let errors = build_gated(&yaml, true).expect_err("refused").errors;
-    assert_eq!(errors.len(), 1);
-    assert_eq!(
-        errors[0].path.to_string(),
-        "metadata.annotations[\"kro.run/propagation-rate\"]"
-    );
-    assert_eq!(errors[0].kind.reason(), "InvalidPropagationConfig");
-}
-
-#[test]
-fn propagate_when_on_a_resource_gates_a_collection_and_is_refused_elsewhere() {
-    let single = PROPAGATING.replace(
-        "    - id: config\n",
-        "    - id: config\n      propagateWhen:\n        - ${true}\n",
-    );
-    let errors = build_gated(&single, true).expect_err("refused").errors;
-    assert_eq!(errors.len(), 1, "{errors:?}");
-    assert_eq!(
-        errors[0].path.to_string(),
-        "spec.resources[0].propagateWhen"
-    );
-    assert!(
-        errors[0].to_string().contains("only a collection's items"),
-        "{}",
-        errors[0]
-    );
-    let errors = build_gated(&single, false).expect_err("refused").errors;
-    assert!(
-        errors.iter().any(
-            |error| error.path.to_string() == "spec.resources[0].propagateWhen[0]"
-                && error.to_string().contains("PropagationControl")
-        ),
-        "{errors:?}"
-    );
-    let collection = format!(
-        "{HEADER}spec:
-  schema:
-    apiVersion: v1alpha1
-    kind: Zones
-    spec:
-      zones: '[]string'
-  resources:
-    - id: configs
-      forEach:
-        - zone: ${{schema.spec.zones}}
-      propagateWhen:
-        - ${{linearlyReady(zone, configs, 1)}}
-        - ${{configs.filter(c, c.updated() && !c.ready()).size() < 2 && each.metadata.name != ''}}
-      template:
-        apiVersion: v1
-        kind: ConfigMap
-        metadata:
-          name: ${{zone}}
-"
-    );
-    let graph = build_gated(&collection, true).unwrap_or_else(|errors| panic!("{errors}"));
-    let node = graph.node("configs").expect("the node");
-    assert_eq!(
-        node.propagation.as_ref().map(|policy| policy.when.len()),
-        Some(2)
-    );
-    let bad = collection.replace(
-        "linearlyReady(zone, configs, 1)",
-        "linearlyReady(zone, configs)",
-    );
-    let errors = build_gated(&bad, true).expect_err("refused").errors;
-    assert_eq!(
-        errors[0].path.to_string(),
-        "spec.resources[0].propagateWhen[0]"
-    );
-}
-
-#[test]
-fn managed_resources_are_in_the_crd_and_reserved_only_with_their_gate() {
-    let gated = "InstanceManagedResources=true";
-    let plain = PROPAGATING
-        .replace(
-            "  propagateWhen:\n    - ${linearlyReady(app, apps, 2)}\n",
-            "",
-        )
-        .replace("  annotations:\n    kro.run/propagation-rate: 10/m\n", "");
-    let status = |graph: &CompiledGraph| {
-        graph.crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
-            ["properties"]
-            .clone()
-    };
-    let graph = build_with_gates(&plain, gated).unwrap_or_else(|errors| panic!("{errors}"));
-    let field = &status(&graph)["managedResources"];
-    assert_eq!(field["x-kubernetes-list-type"], "atomic");
-    assert_eq!(field["items"]["properties"]["uid"]["type"], "string");
-    let graph = build_with_gates(&plain, "").unwrap_or_else(|errors| panic!("{errors}"));
-    assert!(status(&graph).get("managedResources").is_none());
-    // An author's own field of that name: refused with the gate, theirs without it.
-    let declaring = plain.replace(
-        "    kind: App\n",
-        "    kind: App\n    status:\n      managedResources: ${config.metadata.name}\n",
-    );
-    let errors = build_with_gates(&declaring, gated)
-        .expect_err("reserved")
-        .errors;
-    assert_eq!(
-        errors[0].path.to_string(),
-        "spec.schema.status.managedResources"
-    );
-    assert!(build_with_gates(&declaring, "").is_ok());
 }
