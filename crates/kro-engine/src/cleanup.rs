@@ -3,15 +3,19 @@
 //! ([`delete_wave`]), and the requests under them: listing the members of one kind, and
 //! deleting one member so that a namesake made since is spared. Which members a plan no longer
 //! wants, and the waves, are the runtime's rules (`prunable`, `deletion_waves`); what a driver
-//! does between waves (wait for them to go, or come back later) is its own.
+//! does between waves (wait for them to go, or come back later) is its own. A member whose
+//! lifecycle retains it is released instead ([`release_member`]).
 
 use std::future::Future;
 
 use futures_util::{StreamExt, stream};
 use kro_graph::CompiledGraph;
 use kro_graph::metadata::APPLYSET_PART_OF_LABEL;
+use kro_runtime::release_patch;
 use kro_runtime::{Inventory, ObjectKey, Plan, desired_keys, prunable};
-use kube::api::{DeleteParams, ListParams, Preconditions, PropagationPolicy, TypeMeta};
+use kube::api::{
+    DeleteParams, ListParams, Patch, PatchParams, Preconditions, PropagationPolicy, TypeMeta,
+};
 use serde_json::Value as Json;
 
 use crate::converge::trimmed_inventory;
@@ -152,5 +156,62 @@ pub async fn delete_member(
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => Ok(()),
         Err(error) => Err(error),
+    }
+}
+
+/// How many times a release is tried when the object keeps changing under it.
+const RELEASE_ATTEMPTS: usize = 5;
+
+/// Releases the object `key` of `kind` instead of deleting it (a `retain` lifecycle, or an
+/// instance that detaches on deletion): its kro labels, internal annotations and kro's
+/// `managedFields` entries removed in one JSON patch guarded by its resourceVersion. The
+/// object is read afresh first (a watch cache may hold it without `managedFields`); when a
+/// write comes in between, it is read again and the release retried. `true` when this call
+/// released it; `false` when it was gone, had nothing of kro's left on it (released
+/// already), or the name now belongs to another object than the one with `uid` (when known).
+///
+/// # Errors
+/// Any refusal of the read or the patch other than a conflict; the last conflict after
+/// [`RELEASE_ATTEMPTS`] tries.
+pub async fn release_member(
+    client: &kube::Client,
+    kind: &ServedKind,
+    key: &ObjectKey,
+    uid: &str,
+) -> Result<bool, kube::Error> {
+    let api = kind.api(client, key.namespace.as_deref());
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let Some(object) = api.get_opt(&key.name).await? else {
+            return Ok(false);
+        };
+        if !uid.is_empty() && object.metadata.uid.as_deref() != Some(uid) {
+            return Ok(false);
+        }
+        let object = serde_json::to_value(object).map_err(kube::Error::SerdeError)?;
+        let Some(patch) = release_patch(&object) else {
+            return Ok(false);
+        };
+        let patch: json_patch::Patch =
+            serde_json::from_value(patch).map_err(kube::Error::SerdeError)?;
+        match api
+            .patch(
+                &key.name,
+                &PatchParams::default(),
+                &Patch::Json::<()>(patch),
+            )
+            .await
+        {
+            Ok(_) => return Ok(true),
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(false),
+            // 409: the resourceVersion moved; 422: the patch's test of it failed.
+            Err(kube::Error::Api(status))
+                if (status.code == 409 || status.code == 422) && attempt < RELEASE_ATTEMPTS =>
+            {
+                tracing::debug!(object = %key, attempt, "the object changed while being released; retrying");
+            }
+            Err(error) => return Err(error),
+        }
     }
 }

@@ -17,10 +17,12 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::time::Duration;
 
+use kro_graph::lifecycle::detaches_on_deletion;
 use kro_graph::metadata::DIRECT_MANAGER;
 use kro_graph::{CompiledGraph, NodeKind};
 use kro_runtime::{
-    InstanceState, Inventory, ObjectKey, Observed, Plan, PlanOptions, Scheduling, admit, plan,
+    InstanceState, Inventory, ObjectKey, Observed, Plan, PlanOptions, Removal, Scheduling, admit,
+    plan,
 };
 use kube::api::PatchParams;
 use serde_json::{Value as Json, json};
@@ -88,6 +90,9 @@ pub struct DirectConfig {
     /// before were ready (readiness is assumed, as `kro render --assume-ready` does), nothing
     /// is waited for, and what would be pruned is reported, not deleted.
     pub dry_run: bool,
+    /// On deletion, release every object instead of deleting it, as for an instance
+    /// annotated `kro.run/detach-on-deletion: "true"` (`kro delete --detach`).
+    pub detach: bool,
 }
 
 impl Default for DirectConfig {
@@ -103,6 +108,7 @@ impl Default for DirectConfig {
             parent_namespace: "default".to_owned(),
             kind_readiness: true,
             dry_run: false,
+            detach: false,
         }
     }
 }
@@ -455,12 +461,23 @@ impl DirectEngine {
             }
             return Ok(would);
         }
-        let pruned = self
-            .delete_in_waves(&prune, Some(graph), &|_| {}, stop, deadline)
+        let removed = self
+            .delete_in_waves(
+                &prune,
+                Some(graph),
+                Some(Removal::Prune),
+                &|_| {},
+                stop,
+                deadline,
+            )
             .await?;
-        for key in &pruned {
+        for key in &removed.deleted {
             report(&Progress::Pruned { key: key.clone() });
         }
+        for key in &removed.released {
+            report(&Progress::Released { key: key.clone() });
+        }
+        let pruned = removed.deleted;
         if trimmed != *inventory {
             self.write_parent(graph, instance, parent, &trimmed).await?;
             *inventory = trimmed;
@@ -476,9 +493,18 @@ impl DirectEngine {
         report: Reporter<'_>,
     ) -> Result<Vec<ObjectKey>, DirectError> {
         let deadline = self.config.timeout.map(|timeout| Instant::now() + timeout);
+        // What this failed run created goes whatever its lifecycle: it was never kept.
         let deleted = self
-            .delete_in_waves(&run.created, Some(graph), report, &Stop::never(), deadline)
-            .await?;
+            .delete_in_waves(
+                &run.created,
+                Some(graph),
+                None,
+                report,
+                &Stop::never(),
+                deadline,
+            )
+            .await?
+            .deleted;
         if let Some((parent, uid)) = &run.parent_created {
             parent.delete(&self.client, uid).await?;
         }
@@ -530,9 +556,13 @@ impl DirectEngine {
                 &versions,
             )
             .await?;
+        let removal = Removal::InstanceDeletion {
+            detach: self.config.detach || detaches_on_deletion(&existing),
+        };
         let deleted = self
-            .delete_in_waves(&members, graph, report, stop, deadline)
-            .await?;
+            .delete_in_waves(&members, graph, Some(removal), report, stop, deadline)
+            .await?
+            .deleted;
         parent
             .delete(&self.client, text(&existing, "/metadata/uid"))
             .await?;

@@ -92,6 +92,15 @@ pub enum ObjectError {
         #[source]
         source: Box<kube::Error>,
     },
+    /// An object whose lifecycle retains it could not be released.
+    #[error("releasing {key}: {}", api_message(source))]
+    Release {
+        /// The object.
+        key: Box<ObjectKey>,
+        /// The server's answer.
+        #[source]
+        source: Box<kube::Error>,
+    },
     /// An object of an instance being deleted could not be deleted.
     #[error("deleting {key}: {}", api_message(source))]
     Delete {
@@ -113,6 +122,7 @@ impl ObjectError {
             ObjectError::Discover { .. } => "DiscoveryFailed",
             ObjectError::ListMembers { .. } | ObjectError::List { .. } => "ListFailed",
             ObjectError::Prune { .. } => "PruneFailed",
+            ObjectError::Release { .. } => "ReleaseFailed",
             ObjectError::Delete { .. } => "DeleteFailed",
         }
     }
@@ -124,6 +134,7 @@ impl ObjectError {
             | ObjectError::OwnedElsewhere { key, .. }
             | ObjectError::Read { key, .. }
             | ObjectError::Prune { key, .. }
+            | ObjectError::Release { key, .. }
             | ObjectError::Delete { key, .. } => Some(key),
             ObjectError::Discover { .. }
             | ObjectError::ListMembers { .. }

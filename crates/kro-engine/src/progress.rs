@@ -91,6 +91,12 @@ pub enum Progress {
         /// Its state.
         state: String,
     },
+    /// An object was released instead of deleted (its lifecycle retains it, or the
+    /// instance detaches on deletion): it stays, no longer kro's.
+    Released {
+        /// The object.
+        key: ObjectKey,
+    },
     /// An object was deleted and is gone.
     Deleted {
         /// The object.
@@ -138,6 +144,9 @@ impl fmt::Display for Progress {
             Progress::Submitted { key } => write!(f, "{key} applied"),
             Progress::Awaiting { key, reason } => write!(f, "{key} waiting: {reason}"),
             Progress::Settled { key, state } => write!(f, "{key} {state}"),
+            Progress::Released { key } => {
+                write!(f, "released {key}: it stays, no longer managed by kro")
+            }
             Progress::Deleted { key, order } => write!(f, "deleted {key} (apply order {order})"),
         }
     }

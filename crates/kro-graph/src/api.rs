@@ -317,6 +317,11 @@ pub struct ResourceSpec {
     /// error rather than dropped (not supported yet; see [`crate::propagation`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub propagate_when: Vec<String>,
+    /// What becomes of the object when kro would delete it (KREP-014): an expression of the
+    /// `kro.policy` library (`"${policy().withRetain()}"`, reading `schema` at most) or the
+    /// map `{deletePolicy: retain}`; see [`crate::lifecycle`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Json>,
 }
 
 impl CrdSchema for ResourceSpec {
@@ -349,6 +354,7 @@ impl CrdSchema for ResourceSpec {
                 ("includeWhen", list(string())),
                 ("forEach", ForEach::crd_schema()),
                 ("propagateWhen", list(string())),
+                ("lifecycle", any_value()),
             ])
         }
     }

@@ -551,3 +551,6 @@ mod tests;
 
 #[cfg(test)]
 mod gate_tests;
+
+#[cfg(test)]
+mod lifecycle_tests;

@@ -189,6 +189,9 @@ pub enum BuildErrorKind {
     /// read.
     #[error("{0}")]
     Propagation(crate::propagation::PolicyError),
+    /// A `lifecycle` that cannot be read or checked.
+    #[error("{0}")]
+    Lifecycle(crate::lifecycle::LifecycleError),
     /// An expression that uses a function behind a feature gate that is off.
     #[error(
         "expression {expression:?}: {function} requires the {feature} feature gate to be enabled \
@@ -249,6 +252,7 @@ impl BuildErrorKind {
             BuildErrorKind::NotACondition(_) => "InvalidConditionType",
             BuildErrorKind::Scaling(_) => "InvalidScaling",
             BuildErrorKind::Propagation(_) => "InvalidPropagationConfig",
+            BuildErrorKind::Lifecycle(_) => "InvalidLifecycle",
             BuildErrorKind::FeatureGateDisabled { .. } => "FeatureGateDisabled",
             BuildErrorKind::OmitOnIdentity(_) => "OmitOnIdentityField",
         }

@@ -98,6 +98,9 @@ pub struct CompiledNode {
     /// When its items may move to a new desired state (`propagateWhen` on a collection,
     /// KREP-006; gate `PropagationControl`).
     pub propagation: Option<crate::propagation::PropagationPolicy>,
+    /// What becomes of its objects when kro would delete them (KREP-014); `None` deletes
+    /// them and stamps nothing on them.
+    pub lifecycle: Option<crate::lifecycle::Lifecycle>,
 }
 
 impl CompiledNode {

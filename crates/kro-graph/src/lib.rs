@@ -22,6 +22,7 @@ mod features;
 mod generated_schemas;
 mod graph;
 mod graph_revision;
+pub mod lifecycle;
 pub mod metadata;
 mod names;
 mod node_id;

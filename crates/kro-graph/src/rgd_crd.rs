@@ -89,6 +89,7 @@ mod tests {
             include_when: vec!["${true}".to_owned()],
             for_each: Some(for_each),
             propagate_when: vec!["${true}".to_owned()],
+            lifecycle: Some(json!("${policy().withRetain()}")),
         };
         let rgd = ResourceGraphDefinition {
             api_version: API_VERSION.to_owned(),

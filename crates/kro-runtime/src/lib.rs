@@ -2,8 +2,8 @@
 //!
 //! **Owns:** compiled graph + instance + observed objects → plan: the desired objects of each
 //! level, data-node values, `forEach` expansion, `includeWhen`, readiness, instance status and
-//! conditions, the deletion order, and which members of an instance's ApplySet may be pruned
-//! (`prunable`). The controller, `kro render` and the direct deploy engine (`kro apply`) all
+//! conditions, the deletion order, which members of an instance's ApplySet may be pruned
+//! (`prunable`), and which are released rather than deleted (`Removal`, `release_patch`). The controller, `kro render` and the direct deploy engine (`kro apply`) all
 //! use this one evaluator, so no mode has semantics of its own. Also the per-kind readiness rules (`kind_readiness`: a Deployment's replicas
 //! available, a Job complete), which `PlanOptions::kind_readiness` applies to resources without
 //! readyWhen for the direct deploy engine; the controller never sets it.
@@ -36,6 +36,7 @@ mod observe;
 mod observed;
 mod plan;
 mod prune;
+mod release;
 mod selector;
 mod status;
 
@@ -53,6 +54,7 @@ pub use plan::{
     Scheduling, Skip, Wait, plan, plan_with_schema, schema_value,
 };
 pub use prune::{desired_keys, prunable};
+pub use release::{KRO_MANAGER_PREFIX, Removal, release_patch};
 pub use selector::{LabelSelector, Operator, Requirement, SelectorError};
 pub use status::{
     Condition, ControllerFacts, GRAPH_RESOLVED, INSTANCE_MANAGED, InstanceState, InstanceStatus,

@@ -1,11 +1,13 @@
 //! Cleanup of an instance's objects: pruning what left the plan, and ordered deletion when the
-//! instance is deleted (highest apply order first, the finalizer last).
+//! instance is deleted (highest apply order first, the finalizer last). What a `retain`
+//! lifecycle keeps, or everything when the instance detaches on deletion, is released
+//! instead of deleted.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use kro_graph::metadata::FINALIZER;
-use kro_runtime::{ControllerFacts, ObjectKey, Observed, Plan, deletion_waves, plan};
+use kro_runtime::{ControllerFacts, ObjectKey, Observed, Plan, Removal, deletion_waves, plan};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
@@ -17,8 +19,9 @@ use crate::object::Object;
 use crate::object_json::text;
 use crate::shared::Shared;
 use crate::watches::{GroupKind, Selection};
-use kro_engine::cleanup::{self, Pruning, delete_member, list_members, pruning};
+use kro_engine::cleanup::{self, Pruning, delete_member, list_members, pruning, release_member};
 use kro_engine::error::ObjectError;
+use kro_engine::kinds::ServedKind;
 
 impl InstanceController {
     /// Deletes managed objects that left the plan, highest apply order first, then trims the
@@ -39,22 +42,24 @@ impl InstanceController {
             instance.namespace(),
         );
         for wave in deletion_waves(&prune, Some(&graph.graph)) {
-            for (key, outcome) in delete_wave(shared, graph, &prune, &wave.objects).await {
-                if !outcome.map_err(|source| ObjectError::Prune {
+            let outcomes = delete_wave(shared, graph, &prune, &wave.objects, Removal::Prune).await;
+            for (key, outcome) in outcomes {
+                let fate = outcome.map_err(|source| ObjectError::Prune {
                     key: Box::new(key.clone()),
                     source: Box::new(source),
-                })? {
-                    continue;
-                }
-                tracing::info!(object = %key, "pruned");
+                })?;
+                let (reason, message) = match fate {
+                    Fate::Going => continue,
+                    Fate::Deleted => ("Pruned", format!("pruned {key}, which left the plan")),
+                    Fate::Released => (
+                        "Released",
+                        format!("released {key}, which left the plan: its lifecycle retains it"),
+                    ),
+                };
+                tracing::info!(object = %key, reason, "left the plan");
                 shared
                     .events
-                    .record(
-                        instance,
-                        EventType::Normal,
-                        "Pruned",
-                        &format!("pruned {key}, which left the plan"),
-                    )
+                    .record(instance, EventType::Normal, reason, &message)
                     .await;
             }
         }
@@ -144,22 +149,31 @@ impl InstanceController {
         tracing::debug!(members = members.len(), "deleting the instance's objects");
         let waves = deletion_waves(&members, Some(&graph.graph));
         if let Some(wave) = waves.first() {
-            for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects).await {
-                if !outcome.map_err(|source| ObjectError::Delete {
+            let removal = Removal::deleting(instance.json());
+            for (key, outcome) in delete_wave(shared, graph, &members, &wave.objects, removal).await
+            {
+                let fate = outcome.map_err(|source| ObjectError::Delete {
                     key: Box::new(key.clone()),
                     source: Box::new(source),
-                })? {
-                    continue;
-                }
-                tracing::info!(object = %key, order = wave.order, "deleted");
+                })?;
+                let (reason, message) = match fate {
+                    Fate::Going => continue,
+                    Fate::Deleted => (
+                        "Deleting",
+                        format!("deleting {key} (apply order {})", wave.order),
+                    ),
+                    Fate::Released => (
+                        "Released",
+                        format!(
+                            "released {key} (apply order {}): it stays, no longer managed by kro",
+                            wave.order
+                        ),
+                    ),
+                };
+                tracing::info!(object = %key, order = wave.order, reason, "removed");
                 shared
                     .events
-                    .record(
-                        instance,
-                        EventType::Normal,
-                        "Deleting",
-                        &format!("deleting {key} (apply order {})", wave.order),
-                    )
+                    .record(instance, EventType::Normal, reason, &message)
                     .await;
             }
             return Ok(Some(shared.settings.deletion_poll));
@@ -192,25 +206,47 @@ impl InstanceController {
     }
 }
 
-/// Deletes the `keys` among `members` at once (bounded by the apply concurrency), each with
-/// its UID as precondition: `true` for each deleted, `false` for each left to finish a
-/// deletion already under way.
+/// What became of one member in a wave.
+enum Fate {
+    /// Its deletion was under way already.
+    Going,
+    /// It was deleted.
+    Deleted,
+    /// It was released (its lifecycle retains it, or its instance detaches).
+    Released,
+}
+
+/// Removes the `keys` among `members` at once (bounded by the apply concurrency): each is
+/// released when `removal` says so, deleted otherwise with its UID as precondition.
 async fn delete_wave<'m>(
     shared: &Shared,
     graph: &GraphVersion,
     members: &'m [Json],
     keys: &'m [ObjectKey],
-) -> Vec<(&'m ObjectKey, Result<bool, kube::Error>)> {
+    removal: Removal,
+) -> Vec<(&'m ObjectKey, Result<Fate, kube::Error>)> {
     cleanup::delete_wave(
         members,
         keys,
         shared.settings.apply_concurrency,
         |key, member| async move {
-            if cleanup::is_going(member) {
-                return Ok(false);
+            let uid = text(member, "/metadata/uid");
+            if removal.releases(member) {
+                let kind = kind_of(shared, graph, key).await?;
+                let Some(kind) = kind else {
+                    return Ok(Fate::Going);
+                };
+                return Ok(if release_member(&shared.client, &kind, key, uid).await? {
+                    Fate::Released
+                } else {
+                    Fate::Going
+                });
             }
-            delete_object(shared, graph, key, text(member, "/metadata/uid")).await?;
-            Ok(true)
+            if cleanup::is_going(member) {
+                return Ok(Fate::Going);
+            }
+            delete_object(shared, graph, key, uid).await?;
+            Ok(Fate::Deleted)
         },
     )
     .await
@@ -244,26 +280,35 @@ async fn members_of_kind(
         })
 }
 
-/// Deletes one object (see [`delete_member`]), resolving its kind from the graph, the
-/// watches or discovery; a kind no longer served has nothing left to delete.
+/// Deletes one object (see [`delete_member`]); a kind no longer served has nothing left to
+/// delete.
 async fn delete_object(
     shared: &Shared,
     graph: &GraphVersion,
     key: &ObjectKey,
     uid: &str,
 ) -> Result<(), kube::Error> {
-    let kind = match graph.children.get(&key.group_kind()) {
-        Some((kind, _)) => kind.clone(),
-        None => match shared
-            .watches
-            .existing(&key.group_kind(), Selection::Managed)
-        {
-            Some((kind, _)) => kind,
-            None => match shared.kinds.discover(&key.group_kind()).await? {
-                Some(kind) => kind,
-                None => return Ok(()),
-            },
-        },
-    };
-    delete_member(&shared.client, &kind, key, uid).await
+    match kind_of(shared, graph, key).await? {
+        Some(kind) => delete_member(&shared.client, &kind, key, uid).await,
+        None => Ok(()),
+    }
+}
+
+/// The served kind of `key`, from the graph, the watches or discovery; `None` when the
+/// server no longer serves it.
+async fn kind_of(
+    shared: &Shared,
+    graph: &GraphVersion,
+    key: &ObjectKey,
+) -> Result<Option<ServedKind>, kube::Error> {
+    if let Some((kind, _)) = graph.children.get(&key.group_kind()) {
+        return Ok(Some(kind.clone()));
+    }
+    if let Some((kind, _)) = shared
+        .watches
+        .existing(&key.group_kind(), Selection::Managed)
+    {
+        return Ok(Some(kind));
+    }
+    shared.kinds.discover(&key.group_kind()).await
 }

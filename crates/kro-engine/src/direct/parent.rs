@@ -5,6 +5,7 @@
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kro_graph::CompiledGraph;
+use kro_graph::lifecycle::{DETACH_ON_DELETION_ANNOTATION, detaches_on_deletion};
 use kro_graph::metadata::{
     APPLYSET_ID_LABEL, DIRECT_PARENT_PREFIX, INSTANCE_GROUP_LABEL, INSTANCE_KIND_LABEL,
     INSTANCE_NAME_LABEL, INSTANCE_NAMESPACE_LABEL, INSTANCE_VERSION_LABEL, MANAGED_BY_LABEL,
@@ -186,6 +187,11 @@ impl ParentRef {
         let namespace = text(instance, "/metadata/namespace");
         if !namespace.is_empty() {
             labels[INSTANCE_NAMESPACE_LABEL] = json!(namespace);
+        }
+        // The parent stands in for the instance: it carries the instance's wish to release
+        // its objects when deleted, so that `kro delete NAME` honours it with no file.
+        if detaches_on_deletion(instance) {
+            metadata["annotations"][DETACH_ON_DELETION_ANNOTATION] = json!("true");
         }
         let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata});
         let answer = self

@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use kro_graph::CompiledGraph;
-use kro_runtime::{Inventory, ObjectKey, deletion_waves};
+use kro_runtime::{Inventory, ObjectKey, Removal, deletion_waves};
 use kro_schema::GroupKind;
 use kube::Api;
 use kube::api::DynamicObject;
@@ -13,11 +13,20 @@ use serde_json::Value as Json;
 use tokio::time::Instant;
 
 use super::{DirectEngine, DirectError, Progress, Reporter, Stop};
-use crate::cleanup::{delete_member, delete_wave, list_members};
+use crate::cleanup::{delete_member, delete_wave, list_members, release_member};
 use crate::error::ObjectError;
 use crate::json::text;
 use crate::kinds::ServedKind;
 use crate::list_watch::{Event, ListWatch};
+
+/// What a removal did: the objects deleted and those released, each in order.
+#[derive(Debug, Default)]
+pub(super) struct Removed {
+    /// Deleted and gone.
+    pub(super) deleted: Vec<ObjectKey>,
+    /// Released: still there, no longer kro's.
+    pub(super) released: Vec<ObjectKey>,
+}
 
 impl DirectEngine {
     /// The members of the ApplySet `id` of every kind in `inventory`, in `namespaces` (for
@@ -76,17 +85,20 @@ impl DirectEngine {
     }
 
     /// Deletes `members` in reverse apply order (the order their annotations or `graph`
-    /// give): each wave at once, confirmed gone before the next. Stops between waves when
-    /// `stop` says so, or at `deadline`. The objects deleted, in order.
+    /// give): each wave at once, confirmed gone before the next. A member `removal` releases
+    /// is released instead (nothing to wait for); with no `removal` (a rollback of what this
+    /// run created) everything is deleted. Stops between waves when `stop` says so, or at
+    /// `deadline`. The objects deleted and those released, in order.
     pub(super) async fn delete_in_waves(
         &self,
         members: &[Json],
         graph: Option<&CompiledGraph>,
+        removal: Option<Removal>,
         report: Reporter<'_>,
         stop: &Stop,
         deadline: Option<Instant>,
-    ) -> Result<Vec<ObjectKey>, DirectError> {
-        let mut deleted = Vec::new();
+    ) -> Result<Removed, DirectError> {
+        let mut removed = Removed::default();
         let waves = deletion_waves(members, graph);
         for (position, wave) in waves.iter().enumerate() {
             let remaining = || {
@@ -107,18 +119,32 @@ impl DirectEngine {
                 |key, member| {
                     let uid = text(member, "/metadata/uid");
                     let api_version = text(member, "/apiVersion");
-                    self.delete_object(key, api_version, uid, deadline, stop)
+                    let release = removal.is_some_and(|removal| removal.releases(member));
+                    async move {
+                        if release {
+                            self.release_object(key, api_version, uid).await?;
+                            Ok(true)
+                        } else {
+                            self.delete_object(key, api_version, uid, deadline, stop)
+                                .await?;
+                            Ok(false)
+                        }
+                    }
                 },
             )
             .await;
             for (key, outcome) in outcomes {
                 match outcome {
-                    Ok(()) => {
+                    Ok(true) => {
+                        report(&Progress::Released { key: key.clone() });
+                        removed.released.push(key.clone());
+                    }
+                    Ok(false) => {
                         report(&Progress::Deleted {
                             key: key.clone(),
                             order: wave.order,
                         });
-                        deleted.push(key.clone());
+                        removed.deleted.push(key.clone());
                     }
                     Err(DirectError::DeleteTimedOut { .. }) => {
                         return Err(DirectError::TimedOut {
@@ -134,7 +160,29 @@ impl DirectEngine {
                 }
             }
         }
-        Ok(deleted)
+        Ok(removed)
+    }
+
+    /// Releases one object (see [`release_member`]).
+    async fn release_object(
+        &self,
+        key: &ObjectKey,
+        api_version: &str,
+        uid: &str,
+    ) -> Result<(), DirectError> {
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        let kind = self
+            .kinds
+            .resolve(&key.group, version, &key.kind)
+            .await
+            .map_err(DirectError::Kind)?;
+        release_member(&self.client, &kind, key, uid)
+            .await
+            .map_err(|source| ObjectError::Release {
+                key: Box::new(key.clone()),
+                source: Box::new(source),
+            })?;
+        Ok(())
     }
 
     /// Deletes one object (the one with `uid`: a namesake made since is left alone) and

@@ -8,12 +8,13 @@ use kro_cel::{CheckedAst, Env, Type, TypeErrorKind};
 use kro_schema::NoDefinitions;
 
 use super::Builder;
-use super::collect::{ForEachPlan, NodePlan, Shape, Standalone};
+use super::collect::{ForEachPlan, LifecyclePlan, NodePlan, Shape, Standalone, identifiers};
 use crate::NodeId;
 use crate::compat::is_compatible;
 use crate::error::{BuildErrorKind, Hint};
 use crate::features::Feature;
 use crate::graph::{CompiledExpression, CompiledField, CompiledForEach, CompiledNode, NodeKind};
+use crate::lifecycle::{Lifecycle, LifecycleError, POLICY_TYPE, lifecycle_env};
 use crate::template::{FieldPath, Template};
 use crate::types::{constant_type, field_schema, join};
 
@@ -151,7 +152,8 @@ impl Builder<'_> {
                 }
             }
             match self.check_node(plan, &env, &id_refs) {
-                Some(node) => {
+                Some(mut node) => {
+                    node.lifecycle = self.check_lifecycle(plan, instance_type, &id_refs);
                     node_types.insert(node.id.to_string(), node.cel_type.clone());
                     compiled[position] = Some(node);
                 }
@@ -161,6 +163,60 @@ impl Builder<'_> {
             }
         }
         (compiled, node_types)
+    }
+
+    /// A template's `lifecycle`: the fixed policy, or its expression checked with `schema`
+    /// and the `kro.policy` library, refused when it reads a resource or is not a policy.
+    fn check_lifecycle(
+        &mut self,
+        plan: &NodePlan,
+        instance_type: &Type,
+        ids: &HashSet<&str>,
+    ) -> Option<Lifecycle> {
+        let standalone = match plan.lifecycle.as_ref()? {
+            LifecyclePlan::Fixed(policy) => return Some(Lifecycle::Fixed(*policy)),
+            LifecyclePlan::Expression(standalone) => standalone,
+        };
+        let id = plan.id.as_str();
+        // The ids it mentions are declared, so that reading one is refused for what it is
+        // rather than as an unknown name.
+        let mut env = lifecycle_env(
+            self.base_env()
+                .with_variable("schema", instance_type.clone()),
+        );
+        let mut mentioned: Vec<&str> = identifiers(&standalone.source)
+            .filter(|word| ids.contains(word) && *word != "schema")
+            .collect();
+        mentioned.sort_unstable();
+        mentioned.dedup();
+        for word in mentioned {
+            env = env.with_variable(word, Type::Dyn);
+        }
+        let expression = self.compile(&env, &standalone.source, &standalone.path, Some(id), ids)?;
+        let problem = if !expression.references.is_empty() {
+            Some(LifecycleError::ReadsResource {
+                expression: expression.source.clone(),
+                resources: expression.references.join(", "),
+            })
+        } else if !matches!(&expression.output_type, Type::Dyn)
+            && expression.output_type != Type::opaque(POLICY_TYPE)
+        {
+            Some(LifecycleError::NotAPolicy {
+                expression: expression.source.clone(),
+                found: expression.output_type.clone(),
+            })
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            self.error(
+                standalone.path.clone(),
+                Some(id),
+                BuildErrorKind::Lifecycle(problem),
+            );
+            return None;
+        }
+        Some(Lifecycle::Expression(expression))
     }
 
     /// The type of a template or externalRef element from its schema (`dyn` when unknown).
@@ -301,6 +357,7 @@ impl Builder<'_> {
                 .collect(),
             cel_type,
             propagation: None,
+            lifecycle: None,
         })
     }
 

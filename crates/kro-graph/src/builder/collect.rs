@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use super::{Builder, resource_path};
 use crate::api::{ForEach, ResourceGraphDefinition, ResourceSpec};
 use crate::error::BuildErrorKind;
+use crate::lifecycle::{DeletePolicy, LifecycleError, fixed_policy};
 use crate::names::{is_lower_camel_case, is_reserved};
 use crate::schema_source::{KindSchema, SchemaLookup};
 use crate::template::{FieldPath, Template, TemplateField, parse_template, scan_json};
@@ -53,8 +54,16 @@ pub(crate) struct NodePlan {
     pub ready_when: Vec<Standalone>,
     pub include_when: Vec<Standalone>,
     pub for_each: Option<ForEachPlan>,
+    pub lifecycle: Option<LifecyclePlan>,
     pub schema: Option<KindSchema>,
     pub dependencies: BTreeSet<String>,
+}
+
+/// A resource's `lifecycle` as written: an expression to check, or a fixed policy.
+#[derive(Debug, Clone)]
+pub(crate) enum LifecyclePlan {
+    Expression(Standalone),
+    Fixed(DeletePolicy),
 }
 
 impl NodePlan {
@@ -252,6 +261,10 @@ impl Builder<'_> {
             .for_each
             .as_ref()
             .and_then(|for_each| self.collect_for_each(for_each, &path.key("forEach"), id, ids));
+        let lifecycle = resource
+            .lifecycle
+            .as_ref()
+            .and_then(|lifecycle| self.collect_lifecycle(lifecycle, &shape, &path, id));
         Some(NodePlan {
             id: id.to_string(),
             index,
@@ -263,9 +276,47 @@ impl Builder<'_> {
             ready_when,
             include_when,
             for_each,
+            lifecycle,
             schema: None,
             dependencies: BTreeSet::new(),
         })
+    }
+
+    /// A template's `lifecycle`: `${...}` or `{deletePolicy: ...}`; refused on the nodes kro
+    /// never deletes.
+    fn collect_lifecycle(
+        &mut self,
+        lifecycle: &Json,
+        shape: &Shape,
+        path: &FieldPath,
+        id: &str,
+    ) -> Option<LifecyclePlan> {
+        let path = path.key("lifecycle");
+        let not_a_template = match shape {
+            Shape::Template { .. } => None,
+            Shape::ExternalRef { .. } => Some("externalRef"),
+            Shape::Data => Some("data node"),
+        };
+        if let Some(what) = not_a_template {
+            self.error(
+                path,
+                Some(id),
+                BuildErrorKind::Lifecycle(LifecycleError::NotATemplate(what)),
+            );
+            return None;
+        }
+        if let Json::String(text) = lifecycle {
+            return self
+                .standalone(text, &path, Some(id), "lifecycle")
+                .map(LifecyclePlan::Expression);
+        }
+        match fixed_policy(lifecycle) {
+            Ok(policy) => Some(LifecyclePlan::Fixed(policy)),
+            Err(error) => {
+                self.error(path, Some(id), BuildErrorKind::Lifecycle(error));
+                None
+            }
+        }
     }
 
     fn template_gvk(&mut self, template: &Json, path: &FieldPath, id: &str) -> Option<Gvk> {

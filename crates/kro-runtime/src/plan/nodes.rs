@@ -2,14 +2,16 @@
 //! externalRefs; then the namespace and kro's labels on what is rendered.
 
 use kro_cel::{Type, Value};
+use kro_graph::lifecycle::{DeletePolicy, LIFECYCLE_POLICY_ANNOTATION, Lifecycle};
 use kro_graph::{CompiledNode, FieldPath};
 use serde_json::Value as Json;
 
+use super::node_state::problem_state;
 use super::{
     DesiredObject, NodeError, NodePlan, NodeState, Planner, Wait, field_problem_state, ready_state,
     resource_path, uses_each, value_path,
 };
-use crate::evaluate::{Scope, render};
+use crate::evaluate::{Problem, Scope, evaluate, render};
 use crate::foreach::Iteration;
 use crate::kind_readiness::{KindReadiness, kind_readiness};
 use crate::metadata;
@@ -79,6 +81,10 @@ impl Planner<'_> {
         plan: &mut NodePlan,
     ) -> NodeState {
         let template_path = resource_path(node.index).key("template");
+        let lifecycle = match self.lifecycle(node) {
+            Ok(lifecycle) => lifecycle,
+            Err(state) => return state,
+        };
         let rendered = match self.render_all(node, &iterations) {
             Ok(rendered) => rendered,
             Err(state) => return state,
@@ -120,6 +126,7 @@ impl Planner<'_> {
                 &mut object,
                 node,
                 is_collection.then_some((position, size, key.as_deref())),
+                lifecycle,
             );
             desired.push(DesiredObject {
                 key: object_key,
@@ -460,11 +467,38 @@ impl Planner<'_> {
         }
     }
 
+    /// The delete policy of the node's objects, when it has a `lifecycle`: the fixed one, or
+    /// its expression's (which reads `schema` only, so it cannot wait for data: a missing
+    /// field is an error, as for an includeWhen on the instance).
+    fn lifecycle(&self, node: &CompiledNode) -> Result<Option<DeletePolicy>, NodeState> {
+        let expression = match &node.lifecycle {
+            None => return Ok(None),
+            Some(Lifecycle::Fixed(policy)) => return Ok(Some(*policy)),
+            Some(Lifecycle::Expression(expression)) => expression,
+        };
+        let path = resource_path(node.index).key("lifecycle");
+        let fail = |expression: String, message: String| {
+            NodeState::Failed(NodeError {
+                path: path.clone(),
+                expression: Some(expression),
+                message,
+            })
+        };
+        match evaluate(expression, &Scope::new(&self.values)) {
+            Ok(value) => DeletePolicy::of_value(&value)
+                .map(Some)
+                .map_err(|message| fail(expression.source.clone(), message)),
+            Err(Problem::Pending { expression, reason }) => Err(fail(expression, reason)),
+            Err(problem) => Err(problem_state(path.clone(), problem)),
+        }
+    }
+
     pub(super) fn add_metadata(
         &self,
         object: &mut Json,
         node: &CompiledNode,
         collection: Option<(usize, usize, Option<&str>)>,
+        lifecycle: Option<DeletePolicy>,
     ) {
         let info = &self.info;
         let mut labels = vec![
@@ -500,6 +534,12 @@ impl Planner<'_> {
             metadata::add_annotations(
                 object,
                 [(metadata::APPLY_ORDER_ANNOTATION, order.to_string())],
+            );
+        }
+        if let Some(policy) = lifecycle {
+            metadata::add_annotations(
+                object,
+                [(LIFECYCLE_POLICY_ANNOTATION, policy.as_str().to_owned())],
             );
         }
     }

@@ -1,6 +1,8 @@
 //! `kro delete -f RGD -i INSTANCE` or `kro delete NAME`: deletes what `kro apply` deployed
 //! for an instance — its objects in reverse apply order, each wave at once and confirmed gone
-//! before the next, then the ConfigMap that stood in for the instance.
+//! before the next, then the ConfigMap that stood in for the instance. Objects whose lifecycle
+//! retains them (or all, with `--detach` or an instance annotated
+//! `kro.run/detach-on-deletion`) are released instead.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +35,11 @@ pub struct Args {
         requires = "files"
     )]
     instance: Option<PathBuf>,
+    /// Release every object instead of deleting it: it stays, without kro's labels and
+    /// field managers (as for an instance annotated kro.run/detach-on-deletion: "true").
+    /// Objects whose lifecycle retains them are released either way.
+    #[arg(long)]
+    detach: bool,
     /// How long to wait for everything to be gone.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::duration::parse_duration)]
     timeout: Duration,
@@ -59,6 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let default = args.target.namespace(&client);
         let config = DirectConfig {
             timeout: Some(timeout),
+            detach: args.detach,
             ..DirectConfig::default()
         };
         let engine = DirectEngine::new(client, config);
@@ -96,15 +104,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let (handle, stop) = Stop::new();
         stop_on_ctrl_c(handle);
         let display = Display::new("");
-        let show = |progress: &Progress| display.show(progress);
+        let released = std::sync::atomic::AtomicUsize::new(0);
+        let show = |progress: &Progress| {
+            if matches!(progress, Progress::Released { .. }) {
+                released.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            display.show(progress);
+        };
         let deleted = engine.delete(&parent, graph.as_ref(), &show, &stop).await;
         display.finish();
         match deleted {
             Ok(deleted) => {
-                println!(
-                    "deleted {} object(s) and {parent}",
-                    deleted.len()
-                );
+                let released = released.load(std::sync::atomic::Ordering::Relaxed);
+                if released > 0 {
+                    println!(
+                        "deleted {} object(s) and {parent}; released {released} object(s), which stay",
+                        deleted.len()
+                    );
+                } else {
+                    println!("deleted {} object(s) and {parent}", deleted.len());
+                }
                 Ok(ExitCode::SUCCESS)
             }
             Err(error) => {
