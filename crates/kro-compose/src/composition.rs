@@ -243,6 +243,59 @@ pub(crate) struct ResourceEntry {
     for_each: Vec<(String, String)>,
     /// The seed's form: one list, the item read as `each.item`.
     for_each_item: Option<String>,
+    /// `lifecycle`: a `${...}` of the `kro.policy` library.
+    lifecycle: Option<String>,
+}
+
+/// What becomes of a resource's object when kro would delete it, at instance deletion or
+/// when it is pruned (KREP-014's `lifecycle`): deleted (the default), or released (kept, no
+/// longer managed by kro).
+///
+/// ```
+/// # use kro_compose::*;
+/// # #[derive(KroSchema)]
+/// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+/// assert_eq!(Lifecycle::retain().expression(), "policy().withRetain()");
+/// assert_eq!(
+///     Lifecycle::retain_when(&spec::<AppSpec>().name().eq("production")).expression(),
+///     r#"schema.spec.name == "production" ? policy().withRetain() : policy()"#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lifecycle {
+    expression: String,
+}
+
+impl Lifecycle {
+    /// Released instead of deleted.
+    pub fn retain() -> Lifecycle {
+        Lifecycle {
+            expression: "policy().withRetain()".to_owned(),
+        }
+    }
+
+    /// Deleted (what a resource without a lifecycle gets).
+    pub fn delete() -> Lifecycle {
+        Lifecycle {
+            expression: "policy().withDelete()".to_owned(),
+        }
+    }
+
+    /// Released while `condition` holds, deleted otherwise. The condition may read the
+    /// instance's spec only (kro refuses one that reads a resource, naming it).
+    pub fn retain_when(condition: &Ref<bool>) -> Lifecycle {
+        Lifecycle {
+            expression: format!(
+                "{} ? policy().withRetain() : policy()",
+                condition.expression()
+            ),
+        }
+    }
+
+    /// The CEL it is written as.
+    pub fn expression(&self) -> &str {
+        &self.expression
+    }
 }
 
 /// A composition of resources behind a typed API (see the crate docs): a kind whose spec is
@@ -641,7 +694,32 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
             ready_when: Vec::new(),
             for_each: Vec::new(),
             for_each_item: None,
+            lifecycle: None,
         });
+    }
+
+    /// What becomes of the resource's object when kro would delete it: at instance deletion
+    /// and when it is pruned (removed, or excluded by includeWhen), a retained object is
+    /// released instead (see [`Lifecycle`]).
+    ///
+    /// ```
+    /// # use kro_compose::*;
+    /// # use kro_compose::k8s::api::core::v1::ConfigMap;
+    /// # #[derive(KroSchema)]
+    /// # struct AppSpec { name: String, replicas: i64, queues: Vec<String>, enabled: bool }
+    /// let mut app = Composition::<AppSpec>::new("app", "App");
+    /// let data = app.add("data", ConfigMap::default().with("metadata.name", instance_name()));
+    /// app.lifecycle(&data, Lifecycle::retain_when(&spec::<AppSpec>().enabled()));
+    /// assert_eq!(
+    ///     app.to_rgd()?["spec"]["resources"][0]["lifecycle"],
+    ///     "${schema.spec.enabled ? policy().withRetain() : policy()}"
+    /// );
+    /// # Ok::<(), ComposeError>(())
+    /// ```
+    pub fn lifecycle<R>(&mut self, resource: &Resource<R>, lifecycle: Lifecycle) {
+        if let Some(entry) = self.entry(resource) {
+            entry.lifecycle = Some(format!("${{{}}}", lifecycle.expression));
+        }
     }
 
     /// The resource is part of the instance only while `condition` holds (`includeWhen`).
@@ -883,6 +961,11 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
         Ok((rgd, graph))
     }
 
+    /// Whether it declares status fields.
+    pub(crate) fn declares_status(&self) -> bool {
+        !self.status.is_empty()
+    }
+
     /// The `apiVersion` of its instances.
     ///
     /// ```
@@ -947,6 +1030,9 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
                 }
                 if !entry.ready_when.is_empty() {
                     resource.insert("readyWhen".to_owned(), json!(entry.ready_when));
+                }
+                if let Some(lifecycle) = &entry.lifecycle {
+                    resource.insert("lifecycle".to_owned(), json!(lifecycle));
                 }
                 if let Some(over) = &entry.for_each_item {
                     resource.insert("forEach".to_owned(), json!(over));

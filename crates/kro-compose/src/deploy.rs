@@ -139,8 +139,14 @@ impl<Spec: KroSchema + Serialize, Status: KroSchema + DeserializeOwned> Composit
                 .await
                 .map_err(|error| DeployError::Kro(Box::new(error)))?,
         };
-        let status =
-            serde_json::from_value(instance["status"].clone()).map_err(DeployError::Status)?;
+        // A composition with no status fields (`Status = ()`) reads none of what kro writes
+        // there itself (state, conditions).
+        let status = if self.declares_status() {
+            instance["status"].clone()
+        } else {
+            serde_json::Value::Null
+        };
+        let status = serde_json::from_value(status).map_err(DeployError::Status)?;
         Ok(Deployment { status, instance })
     }
 

@@ -44,7 +44,9 @@ mod reference;
 mod schema;
 mod template;
 
-pub use composition::{ComposeError, Composition, InstanceRef, Mistake, Nested, Resource};
+pub use composition::{
+    ComposeError, Composition, InstanceRef, Lifecycle, Mistake, Nested, Resource,
+};
 #[cfg(feature = "deploy")]
 pub use deploy::{DeployError, Deployment, Mode};
 pub use kro_compose_derive::{KroSchema, cel, fmt_cel};

@@ -172,3 +172,79 @@ async fn both_modes_make_the_same_objects_and_give_the_same_typed_status() {
         "nothing is left"
     );
 }
+
+/// What the keeper composition is asked for.
+#[derive(kro_compose::KroSchema, serde::Serialize)]
+struct KeeperSpec {
+    /// Whether its data outlives it.
+    keep: bool,
+}
+
+/// The labels of the ConfigMap `name`, or `None` when it is gone.
+async fn config_map_labels(client: &kube::Client, name: &str) -> Option<Value> {
+    let api: Api<DynamicObject> = Api::default_namespaced_with(
+        client.clone(),
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap")),
+    );
+    api.get_opt(name)
+        .await
+        .expect("the ConfigMap read")
+        .map(|object| serde_json::to_value(object.metadata.labels).expect("JSON"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retained_resource_outlives_its_instance_in_both_modes() {
+    use kro_compose::k8s::api::core::v1::ConfigMap;
+    use kro_compose::{Composition, Lifecycle, Template, instance_name, spec};
+
+    let mut keeper = Composition::<KeeperSpec>::new("keeper", "Keeper");
+    let data = keeper.add(
+        "data",
+        ConfigMap::default().with("metadata.name", instance_name().concat("-data")),
+    );
+    keeper.lifecycle(&data, Lifecycle::retain_when(&spec::<KeeperSpec>().keep()));
+    keeper.add(
+        "scratch",
+        ConfigMap::default().with("metadata.name", instance_name().concat("-scratch")),
+    );
+    let (_server, client) = server().await;
+    let manager = Manager::start(client.clone(), Settings::default(), Metrics::default())
+        .await
+        .expect("the controllers start");
+    for (mode, name) in [(Mode::Direct, "direct"), (Mode::Kro, "through-kro")] {
+        keeper
+            .deploy(
+                mode,
+                &client,
+                name,
+                Some("default"),
+                &KeeperSpec { keep: true },
+                config(),
+                &|_| {},
+            )
+            .await
+            .unwrap_or_else(|error| panic!("{name} deployed: {error}"));
+        keeper
+            .delete(mode, &client, name, Some("default"), config(), &|_| {})
+            .await
+            .unwrap_or_else(|error| panic!("{name} deleted: {error}"));
+        let scratch = format!("{name}-scratch");
+        for attempt in 0.. {
+            if config_map_labels(&client, &scratch).await.is_none() {
+                break;
+            }
+            assert!(attempt < 300, "{scratch} was not deleted with its instance");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let labels = config_map_labels(&client, &format!("{name}-data"))
+            .await
+            .unwrap_or_else(|| panic!("{name}-data was deleted: it is retained"));
+        assert!(
+            labels.as_object().is_none_or(|labels| labels
+                .keys()
+                .all(|key| !key.starts_with("kro.run/") && !key.starts_with("applyset."))),
+            "{name}-data keeps kro's labels: {labels}"
+        );
+    }
+    manager.shutdown().await;
+}

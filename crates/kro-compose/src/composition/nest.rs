@@ -589,6 +589,7 @@ fn map_expressions(
         .chain(entry.ready_when.iter_mut())
         .chain(entry.for_each.iter_mut().map(|(_, over)| over))
         .chain(entry.for_each_item.iter_mut())
+        .chain(entry.lifecycle.iter_mut())
     {
         *text = rewrite_string(text, rewrite)?;
     }
