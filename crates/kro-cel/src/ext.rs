@@ -3,7 +3,8 @@
 //! kro's CEL environment enables cel-go's extensions, the Kubernetes libraries and kro's own
 //! functions; see [`KRO_LIBRARIES`]. Each library is a module here and an entry in
 //! [`library`]. Upstream kro's own functions are the `kro.*` libraries: `kro.random`,
-//! `kro.maps`, `kro.json`, `kro.hash`, `kro.lists`, `kro.omit` and `kro.runtime`.
+//! `kro.maps`, `kro.json`, `kro.hash`, `kro.lists`, `kro.omit` and `kro.runtime`; `kro.time`
+//! (KREP-025, not released upstream) is enabled only behind kro's `CELTimeFunctions` gate.
 //!
 //! The Kubernetes libraries (`kubernetes.*`) follow `k8s.io/apiserver/pkg/cel/library` as
 //! vendored by upstream kro (Kubernetes 1.35): the same functions, overload ids, type names
@@ -26,6 +27,7 @@ mod kro_maps;
 mod kro_omit;
 mod kro_random;
 mod kro_runtime;
+mod kro_time;
 mod lists;
 mod math;
 mod sets;
@@ -43,6 +45,10 @@ pub use kro_omit::{OMIT_TYPE_NAME, is_omit, omit_value};
 pub use kro_runtime::{
     CONDITION_TYPE_NAME, RUNTIME_TYPE_NAME, RUNTIME_VARIABLE, condition_type,
     is_valid_condition_status, runtime_type, runtime_value,
+};
+pub use kro_time::{
+    Clock, MOVING_DURATION_TYPE_NAME, MOVING_TIMESTAMP_TYPE_NAME, TIME_TYPE_NAME, TIME_VARIABLE,
+    is_moving, moving_duration_type, moving_timestamp_type, time_type, time_value,
 };
 
 /// Every library this crate provides, by name.
@@ -67,6 +73,7 @@ pub const ALL_LIBRARIES: &[&str] = &[
     "kro.lists",
     "kro.omit",
     "kro.runtime",
+    "kro.time",
 ];
 
 /// The libraries kro's CEL environment enables (upstream kro's set, plus the ones our users
@@ -116,6 +123,7 @@ pub fn library(name: &str) -> Option<Library> {
         "kro.lists" => Some(kro_lists::library()),
         "kro.omit" => Some(kro_omit::library()),
         "kro.runtime" => Some(kro_runtime::library()),
+        "kro.time" => Some(kro_time::library()),
         _ => None,
     }
 }

@@ -360,11 +360,15 @@ impl Frame<'_> {
                 operator,
                 left,
                 right,
+                library,
                 span,
             } => {
                 let left = self.eval(left)?;
                 let right = self.eval(right)?;
                 self.budget.charge(1)?;
+                if let Some(result) = self.on_opaque(library, &left, &right) {
+                    return result.map_err(|e| e.at(*span));
+                }
                 match operator {
                     Arithmetic::Add => operators::add(&left, &right, &mut self.budget),
                     Arithmetic::Subtract => operators::subtract(&left, &right),
@@ -389,11 +393,15 @@ impl Frame<'_> {
                 relation,
                 left,
                 right,
+                library,
                 span,
             } => {
                 let left = self.eval(left)?;
                 let right = self.eval(right)?;
                 self.budget.charge(1)?;
+                if let Some(result) = self.on_opaque(library, &left, &right) {
+                    return result.map_err(|e| e.at(*span));
+                }
                 operators::relate(*relation, &left, &right, &mut self.budget)
                     .map_err(|e| e.at(*span))
             }
@@ -600,6 +608,25 @@ impl Frame<'_> {
             Node::Fold(fold) => self.fold(fold),
             Node::Fail(error) => Err(error.clone()),
         }
+    }
+
+    /// An operator applied to an opaque operand, through the library overload that accepts
+    /// both operands; `None` when neither is opaque or no library overload accepts them (the
+    /// built-in operator then reports it).
+    fn on_opaque(
+        &mut self,
+        library: &Option<Arc<[crate::functions::Overload]>>,
+        left: &Value,
+        right: &Value,
+    ) -> Option<EvalResult<Value>> {
+        let library = library.as_ref()?;
+        if !matches!(left, Value::Opaque(_)) && !matches!(right, Value::Opaque(_)) {
+            return None;
+        }
+        let values = [left.clone(), right.clone()];
+        let overload = library.iter().find(|overload| overload.accepts(&values))?;
+        let implementation = overload.implementation.as_ref()?;
+        Some(implementation(&values, &mut self.budget))
     }
 
     fn eval_all(&mut self, nodes: &[Node]) -> EvalResult<Vec<Value>> {

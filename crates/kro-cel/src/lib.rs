@@ -80,9 +80,11 @@ pub use estimate::{
     estimate_cel_go_cost, estimate_cost,
 };
 pub use ext::{
-    ALL_LIBRARIES, CONDITION_TYPE_NAME, KRO_LIBRARIES, OMIT_TYPE_NAME, RUNTIME_TYPE_NAME,
-    RUNTIME_VARIABLE, condition_type, is_go_date, is_omit, is_valid_condition_status, library,
-    omit_value, push_go_json_string, runtime_type, runtime_value,
+    ALL_LIBRARIES, CONDITION_TYPE_NAME, Clock, KRO_LIBRARIES, MOVING_DURATION_TYPE_NAME,
+    MOVING_TIMESTAMP_TYPE_NAME, OMIT_TYPE_NAME, RUNTIME_TYPE_NAME, RUNTIME_VARIABLE,
+    TIME_TYPE_NAME, TIME_VARIABLE, condition_type, is_go_date, is_moving, is_omit,
+    is_valid_condition_status, library, moving_duration_type, moving_timestamp_type, omit_value,
+    push_go_json_string, runtime_type, runtime_value, time_type, time_value,
 };
 pub use functions::{Function, Implementation, Library, ObjectType, Overload, Preparation};
 pub use interpreter::{Activation, Evaluation, NoVariables, Program};

@@ -31,6 +31,12 @@ fn out_of_range(what: &'static str) -> EvalError {
 }
 
 impl Timestamp {
+    /// 1970-01-01T00:00:00Z.
+    pub const UNIX_EPOCH: Timestamp = Timestamp {
+        seconds: 0,
+        nanos: 0,
+    };
+
     /// The timestamp `seconds` and `nanos` after the Unix epoch.
     ///
     /// # Errors
@@ -39,7 +45,7 @@ impl Timestamp {
         Self::from_nanos(i128::from(seconds) * NANOS_PER_SECOND + i128::from(nanos))
     }
 
-    fn from_nanos(total: i128) -> Result<Self, EvalError> {
+    pub(crate) fn from_nanos(total: i128) -> Result<Self, EvalError> {
         let seconds = total.div_euclid(NANOS_PER_SECOND);
         let nanos = total.rem_euclid(NANOS_PER_SECOND) as u32;
         if seconds < i128::from(MIN_TIMESTAMP_SECONDS)
@@ -53,7 +59,7 @@ impl Timestamp {
         })
     }
 
-    fn total_nanos(self) -> i128 {
+    pub(crate) fn total_nanos(self) -> i128 {
         i128::from(self.seconds) * NANOS_PER_SECOND + i128::from(self.nanos)
     }
 
@@ -111,7 +117,7 @@ impl Timestamp {
         Duration::from_nanos(self.total_nanos() - other.total_nanos())
     }
 
-    fn to_utc(self) -> DateTime<Utc> {
+    pub(crate) fn to_utc(self) -> DateTime<Utc> {
         // The range check in the constructors keeps this representable.
         DateTime::from_timestamp(self.seconds, self.nanos).unwrap_or_default()
     }

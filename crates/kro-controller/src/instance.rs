@@ -70,6 +70,9 @@ pub(crate) struct InstanceController {
     pub(crate) sets: Arc<RwLock<Option<crate::watches::SetListener>>>,
     /// The rollout of the graph's newest revision, under the RGD's propagation policy.
     rollout: Arc<rollout::Rollout>,
+    /// When each instance that reads the time is planned again: the instant its answers
+    /// change (gate `CELTimeFunctions`).
+    time_timers: crate::clock::Timers<InstanceRef>,
 }
 
 impl InstanceController {
@@ -107,6 +110,7 @@ impl InstanceController {
             failures: Failures::default(),
             own_writes: Arc::default(),
             tasks: Mutex::default(),
+            time_timers: crate::clock::Timers::default(),
             sets: Arc::default(),
             rollout: Arc::new(rollout::Rollout::new(on_propagation)),
         });
@@ -367,6 +371,9 @@ impl InstanceController {
                 &plan_options(shared, &graph, &facts),
             );
         }
+        // What read the time is looked at again when its answer changes, and not before.
+        self.time_timers
+            .set(key, current.requeue_at, &shared.settings.clock, &self.queue);
         self.report(shared, &graph, &instance, (&current, &observed), problems)
             .await
     }
@@ -484,6 +491,7 @@ impl InstanceController {
         let live = crate::watches::cached_uids(&self.store);
         self.applier.retain(|uid| live.contains(uid));
         self.own_writes.retain(|uid| live.contains(uid));
+        self.time_timers.retain(|other| other != key);
         self.written_states
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -706,6 +714,7 @@ fn plan_options(shared: &Shared, graph: &GraphVersion, facts: &ControllerFacts) 
         scheduling: shared.settings.scheduling,
         kro_version: shared.settings.kro_version.clone(),
         now: Some(now()),
+        clock: graph.graph.reads_time.then(|| shared.settings.clock.now()),
         controller: facts.clone(),
         max_collection_size: shared.settings.max_collection_size,
         observer: Some(shared.metrics.plan_observer()),

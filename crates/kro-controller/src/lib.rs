@@ -41,6 +41,7 @@
 mod access;
 pub mod cache;
 pub mod client_rate;
+pub mod clock;
 pub mod crd_plan;
 mod error;
 mod established;
@@ -67,6 +68,7 @@ mod shared;
 pub mod watches;
 mod worker;
 
+pub use clock::{Clock, ManualClock, TimeSource};
 pub use crd_plan::{
     CrdPlan, CrdRefusal, RgdIdentity, allows_breaking_changes, desired_crd, plan_crd,
 };

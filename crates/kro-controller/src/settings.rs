@@ -61,6 +61,9 @@ pub struct Settings {
     /// `InstanceConditionMetrics` feeds `instance_condition_current_status_seconds`. All off by
     /// default, as upstream.
     pub features: kro_graph::FeatureGates,
+    /// The clock `time.now()` reads (gate `CELTimeFunctions`) and instances are brought back
+    /// by when what they read changes: the system's; tests move a manual one.
+    pub clock: crate::clock::Clock,
 }
 
 impl Settings {
@@ -94,6 +97,7 @@ impl Default for Settings {
             request_retries: 3,
             active_events: false,
             features: kro_graph::FeatureGates::upstream_defaults(),
+            clock: crate::clock::Clock::system(),
         }
     }
 }

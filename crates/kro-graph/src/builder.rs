@@ -19,7 +19,7 @@ use crate::api::ResourceGraphDefinition;
 use crate::crd::{KindNames, instance_crd, set_crd};
 use crate::dag::{Dag, DagError};
 use crate::error::{BuildError, BuildErrorKind, BuildErrors};
-use crate::features::FeatureGates;
+use crate::features::{Feature, FeatureGates};
 use crate::graph::CompiledGraph;
 use crate::schema_source::SchemaSource;
 use crate::template::FieldPath;
@@ -81,6 +81,7 @@ pub fn build_graph_with(
         warnings: Vec::new(),
         variables_declared: 0,
         failed_expressions: std::collections::HashSet::new(),
+        reads_time: false,
     };
     builder.build(rgd)
 }
@@ -107,6 +108,8 @@ pub(crate) struct Builder<'c> {
     /// The places of expressions that failed to check: each is reported once, whichever
     /// phase (dependency discovery, type checking) meets it first.
     pub(crate) failed_expressions: std::collections::HashSet<FieldPath>,
+    /// Whether an expression read `time` (gate `CELTimeFunctions`).
+    pub(crate) reads_time: bool,
 }
 
 impl Builder<'_> {
@@ -141,10 +144,19 @@ impl Builder<'_> {
 
     /// The base environment: kro's functions and the graph's object types.
     pub(crate) fn base_env(&self) -> Env {
-        self.config
+        let env = self
+            .config
             .env
             .clone()
-            .with_type_provider(self.types.clone())
+            .with_type_provider(self.types.clone());
+        if self.config.features.enabled(Feature::CelTimeFunctions) {
+            // `time` is reserved as a resource id with the gate on, so it names the clock.
+            let time =
+                kro_cel::library("kro.time").map_or(env.clone(), |time| env.with_library(time));
+            time.with_variable(kro_cel::TIME_VARIABLE, kro_cel::time_type())
+        } else {
+            env
+        }
     }
 
     fn build(&mut self, rgd: &ResourceGraphDefinition) -> Result<CompiledGraph, BuildErrors> {
@@ -264,6 +276,7 @@ impl Builder<'_> {
             types: self.types.clone(),
             instance_type,
             warnings: std::mem::take(&mut self.warnings),
+            reads_time: self.reads_time,
         })
     }
 

@@ -189,6 +189,17 @@ pub enum BuildErrorKind {
     /// read.
     #[error("{0}")]
     Propagation(crate::propagation::PolicyError),
+    /// A time value that moves with the clock written into an object or the status.
+    #[error(
+        "expression {expression:?} is a {found}, which changes with the clock: wrap it in \
+         string(...) to write its text at reconcile time (and opt out of requeueing when it changes)"
+    )]
+    BareTimeValue {
+        /// The expression.
+        expression: String,
+        /// Its type.
+        found: Type,
+    },
     /// A `lifecycle` that cannot be read or checked.
     #[error("{0}")]
     Lifecycle(crate::lifecycle::LifecycleError),
@@ -253,6 +264,7 @@ impl BuildErrorKind {
             BuildErrorKind::Scaling(_) => "InvalidScaling",
             BuildErrorKind::Propagation(_) => "InvalidPropagationConfig",
             BuildErrorKind::Lifecycle(_) => "InvalidLifecycle",
+            BuildErrorKind::BareTimeValue { .. } => "BareTimeValue",
             BuildErrorKind::FeatureGateDisabled { .. } => "FeatureGateDisabled",
             BuildErrorKind::OmitOnIdentity(_) => "OmitOnIdentityField",
         }

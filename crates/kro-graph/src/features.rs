@@ -14,6 +14,9 @@ use std::fmt;
 pub enum Feature {
     /// `omit()` in templates: without it an RGD that calls `omit()` is refused.
     CelOmitFunction,
+    /// `time.now()` and the `kro.time` library (KREP-025; ours until upstream names a gate):
+    /// without it an RGD that reads the time is refused.
+    CelTimeFunctions,
     /// A Kubernetes Event on every transition of an instance's status condition.
     InstanceConditionEvents,
     /// The `instance_condition_current_status_seconds` gauge and a log line per transition.
@@ -28,8 +31,9 @@ pub enum Feature {
 
 impl Feature {
     /// Every gate, in name order.
-    pub const ALL: [Feature; 5] = [
+    pub const ALL: [Feature; 6] = [
         Feature::CelOmitFunction,
+        Feature::CelTimeFunctions,
         Feature::InstanceConditionEvents,
         Feature::InstanceConditionMetrics,
         Feature::InstanceManagedResources,
@@ -47,6 +51,7 @@ impl Feature {
     pub fn name(self) -> &'static str {
         match self {
             Feature::CelOmitFunction => "CELOmitFunction",
+            Feature::CelTimeFunctions => "CELTimeFunctions",
             Feature::InstanceConditionEvents => "InstanceConditionEvents",
             Feature::InstanceConditionMetrics => "InstanceConditionMetrics",
             Feature::InstanceManagedResources => "InstanceManagedResources",
@@ -230,8 +235,8 @@ mod tests {
         assert!(Feature::ALL.iter().all(|feature| !gates.enabled(*feature)));
         assert_eq!(
             gates.to_string(),
-            "CELOmitFunction=false,InstanceConditionEvents=false,InstanceConditionMetrics=false,\
-             InstanceManagedResources=false,PropagationControl=false"
+            "CELOmitFunction=false,CELTimeFunctions=false,InstanceConditionEvents=false,\
+             InstanceConditionMetrics=false,InstanceManagedResources=false,PropagationControl=false"
         );
     }
 
@@ -258,6 +263,7 @@ mod tests {
             gates.enabled_features(),
             [
                 Feature::CelOmitFunction,
+                Feature::CelTimeFunctions,
                 Feature::InstanceConditionMetrics,
                 Feature::InstanceManagedResources,
                 Feature::PropagationControl

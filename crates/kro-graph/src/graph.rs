@@ -199,6 +199,9 @@ pub struct CompiledGraph {
     pub(crate) node_positions: std::collections::HashMap<String, usize>,
     /// What building it took.
     pub stats: BuildStats,
+    /// Whether an expression reads `time` (gate `CELTimeFunctions`): a plan then needs the
+    /// instant `time.now()` reads.
+    pub reads_time: bool,
 }
 
 /// What building a graph took, to hold its cost to the size of the RGD.

@@ -187,6 +187,10 @@ fn json_safe(value: &Value) -> Result<(), String> {
         Value::List(items) => items.iter().try_for_each(json_safe),
         Value::Map(map) => map.iter().try_for_each(|(_, value)| json_safe(value)),
         Value::Optional(Some(inner)) => json_safe(inner),
+        Value::Opaque(opaque) if kro_cel::is_moving(value) => Err(format!(
+            "a {} changes with the clock and cannot be written into an object: wrap it in string(...) to explicitly opt out of requeue solving",
+            opaque.type_name()
+        )),
         _ => Ok(()),
     }
 }

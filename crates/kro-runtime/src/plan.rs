@@ -61,6 +61,10 @@ pub struct PlanOptions {
     /// The time of this plan (RFC 3339), stamped on conditions whose status changes; `None`
     /// leaves new conditions without `lastTransitionTime` (a preview, as `kro render`).
     pub now: Option<String>,
+    /// The instant `time.now()` reads (gate `CELTimeFunctions`), the same for every
+    /// expression of the plan: the controller's reconcile time, `kro render --now`. A graph
+    /// that reads the time planned without one fails the nodes that read it.
+    pub clock: Option<kro_cel::Timestamp>,
     /// How the controller's own steps went (finalizer and labels, graph availability).
     pub controller: ControllerFacts,
     /// Treat readyWhen conditions that do not hold (or wait for data) as holding, and record
@@ -95,6 +99,7 @@ impl Default for PlanOptions {
             max_collection_size: DEFAULT_MAX_COLLECTION_SIZE,
             kro_version: format!("v{}", env!("CARGO_PKG_VERSION")),
             now: None,
+            clock: None,
             controller: ControllerFacts::default(),
             assume_ready: false,
             kind_readiness: false,
@@ -152,6 +157,10 @@ pub struct Plan {
     pub reads: Vec<Read>,
     /// The instance status this plan leads to.
     pub status: InstanceStatus,
+    /// The first instant after [`PlanOptions::clock`] at which an expression that reads the
+    /// time (`time.now()`, gate `CELTimeFunctions`) changes its answer: the instance must be
+    /// planned again then, and there is nothing to re-plan for before.
+    pub requeue_at: Option<kro_cel::Timestamp>,
 }
 
 impl Plan {
@@ -272,6 +281,7 @@ pub fn plan_with_schema(
         options.now.as_deref(),
     );
     plan.status = status;
+    plan.requeue_at = planner.clock.as_ref().and_then(|clock| clock.next_change());
     plan
 }
 
@@ -291,6 +301,8 @@ pub(crate) struct Planner<'a> {
     apply_order: HashMap<NodeId, usize>,
     /// Readiness assumed per node ([`PlanOptions::assume_ready`]).
     assumed: HashMap<NodeId, Vec<Wait>>,
+    /// The clock `time` reads, when the graph reads it.
+    clock: Option<std::sync::Arc<kro_cel::Clock>>,
 }
 
 impl<'a> Planner<'a> {
@@ -307,6 +319,17 @@ impl<'a> Planner<'a> {
         }
         let mut values = HashMap::new();
         values.insert("schema".to_owned(), schema);
+        let clock = graph
+            .reads_time
+            .then_some(options.clock)
+            .flatten()
+            .map(kro_cel::Clock::new);
+        if let Some(clock) = &clock {
+            values.insert(
+                kro_cel::TIME_VARIABLE.to_owned(),
+                kro_cel::time_value(clock),
+            );
+        }
         let apply_order = apply_orders(graph);
         Planner {
             graph,
@@ -319,6 +342,7 @@ impl<'a> Planner<'a> {
             reads: BTreeSet::new(),
             apply_order,
             assumed: HashMap::new(),
+            clock,
         }
     }
 
@@ -354,6 +378,7 @@ impl<'a> Planner<'a> {
             levels: graph.levels.clone(),
             reads: std::mem::take(&mut self.reads).into_iter().collect(),
             status: InstanceStatus::empty(),
+            requeue_at: None,
         };
         (plan, self)
     }

@@ -341,3 +341,86 @@ fn report_ignoring_status(output: &Output) -> Value {
         .value
         .clone()
 }
+
+const RENEWAL_RGD: &str = "apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: certs
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Cert
+    spec:
+      notAfter: string
+  resources:
+    - id: renewal
+      includeWhen:
+        - ${time.now() >= timestamp(schema.spec.notAfter) - duration('720h')}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${schema.metadata.name}-renew
+        data:
+          dueSince: ${string(timestamp(schema.spec.notAfter) - duration('720h'))}
+";
+
+const RENEWAL_INSTANCE: &str = "apiVersion: kro.run/v1alpha1
+kind: Cert
+metadata:
+  name: shop
+spec:
+  notAfter: 2026-06-30T12:00:00Z
+";
+
+#[test]
+fn now_shows_what_the_time_functions_decide_and_when_it_changes() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let rgd = write(&dir, "rgd.yaml", RENEWAL_RGD);
+    let instance = write(&dir, "instance.yaml", RENEWAL_INSTANCE);
+    let render = |now: &str, gates: &str| {
+        kro(&[
+            "render",
+            "-f",
+            &rgd,
+            "-i",
+            &instance,
+            "--now",
+            now,
+            "--feature-gates",
+            gates,
+        ])
+    };
+    let before = parse_report(&render("2026-05-01T00:00:00Z", "CELTimeFunctions=true"));
+    assert_eq!(
+        node_states(&before),
+        [("renewal".to_owned(), "Skipped".to_owned(), Vec::new())]
+    );
+    assert_eq!(before["requeueAt"], "2026-05-31T12:00:00Z");
+    let due = parse_report(&render("2026-05-31T12:00:00Z", "CELTimeFunctions=true"));
+    assert_eq!(
+        node_states(&due),
+        [(
+            "renewal".to_owned(),
+            "Waiting".to_owned(),
+            vec!["ConfigMap".to_owned()]
+        )]
+    );
+    assert!(due.get("requeueAt").is_none(), "{due:?}");
+    // Without the gate the RGD is refused, naming it.
+    let refused = render("2026-05-01T00:00:00Z", "");
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--feature-gates=CELTimeFunctions=true"),
+        "{}",
+        stderr(&refused)
+    );
+    // A malformed --now is refused before anything is read.
+    let malformed = render("yesterday", "CELTimeFunctions=true");
+    assert!(!malformed.status.success());
+    assert!(
+        stderr(&malformed).contains("is not an RFC 3339 time"),
+        "{}",
+        stderr(&malformed)
+    );
+}

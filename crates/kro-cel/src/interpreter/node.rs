@@ -95,6 +95,9 @@ pub(crate) enum Node {
         operator: Arithmetic,
         left: Box<Node>,
         right: Box<Node>,
+        /// The operator's overloads on a library's opaque types (`kro.Timestamp + duration`),
+        /// tried when an operand is opaque.
+        library: Option<Arc<[Overload]>>,
         span: Span,
     },
     Equals {
@@ -106,6 +109,8 @@ pub(crate) enum Node {
         relation: Relation,
         left: Box<Node>,
         right: Box<Node>,
+        /// As for `Arithmetic`.
+        library: Option<Arc<[Overload]>>,
         span: Span,
     },
     Index {

@@ -421,6 +421,7 @@ impl<'a> Planner<'a> {
                 operator,
                 left: arg(self, 0),
                 right: arg(self, 1),
+                library: self.opaque_overloads(function),
                 span,
             });
         }
@@ -436,6 +437,7 @@ impl<'a> Planner<'a> {
                 relation,
                 left: arg(self, 0),
                 right: arg(self, 1),
+                library: self.opaque_overloads(function),
                 span,
             });
         }
@@ -500,6 +502,26 @@ impl<'a> Planner<'a> {
             ("size", 1) if self.env.function("size").is_some() => Node::Size(arg(self, 0), span),
             _ => return None,
         })
+    }
+
+    /// The overloads of the operator `function` that a library declares on opaque types;
+    /// `None` when there are none (the built-in operators do the rest).
+    fn opaque_overloads(&self, function: &str) -> Option<Arc<[crate::functions::Overload]>> {
+        let overloads: Vec<crate::functions::Overload> = self
+            .env
+            .function(function)?
+            .overloads
+            .iter()
+            .filter(|overload| {
+                overload.implementation.is_some()
+                    && overload
+                        .params
+                        .iter()
+                        .any(|param| matches!(param, crate::types::Type::Opaque(..)))
+            })
+            .cloned()
+            .collect();
+        (!overloads.is_empty()).then(|| Arc::from(overloads))
     }
 
     /// `accumulator + [element]` inside a comprehension step.

@@ -36,6 +36,14 @@ impl Builder<'_> {
             .and_then(|ast| env.check(&ast).map_err(kro_cel::CompileError::from));
         match result {
             Ok(checked) => {
+                if self.config.features.enabled(Feature::CelTimeFunctions)
+                    && checked
+                        .referenced_variables()
+                        .contains(&kro_cel::TIME_VARIABLE)
+                    && env.variable(kro_cel::TIME_VARIABLE) == Some(&kro_cel::time_type())
+                {
+                    self.reads_time = true;
+                }
                 if !self.config.features.enabled(Feature::CelOmitFunction) && calls_omit(&checked) {
                     self.failed_expressions.insert(path.clone());
                     self.error(
@@ -50,6 +58,23 @@ impl Builder<'_> {
                     return None;
                 }
                 Some(checked)
+            }
+            Err(_)
+                if !self.config.features.enabled(Feature::CelTimeFunctions)
+                    && env.variable(kro_cel::TIME_VARIABLE).is_none()
+                    && source.contains("time.now(") =>
+            {
+                self.failed_expressions.insert(path.clone());
+                self.error(
+                    path.clone(),
+                    resource,
+                    BuildErrorKind::FeatureGateDisabled {
+                        expression: source.to_string(),
+                        function: "time.now()",
+                        feature: Feature::CelTimeFunctions,
+                    },
+                );
+                None
             }
             Err(error) => {
                 self.failed_expressions.insert(path.clone());
@@ -410,6 +435,19 @@ impl Builder<'_> {
             let Some(expression) = self.compile(env, source, &path, Some(id), ids) else {
                 continue;
             };
+            if matches!(field.template, Template::Standalone(_))
+                && is_moving_time(&expression.output_type)
+            {
+                self.error(
+                    path,
+                    Some(id),
+                    BuildErrorKind::BareTimeValue {
+                        expression: expression.source.clone(),
+                        found: expression.output_type.clone(),
+                    },
+                );
+                continue;
+            }
             if let Some(expected) = self.expected_type(plan, &field.path) {
                 let found = match field.template {
                     Template::Interpolated(_) => Type::String,
@@ -655,6 +693,13 @@ fn hints(env: &Env, source: &str, error: &kro_cel::CompileError) -> Vec<Hint> {
 const INSTANCE_FIELDS: [&str; 3] = ["spec", "metadata", "status"];
 
 /// Whether a checked expression calls kro's `omit()`.
+/// Whether `ty` is a time value that moves with the clock (`kro.Timestamp`, `kro.Duration`).
+pub(crate) fn is_moving_time(ty: &Type) -> bool {
+    matches!(ty, Type::Opaque(name, _)
+        if name.as_ref() == kro_cel::MOVING_TIMESTAMP_TYPE_NAME
+            || name.as_ref() == kro_cel::MOVING_DURATION_TYPE_NAME)
+}
+
 pub(crate) fn calls_omit(checked: &CheckedAst) -> bool {
     expr_calls_omit(&checked.ast.expr)
 }

@@ -10,6 +10,7 @@ use serde_json::Value as Json;
 use super::{Builder, resource_path};
 use crate::api::{ForEach, ResourceGraphDefinition, ResourceSpec};
 use crate::error::BuildErrorKind;
+use crate::features::Feature;
 use crate::lifecycle::{DeletePolicy, LifecycleError, fixed_policy};
 use crate::names::{is_lower_camel_case, is_reserved};
 use crate::schema_source::{KindSchema, SchemaLookup};
@@ -96,7 +97,10 @@ impl Builder<'_> {
                     Some(id),
                     BuildErrorKind::InvalidId(id.to_string()),
                 );
-            } else if is_reserved(id) {
+            } else if is_reserved(id)
+                || (id == kro_cel::TIME_VARIABLE
+                    && self.config.features.enabled(Feature::CelTimeFunctions))
+            {
                 self.error(
                     path.key("id"),
                     Some(id),

@@ -192,3 +192,97 @@ fn managed_resources_are_in_the_crd_and_reserved_only_with_their_gate() {
     );
     assert!(build_with_gates(&declaring, "").is_ok());
 }
+
+fn build_timed(yaml: &str, gated: bool) -> Result<CompiledGraph, BuildErrors> {
+    let config = BuildConfig {
+        features: crate::FeatureGates::default().with(crate::Feature::CelTimeFunctions, gated),
+        ..BuildConfig::default()
+    };
+    build_graph_with(&rgd(yaml), &BuiltinCatalog, &config)
+}
+
+fn timed(resources: &str) -> String {
+    format!(
+        "{HEADER}spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Cert
+    spec:
+      notAfter: string
+  resources:
+{resources}"
+    )
+}
+
+const RENEWAL: &str = "    - id: renewal
+      includeWhen:
+        - ${time.now() >= timestamp(schema.spec.notAfter) - duration('720h')}
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: ${schema.metadata.name}
+        data:
+          at: ${string(time.now())}
+";
+
+#[test]
+fn time_functions_need_their_gate() {
+    let refused = build_timed(&timed(RENEWAL), false).expect_err("the gate is off");
+    assert_eq!(refused.errors.len(), 2, "{refused}");
+    let first = refused.errors[0].to_string();
+    assert!(
+        first.contains("time.now() requires the CELTimeFunctions feature gate")
+            && first.contains("--feature-gates=CELTimeFunctions=true"),
+        "{first}"
+    );
+    let graph = build_timed(&timed(RENEWAL), true).unwrap_or_else(|errors| panic!("{errors}"));
+    assert!(graph.reads_time);
+    // The generated CRD does not change with the gate.
+    let plain = timed(
+        "    - id: renewal
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: x
+",
+    );
+    let without = build_timed(&plain, false).unwrap_or_else(|errors| panic!("{errors}"));
+    let with = build_timed(&plain, true).unwrap_or_else(|errors| panic!("{errors}"));
+    assert_eq!(without.crd, with.crd);
+    assert!(!with.reads_time);
+}
+
+#[test]
+fn a_bare_time_value_in_a_string_field_is_a_type_error_and_time_is_reserved() {
+    let bare = timed(
+        "    - id: renewal
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: x
+        data:
+          at: ${time.now()}
+",
+    );
+    let refused = build_timed(&bare, true).expect_err("a bare time value");
+    assert!(
+        refused.errors[0].to_string().contains("kro.Timestamp"),
+        "{}",
+        refused.errors[0]
+    );
+    let named_time = timed(
+        "    - id: time
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: x
+",
+    );
+    let refused = build_timed(&named_time, true).expect_err("reserved with the gate");
+    assert_eq!(refused.errors[0].kind.reason(), "ReservedResourceId");
+    build_timed(&named_time, false).unwrap_or_else(|errors| panic!("{errors}"));
+}

@@ -44,9 +44,20 @@ pub struct Args {
     /// --assume-applied); each assumption is listed.
     #[arg(long)]
     assume_ready: bool,
+    /// The instant `time.now()` reads (RFC 3339; gate CELTimeFunctions), by default this
+    /// machine's clock. The report says when the outcome changes next (`requeueAt`).
+    #[arg(long, value_name = "TIME", value_parser = parse_now)]
+    now: Option<kro_cel::Timestamp>,
     /// The report's format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Yaml)]
     output: OutputFormat,
+}
+
+/// `--now`: an RFC 3339 instant.
+fn parse_now(text: &str) -> Result<kro_cel::Timestamp, String> {
+    kro_cel::Timestamp::parse(text).map_err(|error| {
+        format!("{text:?} is not an RFC 3339 time (2026-03-29T07:00:00Z): {error}")
+    })
 }
 
 /// The scheduling modes.
@@ -105,6 +116,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Mode::Wavefront => Scheduling::Wavefront,
         },
         assume_ready: args.assume_ready,
+        clock: Some(match args.now {
+            Some(now) => now,
+            None => system_now()?,
+        }),
         ..PlanOptions::default()
     };
     let (planned, rounds) = if args.assume_applied || args.assume_ready {
@@ -121,6 +136,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// This machine's clock as a CEL timestamp.
+fn system_now() -> anyhow::Result<kro_cel::Timestamp> {
+    let since_epoch = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_err(|error| anyhow::anyhow!("the system clock is before 1970: {error}"))?;
+    let seconds = i64::try_from(since_epoch.as_secs())
+        .map_err(|error| anyhow::anyhow!("the system clock is out of range: {error}"))?;
+    kro_cel::Timestamp::new(seconds, since_epoch.subsec_nanos())
+        .map_err(|error| anyhow::anyhow!("the system clock is out of range: {error}"))
 }
 
 fn built_loaded(built: &BuiltRgd) -> &LoadedRgd {
@@ -196,6 +222,9 @@ struct Report {
     pending_status: Vec<PendingReport>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     reads: Vec<String>,
+    /// When what reads the time changes its answer (gate CELTimeFunctions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requeue_at: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -291,6 +320,7 @@ fn report(
             .iter()
             .map(|read| format!("{read:?}"))
             .collect(),
+        requeue_at: planned.requeue_at.map(|at| at.to_string()),
     }
 }
 
