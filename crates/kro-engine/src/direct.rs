@@ -249,6 +249,8 @@ impl DirectEngine {
             scheduling: self.config.scheduling,
             kro_version: self.config.kro_version.clone(),
             now: Some(now()),
+            // One instant for the whole run, as the controller has one per reconcile.
+            clock: graph.reads_time.then(crate::json::now_timestamp),
             applyset: Some(id.clone()),
             kind_readiness: self.config.kind_readiness,
             assume_ready: self.config.dry_run,

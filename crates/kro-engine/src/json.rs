@@ -23,6 +23,13 @@ pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// Now, as the instant `time.now()` reads.
+pub fn now_timestamp() -> kro_cel::Timestamp {
+    let now = chrono::Utc::now();
+    kro_cel::Timestamp::new(now.timestamp(), now.timestamp_subsec_nanos())
+        .unwrap_or(kro_cel::Timestamp::UNIX_EPOCH)
+}
+
 /// `object` as the plan asked for it by `key`: a cluster-scoped object the plan took for
 /// namespaced (its kind's scope unknown) comes back without the namespace, and is filed under
 /// the key asked for, so that it is not read or applied again and again.

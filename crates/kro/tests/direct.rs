@@ -1059,3 +1059,80 @@ fn a_gated_collection_moves_one_item_at_a_time_under_kro_apply_too() {
     assert_eq!(versions("b"), b, "zone b moved before zone a was ready");
     assert_eq!(versions("c"), c, "zone c moved before zone a was ready");
 }
+
+/// `kro apply` reads the time once for the whole run, as the controller does per reconcile.
+#[test]
+fn time_functions_read_one_instant_per_apply() {
+    let server = Server::start("apiserver", &[]);
+    let dir = tempfile::tempdir().expect("a directory");
+    let rgd = dir.path().join("rgd.yaml");
+    std::fs::write(
+        &rgd,
+        "apiVersion: kro.run/v1alpha1
+kind: ResourceGraphDefinition
+metadata:
+  name: stamped
+spec:
+  schema:
+    apiVersion: v1alpha1
+    kind: Stamped
+  resources:
+    - id: first
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: first
+        data:
+          at: ${string(time.now())}
+    - id: second
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: second
+        data:
+          at: ${string(time.now())}
+          after: ${first.data.at}
+",
+    )
+    .expect("the RGD");
+    let instance = dir.path().join("instance.yaml");
+    std::fs::write(
+        &instance,
+        "apiVersion: kro.run/v1alpha1\nkind: Stamped\nmetadata:\n  name: s\n",
+    )
+    .expect("the instance");
+    let apply = |gates: &str| {
+        server.kro(&[
+            "apply",
+            "-f",
+            path(&rgd),
+            "-i",
+            path(&instance),
+            "--feature-gates",
+            gates,
+        ])
+    };
+    let refused = apply("");
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("CELTimeFunctions"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let applied = apply("CELTimeFunctions=true");
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let second = server.kubectl_json(&["get", "configmap", "second"]);
+    let at = second["data"]["at"].as_str().expect("a time");
+    assert_eq!(
+        Some(at),
+        second["data"]["after"].as_str(),
+        "one instant per run"
+    );
+    assert!(at.starts_with("20") && at.ends_with('Z'), "{at}");
+}

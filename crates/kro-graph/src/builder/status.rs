@@ -255,6 +255,19 @@ impl Builder<'_> {
                     else {
                         continue;
                     };
+                    if matches!(template, Template::Standalone(_))
+                        && super::check::is_moving_time(&expression.output_type)
+                    {
+                        self.error(
+                            rgd_path,
+                            None,
+                            BuildErrorKind::BareTimeValue {
+                                expression: expression.source.clone(),
+                                found: expression.output_type.clone(),
+                            },
+                        );
+                        continue;
+                    }
                     let reads_something = expression
                         .program
                         .variables()
