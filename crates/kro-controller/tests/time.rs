@@ -33,7 +33,7 @@ fn timed_rgd() -> Value {
         "spec": {
             "schema": {
                 "apiVersion": "v1alpha1", "kind": "Timed",
-                "spec": {"notAfter": "string"},
+                "spec": {"notAfter": "string", "startedAt": "string"},
                 "status": {"open": "${window.data.open}"},
             },
             "resources": [
@@ -45,6 +45,14 @@ fn timed_rgd() -> Value {
                     "template": {
                         "apiVersion": "v1", "kind": "ConfigMap",
                         "metadata": {"name": "${schema.metadata.name}-renew"},
+                    },
+                },
+                {
+                    "id": "grace",
+                    "template": {
+                        "apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "${schema.metadata.name}-grace"},
+                        "data": {"expired": "${string(time.now() - timestamp(schema.spec.startedAt) > duration('2h'))}"},
                     },
                 },
                 {
@@ -77,8 +85,25 @@ fn reconciles(cluster: &Cluster) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Moves the clock to `to` and checks that nothing at all happens for a while.
+/// Waits until the controllers have settled: no request and no reconcile for 300 ms (the
+/// watch events of their own last writes come back and wake the instance once more).
+async fn settle(cluster: &Cluster) {
+    let mut last = (requests(cluster), reconciles(cluster));
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = (requests(cluster), reconciles(cluster));
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+    panic!("the controllers never settled: {last:?}");
+}
+
+/// Moves the clock to `to` (once the controllers have settled) and checks that nothing at
+/// all happens for a while.
 async fn quiet_until(cluster: &Cluster, hand: &ManualClock, to: &str) {
+    settle(cluster).await;
     let (before, reconciled) = (requests(cluster), reconciles(cluster));
     hand.set(instant(to));
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -111,7 +136,7 @@ async fn scenario(cluster: &Cluster, hand: &ManualClock) {
         .apply(&json!({
             "apiVersion": "kro.run/v1alpha1", "kind": "Timed",
             "metadata": {"name": "cert", "namespace": "default"},
-            "spec": {"notAfter": "2026-04-30T12:00:00Z"},
+            "spec": {"notAfter": "2026-04-30T12:00:00Z", "startedAt": "2026-03-29T10:00:00Z"},
         }))
         .await;
     let cert = at("kro.run/v1alpha1", "Timed", "cert");
@@ -139,7 +164,6 @@ async fn scenario(cluster: &Cluster, hand: &ManualClock) {
         assert!(attempt < 600, "no reconcile at the local midnight");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
     quiet_until(cluster, hand, "2026-03-29T06:59:59.999999999Z").await;
     hand.set(instant("2026-03-29T07:00:00Z"));
     window_open(cluster, "true").await;
@@ -149,8 +173,18 @@ async fn scenario(cluster: &Cluster, hand: &ManualClock) {
         })
         .await;
 
+    // The grace period (2h from 10:00Z) ends one nanosecond after 12:00Z.
+    quiet_until(cluster, hand, "2026-03-29T12:00:00Z").await;
+    hand.set(instant("2026-03-29T12:00:00.000000001Z"));
+    cluster
+        .wait_for(at("v1", "ConfigMap", "cert-grace"), "expired", |object| {
+            object.is_some_and(|object| object["data"]["expired"] == "true")
+        })
+        .await;
+
     // The renewal is due 30 days before 2026-04-30T12:00Z, 2026-03-31T12:00Z; the window
     // closes at 17:00 CEST first and reopens Monday.
+    quiet_until(cluster, hand, "2026-03-29T14:59:59.999999999Z").await;
     hand.set(instant("2026-03-29T15:00:00Z"));
     window_open(cluster, "false").await;
     hand.set(instant("2026-03-30T07:00:00Z"));
@@ -159,7 +193,6 @@ async fn scenario(cluster: &Cluster, hand: &ManualClock) {
     window_open(cluster, "false").await;
     hand.set(instant("2026-03-31T07:00:00Z"));
     window_open(cluster, "true").await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     quiet_until(cluster, hand, "2026-03-31T11:59:59.999999999Z").await;
     hand.set(instant("2026-03-31T12:00:00Z"));
     cluster
