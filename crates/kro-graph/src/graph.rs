@@ -100,7 +100,16 @@ pub struct CompiledNode {
     pub propagation: Option<crate::propagation::PropagationPolicy>,
     /// What becomes of its objects when kro would delete them (KREP-014); `None` deletes
     /// them and stamps nothing on them.
-    pub lifecycle: Option<crate::lifecycle::Lifecycle>,
+    pub lifecycle: Option<Lifecycle>,
+}
+
+/// A resource's compiled `lifecycle` (see [`crate::lifecycle`]).
+#[derive(Debug, Clone)]
+pub enum Lifecycle {
+    /// The static map form, `{deletePolicy: retain}`.
+    Fixed(crate::lifecycle::DeletePolicy),
+    /// An expression of the `kro.policy` library, reading `schema` at most.
+    Expression(CompiledExpression),
 }
 
 impl CompiledNode {

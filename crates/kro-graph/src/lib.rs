@@ -56,7 +56,7 @@ pub use features::{Feature, FeatureGateError, FeatureGates};
 pub use generated_schemas::{ForRgd, GeneratedSchemas};
 pub use graph::{
     BuildStats, BuildWarning, CompiledExpression, CompiledField, CompiledForEach, CompiledGraph,
-    CompiledNode, NodeKind, StatusField,
+    CompiledNode, Lifecycle, NodeKind, StatusField,
 };
 pub use graph_revision::{
     GRAPH_REVISION_API_VERSION, GRAPH_REVISION_CRD_NAME, GRAPH_REVISION_GROUP,

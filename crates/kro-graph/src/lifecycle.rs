@@ -25,8 +25,6 @@ use std::sync::Arc;
 use kro_cel::{Budget, Env, EvalError, Function, OpaqueValue, Overload, Type, Value};
 use serde_json::Value as Json;
 
-use crate::graph::CompiledExpression;
-
 /// The annotation on a managed object holding the delete policy decided at its last apply
 /// (`retain` or `delete`), as upstream's implementation (#1264) names it.
 pub const LIFECYCLE_POLICY_ANNOTATION: &str = "internal.kro.run/lifecycle-policy";
@@ -115,15 +113,6 @@ pub fn detaches_on_deletion(instance: &Json) -> bool {
         .and_then(|annotations| annotations.get(DETACH_ON_DELETION_ANNOTATION))
         .and_then(Json::as_str)
         .is_some_and(|value| value.eq_ignore_ascii_case("true"))
-}
-
-/// A resource's compiled `lifecycle`.
-#[derive(Debug, Clone)]
-pub enum Lifecycle {
-    /// The static map form, `{deletePolicy: retain}`.
-    Fixed(DeletePolicy),
-    /// An expression of the `kro.policy` library, reading `schema` at most.
-    Expression(CompiledExpression),
 }
 
 /// What is wrong with a `lifecycle` as written (the expression form is checked as CEL).

@@ -13,8 +13,9 @@ use crate::NodeId;
 use crate::compat::is_compatible;
 use crate::error::{BuildErrorKind, Hint};
 use crate::features::Feature;
+use crate::graph::Lifecycle;
 use crate::graph::{CompiledExpression, CompiledField, CompiledForEach, CompiledNode, NodeKind};
-use crate::lifecycle::{Lifecycle, LifecycleError, POLICY_TYPE, lifecycle_env};
+use crate::lifecycle::{LifecycleError, POLICY_TYPE, lifecycle_env};
 use crate::template::{FieldPath, Template};
 use crate::types::{constant_type, field_schema, join};
 

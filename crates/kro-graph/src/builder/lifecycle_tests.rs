@@ -3,7 +3,8 @@
 
 use super::tests::{HEADER, rgd};
 use super::*;
-use crate::lifecycle::{DeletePolicy, Lifecycle};
+use crate::graph::Lifecycle;
+use crate::lifecycle::DeletePolicy;
 use crate::schema_source::{BuiltinCatalog, SchemaSources};
 
 fn build(resources: &str) -> Result<CompiledGraph, BuildErrors> {

@@ -2,8 +2,8 @@
 //! externalRefs; then the namespace and kro's labels on what is rendered.
 
 use kro_cel::{Type, Value};
-use kro_graph::lifecycle::{DeletePolicy, LIFECYCLE_POLICY_ANNOTATION, Lifecycle};
-use kro_graph::{CompiledNode, FieldPath};
+use kro_graph::lifecycle::{DeletePolicy, LIFECYCLE_POLICY_ANNOTATION};
+use kro_graph::{CompiledNode, FieldPath, Lifecycle};
 use serde_json::Value as Json;
 
 use super::node_state::problem_state;
