@@ -962,6 +962,7 @@ impl<Spec: KroSchema, Status: KroSchema> Composition<Spec, Status> {
     }
 
     /// Whether it declares status fields.
+    #[cfg(feature = "deploy")]
     pub(crate) fn declares_status(&self) -> bool {
         !self.status.is_empty()
     }

@@ -48,7 +48,13 @@ pub const MOVING_TIMESTAMP_TYPE_NAME: &str = "kro.Timestamp";
 /// The type of durations computed from `time.now()`.
 pub const MOVING_DURATION_TYPE_NAME: &str = "kro.Duration";
 
-const NANOS_PER_DAY: i128 = 86_400 * 1_000_000_000;
+/// The largest factor of `now` a moving value may carry (`time.now() + time.now() - ts` has
+/// 2): far more than any sensible expression, and small enough that no arithmetic on a
+/// bounded value can overflow.
+const MAX_RATE: i128 = 1 << 10;
+
+/// The largest offset, in nanoseconds, a moving value may carry (about 3·10^13 years).
+const MAX_OFFSET: i128 = 1_000_000_000_000_000_000_000_000_000_000;
 
 /// One evaluation's time: a fixed `now`, and the earliest instant after it at which a
 /// comparison read so far changes its answer.
@@ -220,12 +226,23 @@ fn arithmetic(function: &'static str, subtract: bool, args: &[Value]) -> EvalRes
         }
         _ => return Err(no_overload(function, args)),
     };
-    let sign = if subtract { -1 } else { 1 };
+    let (rate, offset) = if subtract {
+        (left.1 - right.1, left.2 - right.2)
+    } else {
+        (left.1 + right.1, left.2 + right.2)
+    };
+    // The operands are bounded, so their sums cannot overflow; the results are bounded again.
+    if rate.abs() > MAX_RATE || offset.abs() > MAX_OFFSET {
+        return Err(EvalError::invalid_argument(
+            function,
+            "the time value is out of range",
+        ));
+    }
     Ok(Moving {
         clock,
         unit,
-        rate: left.1 + sign * right.1,
-        offset: left.2 + sign * right.2,
+        rate,
+        offset,
     }
     .value())
 }
@@ -346,15 +363,6 @@ fn wall_time(function: &str, zone: chrono_tz::Tz, at: i128) -> EvalResult<NaiveD
     Ok(timestamp.to_utc().with_timezone(&zone).naive_local())
 }
 
-/// The UTC offset of `zone` at the instant `at`, in seconds.
-fn offset_at(zone: chrono_tz::Tz, at: i128) -> i32 {
-    Timestamp::from_nanos(at).map_or(0, |timestamp| {
-        zone.offset_from_utc_datetime(&timestamp.to_utc().naive_utc())
-            .fix()
-            .local_minus_utc()
-    })
-}
-
 /// The first local midnight in `zone` after the instant `at`.
 fn next_midnight(function: &str, zone: chrono_tz::Tz, at: i128) -> EvalResult<i128> {
     let date: NaiveDate = wall_time(function, zone, at)?.date();
@@ -364,28 +372,27 @@ fn next_midnight(function: &str, zone: chrono_tz::Tz, at: i128) -> EvalResult<i1
     local_instant(function, zone, tomorrow.and_time(NaiveTime::MIN))
 }
 
-/// The first instant in `(from, to]` at which `offset_at(zone, shift(t))` differs from its
-/// value at `from`, if any (at most one transition is assumed in the span).
-fn offset_change(
-    zone: chrono_tz::Tz,
+/// The first instant in `(from, to]` at which `value` differs from its value at `from`, if
+/// any (it is assumed to change at most once in the span: a day holds one DST transition).
+fn first_differing(
     from: i128,
     to: i128,
-    shift: impl Fn(i128) -> i128,
-) -> Option<i128> {
-    let start = offset_at(zone, shift(from));
-    if offset_at(zone, shift(to)) == start {
-        return None;
+    value: impl Fn(i128) -> EvalResult<i128>,
+) -> EvalResult<Option<i128>> {
+    let start = value(from)?;
+    if value(to)? == start {
+        return Ok(None);
     }
     let (mut low, mut high) = (from, to);
     while high - low > 1 {
         let middle = low + (high - low) / 2;
-        if offset_at(zone, shift(middle)) == start {
+        if value(middle)? == start {
             low = middle;
         } else {
             high = middle;
         }
     }
-    Some(high)
+    Ok(Some(high))
 }
 
 /// A timestamp argument (plain, or moving with its value at now), with the moving one.
@@ -457,8 +464,10 @@ fn with_time(args: &[Value], _: &mut Budget) -> EvalResult<Value> {
         if moving.rate != 1 {
             return Err(moving_rate_error(NAME));
         }
-        // Constant until the local date changes.
-        moving.clock.record(next_midnight(NAME, zone, at)?);
+        // Constant until the receiver's local date changes; the receiver is `now + offset`.
+        moving
+            .clock
+            .record(next_midnight(NAME, zone, at)? - moving.offset);
     }
     to_timestamp(NAME, result)
 }
@@ -495,17 +504,13 @@ fn add_days(args: &[Value], _: &mut Budget) -> EvalResult<Value> {
     if moving.rate != 1 {
         return Err(moving_rate_error(NAME));
     }
-    // result(t) - t is constant until the offset of t, or of the result, changes; both are
-    // looked for up to the next local midnight, when it is looked at again.
+    // result(x) - x, for the receiver's value x = now + offset, is constant until a DST
+    // transition of x or of the result; the first change up to x's next local midnight (when
+    // it is looked at again) is found on that difference itself, gaps and overlaps included.
     let midnight = next_midnight(NAME, zone, at)?;
-    let span = i128::from(*days) * NANOS_PER_DAY;
-    let own = offset_change(zone, at, midnight, |t| t);
-    let result_side = offset_change(zone, at, midnight, |t| t + span);
-    let next = [Some(midnight), own, result_side]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(midnight);
+    let difference = |x: i128| shifted(x).map(|result| result - x);
+    let change = first_differing(at, midnight, difference)?;
+    let next = change.map_or(midnight, |change| change.min(midnight)) - moving.offset;
     moving.clock.record(next);
     Ok(Moving {
         clock: moving.clock.clone(),

@@ -163,6 +163,19 @@ impl DirectEngine {
         Ok(removed)
     }
 
+    /// The served kind of a member listed with `api_version`.
+    async fn member_kind(
+        &self,
+        key: &ObjectKey,
+        api_version: &str,
+    ) -> Result<crate::kinds::ServedKind, DirectError> {
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        self.kinds
+            .resolve(&key.group, version, &key.kind)
+            .await
+            .map_err(DirectError::Kind)
+    }
+
     /// Releases one object (see [`release_member`]).
     async fn release_object(
         &self,
@@ -170,12 +183,7 @@ impl DirectEngine {
         api_version: &str,
         uid: &str,
     ) -> Result<(), DirectError> {
-        let version = api_version.rsplit('/').next().unwrap_or(api_version);
-        let kind = self
-            .kinds
-            .resolve(&key.group, version, &key.kind)
-            .await
-            .map_err(DirectError::Kind)?;
+        let kind = self.member_kind(key, api_version).await?;
         release_member(&self.client, &kind, key, uid)
             .await
             .map_err(|source| ObjectError::Release {
@@ -195,12 +203,7 @@ impl DirectEngine {
         deadline: Option<Instant>,
         stop: &Stop,
     ) -> Result<(), DirectError> {
-        let version = api_version.rsplit('/').next().unwrap_or(api_version);
-        let kind = self
-            .kinds
-            .resolve(&key.group, version, &key.kind)
-            .await
-            .map_err(DirectError::Kind)?;
+        let kind = self.member_kind(key, api_version).await?;
         delete_member(&self.client, &kind, key, uid)
             .await
             .map_err(|source| ObjectError::Delete {

@@ -219,10 +219,19 @@ impl Builder<'_> {
             env = env.with_variable(word, Type::Dyn);
         }
         let expression = self.compile(&env, &standalone.source, &standalone.path, Some(id), ids)?;
-        let problem = if !expression.references.is_empty() {
+        let mut read = expression.references.clone();
+        if expression
+            .program
+            .variables()
+            .iter()
+            .any(|variable| &**variable == kro_cel::TIME_VARIABLE)
+        {
+            read.push(kro_cel::TIME_VARIABLE.to_owned());
+        }
+        let problem = if !read.is_empty() {
             Some(LifecycleError::ReadsResource {
                 expression: expression.source.clone(),
-                resources: expression.references.join(", "),
+                resources: read.join(", "),
             })
         } else if !matches!(&expression.output_type, Type::Dyn)
             && expression.output_type != Type::opaque(POLICY_TYPE)

@@ -286,3 +286,27 @@ fn a_bare_time_value_in_a_string_field_is_a_type_error_and_time_is_reserved() {
     assert_eq!(refused.errors[0].kind.reason(), "ReservedResourceId");
     build_timed(&named_time, false).unwrap_or_else(|errors| panic!("{errors}"));
 }
+
+#[test]
+fn a_lifecycle_cannot_read_the_time() {
+    let refused = build_timed(
+        &timed(
+            "    - id: kept
+      lifecycle: \"${time.now() > timestamp(schema.spec.notAfter) ? policy().withRetain() : policy()}\"
+      template:
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: x
+",
+        ),
+        true,
+    )
+    .expect_err("a lifecycle reading the time");
+    assert_eq!(refused.errors[0].kind.reason(), "InvalidLifecycle");
+    assert!(
+        refused.errors[0].to_string().contains("reads time"),
+        "{}",
+        refused.errors[0]
+    );
+}

@@ -212,3 +212,50 @@ fn a_moving_value_has_no_json_form() {
     assert!(is_moving(&value));
     let _ = Arc::strong_count(opaque);
 }
+
+#[test]
+fn a_shifted_now_records_its_own_changes() {
+    // An hour behind now, the receiver's date changes at 01:00Z, not at midnight.
+    assert_eq!(
+        run(
+            r#"(time.now() - duration("1h")).withTime({"hours": 9}, "UTC") > expiry"#,
+            "2026-03-01T00:30:00Z"
+        ),
+        (Value::Bool(false), Some("2026-03-01T01:00:00Z".into()))
+    );
+    // Twelve hours ahead, the receiver's midnight comes twelve hours early.
+    assert_eq!(
+        run(
+            r#"(time.now() + duration("12h")).addDays(1, "UTC") > expiry"#,
+            "2026-03-01T00:30:00Z"
+        )
+        .1,
+        Some("2026-03-01T12:00:00Z".into())
+    );
+}
+
+#[test]
+fn add_days_on_now_sees_the_gap_on_the_result_side() {
+    // Saturday 01:30 CET: tomorrow at this time is still before Sunday's jump from 02:00 to
+    // 03:00. From Saturday 02:00 local the result falls in the gap (read with the offset before
+    // it, still 24h away); from Saturday 03:00 local (02:00Z) tomorrow's 03:00 is CEST and the
+    // result is 23h away: that is the next change, not the midnight.
+    let (_, next) = run(
+        r#"time.now().addDays(1, "Europe/Berlin") > expiry"#,
+        "2026-03-28T00:30:00Z",
+    );
+    assert_eq!(next.as_deref(), Some("2026-03-28T02:00:00Z"));
+}
+
+#[test]
+fn values_that_would_overflow_are_errors() {
+    let mut source = "time.now() - timestamp('1970-01-01T00:00:00Z')".to_owned();
+    for level in 0..20 {
+        source = format!("cel.bind(a{level}, {source}, a{level} + a{level})");
+    }
+    let clock = Clock::new(at("2026-01-01T00:00:00Z"));
+    let error = compile(&format!("{source} > duration('1s')"))
+        .evaluate(&variables(&clock))
+        .expect_err("out of range");
+    assert!(error.to_string().contains("out of range"), "{error}");
+}
