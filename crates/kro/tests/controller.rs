@@ -342,7 +342,7 @@ fn upstream_kro_s_flags_are_accepted_with_their_meanings() {
         "--feature-gates=CELOmitFunction=true,InstanceConditionEvents=false",
     ]);
     controller.wait_line(
-        "kro controller: feature gates CELOmitFunction=true,InstanceConditionEvents=false,InstanceConditionMetrics=false",
+        "kro controller: feature gates CELOmitFunction=true,CELTimeFunctions=false,InstanceConditionEvents=false,InstanceConditionMetrics=false",
         Duration::from_secs(30),
     );
     let metrics = address_in(&controller.wait_line("metrics at http://", Duration::from_secs(30)));
