@@ -30,6 +30,7 @@ use clap::Parser;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = cli::Cli::parse();
     // Logs go to stderr, filtered by `KRO_LOG` (tracing's directive syntax, e.g.
     // `kro_apiserver=debug`); else by the command's own level flag; else warnings and errors
@@ -57,6 +58,31 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The exit status of a process a closed pipe stopped (128 + SIGPIPE), as a shell reports
+/// `yes | head -1`.
+const CLOSED_PIPE_STATUS: i32 = 141;
+
+/// `kro render ... | head` closes standard output while kro still writes: the standard
+/// library's `print!` then panics ("failed printing to stdout: Broken pipe"). What every Unix
+/// tool does instead is stop quietly, as SIGPIPE would stop it (Rust ignores SIGPIPE, and this
+/// crate forbids the unsafe code that would restore it): that panic ends the process with
+/// status 141 and no message; any other panic is reported as before.
+fn quiet_on_closed_stdout() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(CLOSED_PIPE_STATUS);
+        }
+        report(info);
+    }));
 }
 
 /// The error and its causes on one line, each cause once: a message that already says its

@@ -170,3 +170,51 @@ fn eval_rejects_malformed_variables() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("expected NAME=JSON"));
 }
+
+/// `kro render ... | head -c 10`: the reader goes away while kro still writes; kro stops as
+/// a Unix tool stopped by SIGPIPE does (status 141), with no panic message.
+#[test]
+fn a_closed_stdout_stops_kro_quietly() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().expect("a directory");
+    let mut rgd = String::from(
+        "apiVersion: kro.run/v1alpha1\nkind: ResourceGraphDefinition\nmetadata:\n  name: big\n\
+         spec:\n  schema:\n    apiVersion: v1alpha1\n    kind: Big\n  resources:\n",
+    );
+    for index in 0..400 {
+        rgd.push_str(&format!(
+            "    - id: c{index}\n      template:\n        apiVersion: v1\n        kind: ConfigMap\n\
+             \x20       metadata:\n          name: c{index}\n        data:\n          k: \"{}\"\n",
+            "x".repeat(200)
+        ));
+    }
+    let rgd_path = dir.path().join("rgd.yaml");
+    std::fs::write(&rgd_path, rgd).expect("the RGD");
+    let instance = dir.path().join("instance.yaml");
+    std::fs::write(
+        &instance,
+        "apiVersion: kro.run/v1alpha1\nkind: Big\nmetadata:\n  name: b\n  namespace: default\n",
+    )
+    .expect("the instance");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kro"))
+        .args(["render", "--assume-applied", "-f"])
+        .arg(&rgd_path)
+        .arg("-i")
+        .arg(&instance)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kro starts");
+    let mut first = [0u8; 10];
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_exact(&mut first)
+        .expect("the first bytes");
+    // The pipe's reading end is dropped here; the report is far larger than the pipe holds.
+    let output = child.wait_with_output().expect("kro ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(141), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
