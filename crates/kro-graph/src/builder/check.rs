@@ -46,16 +46,8 @@ impl Builder<'_> {
                     self.reads_time = true;
                 }
                 if !self.config.features.enabled(Feature::CelOmitFunction) && calls_omit(&checked) {
-                    self.failed_expressions.insert(path.clone());
-                    self.error(
-                        path.clone(),
-                        resource,
-                        BuildErrorKind::FeatureGateDisabled {
-                            expression: source.to_string(),
-                            function: "omit()",
-                            feature: Feature::CelOmitFunction,
-                        },
-                    );
+                    let gate = (Feature::CelOmitFunction, "omit()");
+                    self.refuse_gated(path, resource, source, gate);
                     return None;
                 }
                 Some(checked)
@@ -65,16 +57,8 @@ impl Builder<'_> {
                     && env.variable(kro_cel::TIME_VARIABLE).is_none()
                     && source.contains("time.now(") =>
             {
-                self.failed_expressions.insert(path.clone());
-                self.error(
-                    path.clone(),
-                    resource,
-                    BuildErrorKind::FeatureGateDisabled {
-                        expression: source.to_string(),
-                        function: "time.now()",
-                        feature: Feature::CelTimeFunctions,
-                    },
-                );
+                let gate = (Feature::CelTimeFunctions, "time.now()");
+                self.refuse_gated(path, resource, source, gate);
                 None
             }
             Err(error) => {
@@ -92,6 +76,26 @@ impl Builder<'_> {
                 None
             }
         }
+    }
+
+    /// Reports that `source` uses `function`, which `feature` (off) would allow.
+    fn refuse_gated(
+        &mut self,
+        path: &FieldPath,
+        resource: Option<&str>,
+        source: &str,
+        (feature, function): (Feature, &'static str),
+    ) {
+        self.failed_expressions.insert(path.clone());
+        self.error(
+            path.clone(),
+            resource,
+            BuildErrorKind::FeatureGateDisabled {
+                expression: source.to_string(),
+                function,
+                feature,
+            },
+        );
     }
 
     /// Checks and plans one expression.
