@@ -44,6 +44,7 @@ pub mod error;
 mod events;
 mod handlers;
 mod http_util;
+pub mod identity;
 pub mod knobs;
 mod label_parser;
 mod managed;

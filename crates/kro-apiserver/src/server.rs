@@ -573,6 +573,10 @@ fn routes(state: Arc<AppState>) -> Router {
             "/debug/kro/requests",
             get(request_counts).delete(reset_request_counts),
         )
+        .route(
+            "/apis/authentication.k8s.io/{version}/selfsubjectreviews",
+            axum::routing::post(self_subject_review),
+        )
         .fallback(crate::handlers::resource_request)
         .layer(DefaultBodyLimit::max(limit))
         .layer(middleware::from_fn_with_state(
@@ -590,27 +594,81 @@ fn routes(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// Checks the bearer token (when the server has one) and settles who the request acts as
+/// ([`UserInfo`](crate::identity::UserInfo), in the request's extensions): the holder of the
+/// server's credentials, or whom it impersonates.
 async fn authenticate(
     State(state): State<Arc<AppState>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let Some(token) = &state.config.token else {
-        return next.run(request).await;
-    };
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
-    // Health endpoints answer without credentials, as kube-apiserver's do for probes.
-    let path = request.uri().path();
-    let open = matches!(path, "/healthz" | "/livez" | "/readyz");
-    if open || presented.is_some_and(|presented| constant_time_eq(presented, token)) {
-        next.run(request).await
-    } else {
-        ApiError::unauthorized().into_response()
+    if let Some(token) = &state.config.token {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        // Health endpoints answer without credentials, as kube-apiserver's do for probes.
+        let path = request.uri().path();
+        let open = matches!(path, "/healthz" | "/livez" | "/readyz");
+        if !open && !presented.is_some_and(|presented| constant_time_eq(presented, token)) {
+            return ApiError::unauthorized().into_response();
+        }
     }
+    // Authenticated (or no credentials to check): who the request acts as.
+    match crate::identity::UserInfo::acting_as(
+        crate::identity::UserInfo::admin(),
+        request.headers(),
+    ) {
+        Ok(user) => {
+            request.extensions_mut().insert(user);
+        }
+        Err(message) => {
+            // kube-apiserver's impersonation filter answers with a plain-text 500 (its
+            // `responsewriters.InternalError`), not a Status.
+            let uri = request
+                .uri()
+                .path_and_query()
+                .map_or_else(|| request.uri().path().to_owned(), ToString::to_string);
+            let mut response = Response::new(axum::body::Body::from(format!(
+                "Internal Server Error: {uri:?}: {message}\n"
+            )));
+            *response.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            response.headers_mut().insert(
+                "x-content-type-options",
+                http::HeaderValue::from_static("nosniff"),
+            );
+            return response;
+        }
+    }
+    next.run(request).await
+}
+
+/// `kubectl auth whoami`: a `SelfSubjectReview` (`authentication.k8s.io` v1, or the v1beta1
+/// and v1alpha1 that kubectl 1.27 and older ask for) with the user the request acts as.
+async fn self_subject_review(
+    axum::extract::Path(version): axum::extract::Path<String>,
+    request: Request,
+) -> Response {
+    if !matches!(version.as_str(), "v1" | "v1beta1" | "v1alpha1") {
+        return ApiError::no_such_path().into_response();
+    }
+    let user = request
+        .extensions()
+        .get::<crate::identity::UserInfo>()
+        .cloned()
+        .unwrap_or_else(crate::identity::UserInfo::admin);
+    let review = serde_json::json!({
+        "kind": "SelfSubjectReview",
+        "apiVersion": format!("authentication.k8s.io/{version}"),
+        "metadata": {"creationTimestamp": crate::objects::now()},
+        "status": {"userInfo": user.to_json()},
+    });
+    (http::StatusCode::CREATED, axum::Json(review)).into_response()
 }
 
 /// Counts resource requests, delays them and fails the chosen ones (test knobs); the

@@ -49,6 +49,7 @@ with_each_kubectl!(
     custom_resources_are_served_validated_scaled_and_deleted_with_their_definition,
     server_side_apply_tracks_owners_conflicts_and_removals,
     events_recorded_through_events_k8s_io_show_everywhere,
+    whoami_shows_whom_a_request_impersonates,
 );
 
 impl Sandbox {
@@ -1364,4 +1365,29 @@ fn rollout_undo_brings_a_daemon_sets_template_back() {
         assert_eq!(image(), "agent:3", "kubectl 1.{minor}");
         assert_eq!(history(2), [4, 5], "kubectl 1.{minor}");
     }
+}
+
+/// `kubectl auth whoami` (a `SelfSubjectReview`: v1 for kubectl 1.33, v1beta1 for 1.27), as
+/// the credentials' holder and impersonating a ServiceAccount with `--as`/`--as-group`.
+fn whoami_shows_whom_a_request_impersonates(sandbox: &Sandbox) {
+    let review = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["auth", "whoami", "-o", "json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&sandbox.ok(&all)).expect("a review")
+    };
+    let admin = review(&[]);
+    assert_eq!(admin["status"]["userInfo"]["username"], "kro:admin");
+    let account = review(&["--as", "system:serviceaccount:apps:deployer"]);
+    assert_eq!(
+        account["status"]["userInfo"],
+        serde_json::json!({
+            "username": "system:serviceaccount:apps:deployer",
+            "groups": ["system:serviceaccounts", "system:serviceaccounts:apps", "system:authenticated"],
+        })
+    );
+    let grouped = review(&["--as", "jane", "--as-group", "team-a", "--as-uid", "u-1"]);
+    assert_eq!(
+        grouped["status"]["userInfo"],
+        serde_json::json!({"username": "jane", "uid": "u-1", "groups": ["team-a", "system:authenticated"]})
+    );
 }
